@@ -1,0 +1,18 @@
+// Tests run the TypeScript sources directly (ts-jest, ESM); type checking is `npm run typecheck`,
+// which keeps ts-jest in fast transpile-only mode.
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/packages', '<rootDir>/examples'],
+  testMatch: ['**/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  moduleNameMapper: {
+    '^@loom/(core|testing|mongo-emulator|mongo-store)$': '<rootDir>/packages/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
+  },
+  testTimeout: 30000,
+};

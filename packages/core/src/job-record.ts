@@ -1,0 +1,152 @@
+/**
+ * The stored shape of a job, shared by every store. See `LIFECYCLE.md` for the state machine.
+ */
+
+/** Where a job is in its life. */
+export type JobStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'dead';
+
+/** The statuses a job can leave again; `completed` and `dead` are terminal (dead can be replayed). */
+export const ACTIVE_STATUSES: readonly JobStatus[] = ['queued', 'running', 'waiting'];
+
+/** One worker's hold on a running job. Every write after the claim must present `token`. */
+export interface Lease {
+  /** Which engine instance holds it (for humans and logs). */
+  owner: string;
+  /** Fresh random token per claim: the fence every later write is checked against. */
+  token: string;
+  /** The lease is presumed dead after this instant; the job can then be reclaimed. */
+  until: Date;
+}
+
+/** What a fenced store operation presents: the job and the token it was claimed with. */
+export interface LeaseRef {
+  jobId: string;
+  token: string;
+}
+
+/** One failed attempt, kept in the job's bounded error history. */
+export interface ErrorRecord {
+  attempt: number;
+  at: Date;
+  name: string;
+  message: string;
+  stack?: string;
+  /** A Loom error code, when the error had one. */
+  code?: string;
+}
+
+/** The kinds of durable records a workflow run leaves behind, in the order it reached them. */
+export type StepKind = 'step' | 'sleep' | 'enqueue' | 'signal' | 'wait';
+
+/** A memoized workflow step: first write wins, later attempts replay `result`. */
+export interface StepRecord {
+  name: string;
+  kind: StepKind;
+  /** `completed` steps replay their result; `pending` marks a sleep or wait still in progress. */
+  status: 'completed' | 'pending';
+  result?: unknown;
+  error?: ErrorRecord;
+  /** For sleeps and timed waits: when the job should wake. */
+  wakeAt?: Date;
+  at: Date;
+}
+
+/** A signal sent to a job, stored until a run consumes it. */
+export interface SignalRecord {
+  name: string;
+  data: unknown;
+  at: Date;
+}
+
+/** What a `waiting` job waits for; it also becomes claimable at `runAt` (its timeout), if set. */
+export interface WaitCondition {
+  /** Wakes when a signal of this name arrives. */
+  signal?: string;
+  /** Wakes when these jobs have all finished (completed or dead). */
+  jobs?: string[];
+}
+
+/** A job as stored. Dates are `Date`s; ids are strings whatever the store uses inside. */
+export interface JobRecord {
+  id: string;
+  name: string;
+  queue: string;
+  payload: unknown;
+  status: JobStatus;
+  /** Higher runs first. */
+  priority: number;
+  /** Not claimable before this instant (delay, backoff, durable sleep, wait timeout). */
+  runAt: Date;
+  /** Attempts used so far; a claim adds one, a sleep, wait or release gives it back. */
+  attempt: number;
+  /** `retries + 1`. A claim that would exceed it sends the job to the dead letters instead. */
+  maxAttempts: number;
+  idempotencyKey?: string;
+  lease?: Lease;
+  /** Bounded history of failures, oldest first. */
+  errors: ErrorRecord[];
+  steps: StepRecord[];
+  /** Signals received and not yet consumed. */
+  signals: SignalRecord[];
+  waitingFor?: WaitCondition;
+  result?: unknown;
+  progress?: unknown;
+  /** The job that enqueued this one through `ctx.enqueue`. */
+  parentId?: string;
+  /** Cron runs: the fire time this job is for. */
+  scheduledFor?: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  /** When it first started running. */
+  startedAt?: Date;
+  /** When it completed or died. */
+  finishedAt?: Date;
+  /** Dead jobs: why (the final error's message, or a reason such as "lease expired 4 times"). */
+  deadReason?: string;
+}
+
+/** What the engine hands a store to enqueue. Defaults are applied by the engine, not the store. */
+export interface NewJob {
+  name: string;
+  queue: string;
+  payload: unknown;
+  priority: number;
+  runAt: Date;
+  maxAttempts: number;
+  idempotencyKey?: string;
+  parentId?: string;
+  scheduledFor?: Date;
+}
+
+/** The outcome of one enqueue. */
+export interface EnqueueResult {
+  id: string;
+  /** True when the idempotency key was taken: `id` is the existing job and nothing was stored. */
+  deduplicated: boolean;
+}
+
+/** A dead job as kept in the dead-letter collection. `id` is the job's id. */
+export interface DeadLetter {
+  id: string;
+  job: JobRecord;
+  reason: string;
+  diedAt: Date;
+}
+
+/** Per-schedule state the cron scheduler keeps in the store. */
+export interface ScheduleRecord {
+  /** The job name the schedule belongs to. */
+  name: string;
+  /** The newest fire time already enqueued, or null before the first. */
+  lastFireAt: Date | null;
+  /** When this schedule was first seen: slots before it are never "missed". */
+  firstSeenAt: Date;
+  paused: boolean;
+  updatedAt: Date;
+}
+
+/** Counts per queue and status, plus dead letters. */
+export interface StoreStats {
+  queues: Record<string, Partial<Record<JobStatus, number>>>;
+  deadLetters: number;
+}

@@ -1,0 +1,200 @@
+import type {
+  DeadLetter,
+  EnqueueResult,
+  ErrorRecord,
+  JobRecord,
+  JobStatus,
+  LeaseRef,
+  NewJob,
+  ScheduleRecord,
+  StepRecord,
+  StoreStats,
+  WaitCondition,
+} from './job-record.js';
+
+/**
+ * The one interface between the engine and storage. Operations are named by intent, follow the
+ * state machine in `LIFECYCLE.md`, and are each atomic.
+ *
+ * Two rules every implementation keeps:
+ * - **The store never reads the wall clock.** The engine passes `now` into every operation.
+ * - **Every operation that takes a {@link LeaseRef} is fenced.** When the job is no longer
+ *   `running` with that token, it changes nothing and rejects with a `LeaseLostError`
+ *   (code `LEASE_LOST`). That single rule makes a paused or partitioned worker harmless.
+ *
+ * Stores own their connection and expose no driver types; a `session` is an opaque value that
+ * only the store that created it (through {@link JobStore.withTransaction}) understands.
+ * Every store passes `describeStoreConformance` from `@loom/testing`.
+ */
+export interface JobStore {
+  /** Connects and creates/verifies indexes. Idempotent; called by `Loom.create`. */
+  init(): Promise<void>;
+  /** Releases connections the store opened itself. */
+  close(): Promise<void>;
+
+  /**
+   * Stores new `queued` jobs. A job whose idempotency key is taken stores nothing and returns the
+   * existing job's id with `deduplicated: true` (also when racing another process). Results are in
+   * input order.
+   */
+  enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]>;
+
+  /**
+   * Atomically leases up to `limit` claimable jobs to `owner`: `queued` with `runAt <= now`,
+   * `running` with an expired lease (`lease.until < now`: a reclaim), or `waiting` whose timeout
+   * `runAt <= now`. Each gets a fresh token, `lease.until = leaseUntil`, and `attempt += 1`.
+   * Order: priority descending, then `runAt`, then enqueue order. Two concurrent claims never
+   * return the same job.
+   */
+  claim(req: ClaimRequest): Promise<JobRecord[]>;
+
+  /** Heartbeat: moves `lease.until` to `until`. Fenced. */
+  extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void>;
+
+  /** `running → completed` with the handler's result. Fenced. May run inside a transaction. */
+  complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void>;
+
+  /** `running → queued` at `runAt` after a failed attempt; `error` is appended to the history. Fenced. */
+  retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void>;
+
+  /**
+   * `running → dead`: moves the job into the dead-letter collection with its full error history
+   * (`error`, when given, is appended first). Fenced. The id stays the same; the idempotency key is
+   * freed.
+   */
+  deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void>;
+
+  /** `running → queued` at `now`, giving the attempt back (graceful shutdown). Fenced. */
+  release(lease: LeaseRef, now: Date): Promise<void>;
+
+  /**
+   * `running → queued` at `runAt`, giving the attempt back: a durable sleep. `step`, when given, is
+   * recorded (first write wins) in the same operation. Fenced.
+   */
+  sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void>;
+
+  /**
+   * `running → waiting` for a signal and/or child jobs, giving the attempt back; `timeoutAt`
+   * (if any) becomes `runAt`, so the job is claimable again then. Fenced.
+   * Returns `'signal-pending'` and changes nothing when the awaited signal is already stored on the
+   * job (the caller then consumes it instead of waiting).
+   */
+  wait(lease: LeaseRef, req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date }): Promise<'waiting' | 'signal-pending'>;
+
+  /**
+   * Wakes a `waiting` job (`→ queued`, `runAt = now`). Used when a child job finishes. Not fenced:
+   * it is conditional on the job still waiting. Returns whether it woke the job.
+   */
+  wake(jobId: string, now: Date): Promise<boolean>;
+
+  /**
+   * Records a step result. Fenced. First write wins: returns the stored record, which is the
+   * existing one when a step of that name was already recorded.
+   */
+  recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord>;
+
+  /**
+   * Atomically takes the oldest stored signal named `signal` off the job and records it as the
+   * completed step `stepName` (result = the signal's data). Fenced. Returns the step, or `null`
+   * when no such signal is stored (nothing changes).
+   */
+  consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null>;
+
+  /**
+   * Stores a signal on a job that has not finished; if the job is `waiting` for it, it becomes
+   * `queued` at `now` in the same operation. Returns false when the job does not exist or has finished.
+   */
+  signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean>;
+
+  /** Saves progress reported by a handler. Fenced. */
+  progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;
+
+  /** A job by id, from the jobs or the dead letters (status `dead`); null if unknown. */
+  getJob(id: string): Promise<JobRecord | null>;
+
+  /** Jobs matching a filter (newest first), for operators, tests and the scheduler's overlap check. */
+  listJobs(filter: JobFilter): Promise<JobRecord[]>;
+
+  /** Counts per queue and status. */
+  stats(): Promise<StoreStats>;
+
+  /** Dead letters matching a filter, newest first. */
+  listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]>;
+
+  /**
+   * `dead → queued`: puts a dead job back, same id, attempts reset, `runAt = now`. Conditional:
+   * two concurrent replays of one dead letter make one job. Returns the job id, or null when the
+   * dead letter no longer exists (already replayed or purged).
+   */
+  replayDeadLetter(id: string, now: Date): Promise<string | null>;
+
+  /** Deletes dead letters matching the filter; returns how many. */
+  purgeDeadLetters(filter: DeadLetterFilter): Promise<number>;
+
+  /**
+   * Returns the schedule's state, creating it (`lastFireAt: null`, `firstSeenAt: now`) the first
+   * time a schedule of that name is seen.
+   */
+  ensureSchedule(name: string, now: Date): Promise<ScheduleRecord>;
+
+  /**
+   * Compare-and-set of `lastFireAt`: succeeds only if it still equals `expected`. Concurrent
+   * schedulers on one store race here; exactly one wins each slot.
+   */
+  advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean>;
+
+  /** Pauses or resumes a schedule. Returns false if the schedule does not exist. */
+  setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean>;
+
+  /** Every schedule's state. */
+  listSchedules(): Promise<ScheduleRecord[]>;
+
+  /**
+   * Runs `fn` in a transaction: store operations given its `session` commit or abort together with
+   * the caller's own writes. Stores without transactions omit this method; the engine then refuses
+   * `{ session }` and `ctx.transaction` with a clear error.
+   */
+  withTransaction?<T>(fn: (session: unknown) => Promise<T>): Promise<T>;
+
+  /**
+   * Calls `listener` soon after jobs are enqueued by any process (e.g. a MongoDB change stream), so
+   * idle workers wake without waiting for the next poll. Optional; returns an unsubscribe function.
+   */
+  subscribe?(listener: (event: { queue: string; runAt: Date }) => void): () => void;
+}
+
+/** What a claim asks for. */
+export interface ClaimRequest {
+  /** Identifies the engine instance (stored as `lease.owner`). */
+  owner: string;
+  /** Only jobs in these queues. */
+  queues: string[];
+  /** Only jobs with these names (the ones this engine can run). */
+  names: string[];
+  /** Skip jobs with these names (their per-job concurrency is used up in this engine). */
+  excludeNames?: string[];
+  /** At most this many jobs (>= 1). */
+  limit: number;
+  /** The new lease's expiry. */
+  leaseUntil: Date;
+  now: Date;
+}
+
+/** Filter for {@link JobStore.listJobs}. All fields are optional and combined with AND. */
+export interface JobFilter {
+  name?: string;
+  queue?: string;
+  status?: JobStatus[];
+  parentId?: string;
+  idempotencyKey?: string;
+  limit?: number;
+}
+
+/** Filter for dead letters. */
+export interface DeadLetterFilter {
+  name?: string;
+  queue?: string;
+  /** Only those that died before this instant. */
+  before?: Date;
+  limit?: number;
+}
