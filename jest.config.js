@@ -8,6 +8,7 @@ export default {
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
+    '^@loom/testing/mongo$': '<rootDir>/packages/testing/src/mongo/index.ts',
     '^@loom/(core|testing|mongo-emulator|mongo-store)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
