@@ -21,3 +21,4 @@ export * from './clock.js';
 export * from './errors.js';
 export * from './job-record.js';
 export * from './store.js';
+export * from './memory-store.js';

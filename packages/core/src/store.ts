@@ -44,7 +44,8 @@ export interface JobStore {
    * `running` with an expired lease (`lease.until < now`: a reclaim), or `waiting` whose timeout
    * `runAt <= now`. Each gets a fresh token, `lease.until = leaseUntil`, and `attempt += 1`.
    * Order: priority descending, then `runAt`, then enqueue order. Two concurrent claims never
-   * return the same job.
+   * return the same job. A reclaim can return a job whose `attempt` now exceeds `maxAttempts` (its
+   * earlier leases expired): the engine dead-letters such a job with that lease instead of running it.
    */
   claim(req: ClaimRequest): Promise<JobRecord[]>;
 
@@ -89,14 +90,16 @@ export interface JobStore {
 
   /**
    * Records a step result. Fenced. First write wins: returns the stored record, which is the
-   * existing one when a step of that name was already recorded.
+   * existing one when a step of that name was already recorded. Only a `completed` step is final:
+   * a `pending` one (a sleep or wait in progress) is replaced by the next write of that name.
    */
   recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord>;
 
   /**
    * Atomically takes the oldest stored signal named `signal` off the job and records it as the
    * completed step `stepName` (result = the signal's data). Fenced. Returns the step, or `null`
-   * when no such signal is stored (nothing changes).
+   * when no such signal is stored (nothing changes). When `stepName` is already completed it returns
+   * that step and consumes nothing (first write wins, as in `recordStep`).
    */
   consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null>;
 
@@ -112,10 +115,13 @@ export interface JobStore {
   /** A job by id, from the jobs or the dead letters (status `dead`); null if unknown. */
   getJob(id: string): Promise<JobRecord | null>;
 
-  /** Jobs matching a filter (newest first), for operators, tests and the scheduler's overlap check. */
+  /**
+   * Jobs matching a filter (newest first), for operators, tests and the scheduler's overlap check.
+   * Dead jobs live in the dead-letter collection and are listed by `listDeadLetters`, not here.
+   */
   listJobs(filter: JobFilter): Promise<JobRecord[]>;
 
-  /** Counts per queue and status. */
+  /** Counts per queue and status (statuses with no jobs may be left out); dead letters count in `deadLetters` only. */
   stats(): Promise<StoreStats>;
 
   /** Dead letters matching a filter, newest first. */

@@ -1,0 +1,591 @@
+import { randomUUID } from 'node:crypto';
+import { toMs, type Duration } from './duration.js';
+import { LeaseLostError, LoomError } from './errors.js';
+import {
+  ACTIVE_STATUSES,
+  type DeadLetter,
+  type EnqueueResult,
+  type ErrorRecord,
+  type JobRecord,
+  type JobStatus,
+  type LeaseRef,
+  type NewJob,
+  type ScheduleRecord,
+  type StepRecord,
+  type StoreStats,
+  type WaitCondition,
+} from './job-record.js';
+import { ClaimIndex } from './memory-store/claim-index.js';
+import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
+import { MemoryTransaction } from './memory-store/memory-transaction.js';
+import { StatusCounts } from './memory-store/status-counts.js';
+import { appendError, putStep, type StoredJob } from './memory-store/stored-job.js';
+import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore } from './store.js';
+
+export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * How long finished jobs are kept. Removal is lazy: it happens during later store operations,
+   * judged by the `now` they pass (the store never reads the wall clock). Default: kept forever.
+   */
+  retention?: {
+    /** Completed jobs are removed this long after `finishedAt`, freeing their idempotency key. */
+    completed?: Duration;
+    /** Dead letters are removed this long after they died. */
+    dead?: Duration;
+  };
+  /** Receives errors thrown by `subscribe` listeners. Default: `console.error`. */
+  onListenerError?: (error: unknown) => void;
+}
+
+/** A dead letter as held inside the store. */
+interface DeadEntry {
+  job: StoredJob;
+  reason: string;
+  diedAt: Date;
+}
+
+type EnqueueListener = (event: { queue: string; runAt: Date }) => void;
+
+const copyDate = (date: Date): Date => new Date(date.getTime());
+
+/**
+ * A {@link JobStore} in process memory, for development, tests and single-process use.
+ *
+ * **Durable within the process only**: everything is lost when the process exits. Use
+ * `MongoStore` for jobs that must survive a restart or be shared between processes.
+ *
+ * Behaviour worth knowing:
+ * - It never reads the wall clock: every time comes from the `now` the engine passes.
+ * - Data is copied in and out (`structuredClone`): mutating a payload after enqueueing it, or a
+ *   record returned by `getJob`/`claim`, never changes what is stored.
+ * - Idempotency keys are unique among the jobs in the store: queued, running, waiting and
+ *   completed ones (until retention removes them). Dead-lettering a job frees its key.
+ * - The error history keeps the newest {@link MEMORY_STORE_ERROR_HISTORY} failures.
+ * - A replayed dead letter keeps its steps and errors, so a workflow does not redo completed side
+ *   effects; its attempts start again from zero.
+ * - `withTransaction` buffers the store writes given its session (enqueue, complete) and applies
+ *   them together when the callback resolves, or drops them when it throws. The caller's own writes
+ *   are not part of it: a MemoryStore holds no user data.
+ * - Claims only look at active jobs of the requested queues and names (finished jobs are kept
+ *   apart), so completed jobs piling up never slow claims.
+ */
+export class MemoryStore implements JobStore {
+  /** `queued`, `running` and `waiting` jobs. */
+  readonly #active = new Map<string, StoredJob>();
+  /** Completed jobs, in completion order (retention removes from the front). */
+  readonly #completed = new Map<string, StoredJob>();
+  /** Dead letters, in the order they died. */
+  readonly #dead = new Map<string, DeadEntry>();
+  /** Idempotency key → id of the active or completed job holding it. */
+  readonly #keys = new Map<string, string>();
+  readonly #index = new ClaimIndex();
+  readonly #counts = new StatusCounts();
+  readonly #schedules = new Map<string, ScheduleRecord>();
+  readonly #listeners = new Set<EnqueueListener>();
+  readonly #retentionMs: { completed?: number; dead?: number };
+  readonly #onListenerError: (error: unknown) => void;
+  #seq = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#retentionMs = {
+      completed: parseRetention('completed', options.retention?.completed),
+      dead: parseRetention('dead', options.retention?.dead),
+    };
+    this.#onListenerError =
+      options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error));
+  }
+
+  /** Nothing to connect: resolves at once. */
+  async init(): Promise<void> {}
+
+  /** Nothing to release; the data stays in memory for as long as the store object lives. */
+  async close(): Promise<void> {}
+
+  async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
+    for (const job of jobs) assertIdempotencyKey(job.idempotencyKey);
+    if (opts.session !== undefined) return this.#enqueueInTransaction(this.#transaction(opts.session), jobs, opts.now);
+    this.#sweep(opts.now);
+    const { results, created } = this.#prepareEnqueue(jobs, opts.now, undefined);
+    this.#insert(created, opts.now);
+    return results;
+  }
+
+  async claim(req: ClaimRequest): Promise<JobRecord[]> {
+    if (!Number.isInteger(req.limit) || req.limit < 1) {
+      throw new LoomError('INVALID_ARGUMENT', `claim limit must be an integer >= 1, got ${String(req.limit)}`);
+    }
+    this.#sweep(req.now);
+    const now = req.now.getTime();
+    const jobs = this.#index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now });
+    return jobs.map((job) => {
+      this.#transition(job, 'running', req.now, (record) => {
+        record.lease = { owner: req.owner, token: randomUUID(), until: copyDate(req.leaseUntil) };
+        record.attempt += 1;
+        record.startedAt ??= copyDate(req.now);
+        delete record.waitingFor;
+      });
+      return structuredClone(job.record);
+    });
+  }
+
+  async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void> {
+    const job = this.#leased(lease);
+    this.#transition(job, 'running', now, (record) => {
+      record.lease = { ...record.lease!, until: copyDate(until) };
+    });
+  }
+
+  async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
+    this.#leased(lease);
+    const result = structuredClone(outcome.result);
+    if (outcome.session !== undefined) {
+      this.#transaction(outcome.session).buffer({
+        check: () => void this.#leased(lease),
+        // Checked just before; only a second complete of the same lease in one transaction can miss.
+        apply: () => {
+          const job = this.#active.get(lease.jobId);
+          if (job?.record.lease?.token === lease.token) this.#complete(job, result, outcome.now);
+        },
+      });
+      return;
+    }
+    this.#sweep(outcome.now);
+    this.#complete(this.#leased(lease), result, outcome.now);
+  }
+
+  async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
+    const job = this.#leased(lease);
+    this.#transition(job, 'queued', outcome.now, (record) => {
+      delete record.lease;
+      record.runAt = copyDate(outcome.runAt);
+      appendError(record, outcome.error);
+    });
+  }
+
+  async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
+    const job = this.#leased(lease);
+    this.#sweep(outcome.now);
+    const { record } = job;
+    if (outcome.error) appendError(record, outcome.error);
+    this.#active.delete(record.id);
+    this.#freeKey(record);
+    this.#counts.add(record.queue, record.status, -1);
+    delete record.lease;
+    record.status = 'dead';
+    record.deadReason = outcome.reason;
+    record.finishedAt = copyDate(outcome.now);
+    record.updatedAt = copyDate(outcome.now);
+    job.version += 1;
+    this.#dead.set(record.id, { job, reason: outcome.reason, diedAt: copyDate(outcome.now) });
+  }
+
+  async release(lease: LeaseRef, now: Date): Promise<void> {
+    const job = this.#leased(lease);
+    this.#transition(job, 'queued', now, (record) => {
+      delete record.lease;
+      record.attempt -= 1;
+      record.runAt = copyDate(now);
+    });
+  }
+
+  async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
+    const job = this.#leased(lease);
+    this.#transition(job, 'queued', req.now, (record) => {
+      delete record.lease;
+      record.attempt -= 1;
+      record.runAt = copyDate(req.runAt);
+      if (req.step) putStep(record, req.step);
+    });
+  }
+
+  async wait(
+    lease: LeaseRef,
+    req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date },
+  ): Promise<'waiting' | 'signal-pending'> {
+    const job = this.#leased(lease);
+    const awaited = req.for.signal;
+    if (awaited !== undefined && job.record.signals.some((s) => s.name === awaited)) return 'signal-pending';
+    job.waitHasTimeout = req.timeoutAt !== undefined;
+    this.#transition(job, 'waiting', req.now, (record) => {
+      delete record.lease;
+      record.attempt -= 1;
+      record.waitingFor = structuredClone(req.for);
+      if (req.timeoutAt) record.runAt = copyDate(req.timeoutAt);
+      if (req.step) putStep(record, req.step);
+    });
+    // Children that finished before the parent started waiting can no longer wake it: wake it now.
+    const children = req.for.jobs ?? [];
+    if (children.length > 0 && children.every((id) => !this.#active.has(id))) this.#wake(job, req.now);
+    return 'waiting';
+  }
+
+  async wake(jobId: string, now: Date): Promise<boolean> {
+    const job = this.#active.get(jobId);
+    if (job?.record.status !== 'waiting') return false;
+    this.#sweep(now);
+    this.#wake(job, now);
+    return true;
+  }
+
+  async recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
+    const { record } = this.#leased(lease);
+    const stored = putStep(record, step);
+    record.updatedAt = copyDate(now);
+    return structuredClone(stored);
+  }
+
+  async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
+    const { record } = this.#leased(lease);
+    const done = record.steps.find((s) => s.name === req.stepName && s.status === 'completed');
+    if (done) return structuredClone(done);
+    const index = record.signals.findIndex((s) => s.name === req.signal);
+    if (index < 0) return null;
+    const [signal] = record.signals.splice(index, 1);
+    const stored = putStep(record, {
+      name: req.stepName,
+      kind: 'signal',
+      status: 'completed',
+      result: signal.data,
+      at: copyDate(req.now),
+    });
+    record.updatedAt = copyDate(req.now);
+    return structuredClone(stored);
+  }
+
+  async signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean> {
+    const job = this.#active.get(jobId);
+    if (!job) return false;
+    const data = structuredClone(req.data);
+    this.#sweep(req.now);
+    const { record } = job;
+    record.signals.push({ name: req.name, data, at: copyDate(req.now) });
+    record.updatedAt = copyDate(req.now);
+    if (record.status === 'waiting' && record.waitingFor?.signal === req.name) this.#wake(job, req.now);
+    return true;
+  }
+
+  async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
+    const { record } = this.#leased(lease);
+    record.progress = structuredClone(value);
+    record.updatedAt = copyDate(now);
+  }
+
+  async getJob(id: string): Promise<JobRecord | null> {
+    const job = this.#active.get(id) ?? this.#completed.get(id) ?? this.#dead.get(id)?.job;
+    return job ? structuredClone(job.record) : null;
+  }
+
+  async listJobs(filter: JobFilter): Promise<JobRecord[]> {
+    const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
+    const sources: Iterable<StoredJob>[] = onlyActive ? [this.#active.values()] : [this.#active.values(), this.#completed.values()];
+    const matches: StoredJob[] = [];
+    for (const source of sources) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
+    matches.sort((a, b) => b.record.createdAt.getTime() - a.record.createdAt.getTime() || b.seq - a.seq);
+    return takeLimit(matches, filter.limit).map((job) => structuredClone(job.record));
+  }
+
+  async stats(): Promise<StoreStats> {
+    return { queues: this.#counts.snapshot(), deadLetters: this.#dead.size };
+  }
+
+  async listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
+    return this.#matchingDeadLetters(filter).map((entry) => ({
+      id: entry.job.record.id,
+      job: structuredClone(entry.job.record),
+      reason: entry.reason,
+      diedAt: copyDate(entry.diedAt),
+    }));
+  }
+
+  async replayDeadLetter(id: string, now: Date): Promise<string | null> {
+    this.#sweep(now);
+    const entry = this.#dead.get(id);
+    if (!entry) return null;
+    const { record } = entry.job;
+    const key = record.idempotencyKey;
+    const holder = key === undefined ? undefined : this.#keys.get(key);
+    if (holder !== undefined) {
+      throw new LoomError(
+        'INVALID_ARGUMENT',
+        `Dead letter ${id} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by job ${holder}; ` +
+          'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
+      );
+    }
+    this.#dead.delete(id);
+    record.status = 'queued';
+    record.attempt = 0;
+    record.runAt = copyDate(now);
+    record.updatedAt = copyDate(now);
+    delete record.deadReason;
+    delete record.finishedAt;
+    delete record.lease;
+    this.#insert([record], now);
+    return id;
+  }
+
+  async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
+    const doomed = this.#matchingDeadLetters(filter);
+    for (const entry of doomed) this.#dead.delete(entry.job.record.id);
+    return doomed.length;
+  }
+
+  async ensureSchedule(name: string, now: Date): Promise<ScheduleRecord> {
+    let schedule = this.#schedules.get(name);
+    if (!schedule) {
+      schedule = { name, lastFireAt: null, firstSeenAt: copyDate(now), paused: false, updatedAt: copyDate(now) };
+      this.#schedules.set(name, schedule);
+    }
+    return structuredClone(schedule);
+  }
+
+  async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
+    const schedule = this.#schedules.get(name);
+    if (!schedule || schedule.lastFireAt?.getTime() !== expected?.getTime()) return false;
+    schedule.lastFireAt = copyDate(next);
+    schedule.updatedAt = copyDate(now);
+    return true;
+  }
+
+  async setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean> {
+    const schedule = this.#schedules.get(name);
+    if (!schedule) return false;
+    schedule.paused = paused;
+    schedule.updatedAt = copyDate(now);
+    return true;
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    return [...this.#schedules.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((s) => structuredClone(s));
+  }
+
+  /**
+   * Runs `fn` with a session; the store writes given that session (`enqueue`, `complete`) apply
+   * together when `fn` resolves, or not at all when it throws. A fenced write whose lease was lost
+   * before the commit makes the commit reject with a `LeaseLostError` (nothing applies). The
+   * caller's own writes elsewhere are not part of this transaction.
+   */
+  async withTransaction<T>(fn: (session: unknown) => Promise<T>): Promise<T> {
+    const tx = new MemoryTransaction(this);
+    try {
+      const result = await fn(tx);
+      tx.commit();
+      return result;
+    } finally {
+      tx.abort();
+    }
+  }
+
+  /**
+   * Calls `listener` (in a microtask, never inside a store operation) whenever a job becomes
+   * `queued`: enqueued, replayed, retried, released, slept, woken or signalled awake. `runAt` says
+   * when it will be claimable. Returns an unsubscribe function.
+   */
+  subscribe(listener: EnqueueListener): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  // ---- internals -------------------------------------------------------------------------------
+
+  /** The job leased with `lease.token`, or a `LeaseLostError` (nothing changed). */
+  #leased(lease: LeaseRef): StoredJob {
+    const job = this.#active.get(lease.jobId);
+    if (!job) {
+      throw new LeaseLostError(lease.jobId, 'the job is no longer active: it finished, died or does not exist');
+    }
+    if (job.record.status !== 'running' || job.record.lease?.token !== lease.token) {
+      throw new LeaseLostError(lease.jobId);
+    }
+    return job;
+  }
+
+  /** Applies `change` and the new status, then re-indexes the job. */
+  #transition(job: StoredJob, to: JobStatus, now: Date, change: (record: JobRecord) => void): void {
+    const { record } = job;
+    const from = record.status;
+    change(record);
+    record.status = to;
+    record.updatedAt = copyDate(now);
+    job.version += 1;
+    if (from !== to) this.#counts.move(record.queue, from, to);
+    this.#index.add(job, now.getTime());
+    if (to === 'queued') this.#notify(record);
+  }
+
+  #wake(job: StoredJob, now: Date): void {
+    this.#transition(job, 'queued', now, (record) => {
+      delete record.waitingFor;
+      record.runAt = copyDate(now);
+    });
+  }
+
+  #complete(job: StoredJob, result: unknown, now: Date): void {
+    const { record } = job;
+    this.#active.delete(record.id);
+    this.#counts.move(record.queue, record.status, 'completed');
+    delete record.lease;
+    record.status = 'completed';
+    if (result !== undefined) record.result = result;
+    record.finishedAt = copyDate(now);
+    record.updatedAt = copyDate(now);
+    job.version += 1;
+    this.#completed.set(record.id, job);
+  }
+
+  /** Builds the records for `jobs`, deduplicating against stored keys, `pending` keys and the batch. */
+  #prepareEnqueue(
+    jobs: NewJob[],
+    now: Date,
+    pending: Map<string, string> | undefined,
+  ): { results: EnqueueResult[]; created: JobRecord[] } {
+    const batch = new Map<string, string>();
+    const results: EnqueueResult[] = [];
+    const created: JobRecord[] = [];
+    for (const job of jobs) {
+      const key = job.idempotencyKey;
+      const existing = key === undefined ? undefined : (this.#keys.get(key) ?? pending?.get(key) ?? batch.get(key));
+      if (existing !== undefined) {
+        results.push({ id: existing, deduplicated: true });
+        continue;
+      }
+      const record = newRecord(job, now);
+      if (key !== undefined) batch.set(key, record.id);
+      results.push({ id: record.id, deduplicated: false });
+      created.push(record);
+    }
+    return { results, created };
+  }
+
+  #enqueueInTransaction(tx: MemoryTransaction, jobs: NewJob[], now: Date): EnqueueResult[] {
+    const { results, created } = this.#prepareEnqueue(jobs, now, tx.keys);
+    for (const record of created) if (record.idempotencyKey !== undefined) tx.keys.set(record.idempotencyKey, record.id);
+    tx.buffer({
+      check: () => {
+        for (const record of created) {
+          const holder = record.idempotencyKey === undefined ? undefined : this.#keys.get(record.idempotencyKey);
+          if (holder !== undefined) {
+            throw new LoomError(
+              'STORE_ERROR',
+              `Transaction aborted: idempotency key ${JSON.stringify(record.idempotencyKey)} was taken by job ${holder} ` +
+                'while the transaction ran; nothing was committed. Run the transaction again: the enqueue will then deduplicate',
+            );
+          }
+        }
+      },
+      apply: () => this.#insert(created, now),
+    });
+    return results;
+  }
+
+  /** Stores new (or replayed) `queued` records. */
+  #insert(records: JobRecord[], now: Date): void {
+    for (const record of records) {
+      const job: StoredJob = { record, seq: ++this.#seq, version: 0, waitHasTimeout: false };
+      this.#active.set(record.id, job);
+      if (record.idempotencyKey !== undefined) this.#keys.set(record.idempotencyKey, record.id);
+      this.#counts.add(record.queue, 'queued', 1);
+      this.#index.add(job, now.getTime());
+      this.#notify(record);
+    }
+  }
+
+  #freeKey(record: JobRecord): void {
+    const key = record.idempotencyKey;
+    if (key !== undefined && this.#keys.get(key) === record.id) this.#keys.delete(key);
+  }
+
+  #matchingDeadLetters(filter: DeadLetterFilter): DeadEntry[] {
+    const matches: DeadEntry[] = [];
+    for (const entry of this.#dead.values()) if (matchesDeadLetterFilter({ job: entry.job.record, diedAt: entry.diedAt }, filter)) matches.push(entry);
+    // Newest first; the map is in death order, so reversing first keeps ties newest-first too.
+    matches.reverse().sort((a, b) => b.diedAt.getTime() - a.diedAt.getTime());
+    return takeLimit(matches, filter.limit);
+  }
+
+  #transaction(session: unknown): MemoryTransaction {
+    if (session instanceof MemoryTransaction && session.owner === this) return session;
+    throw new LoomError(
+      'INVALID_ARGUMENT',
+      'The session was not created by this MemoryStore: pass the session that this store\'s withTransaction gave your callback',
+    );
+  }
+
+  /** Lazy retention: removes finished jobs and dead letters older than their retention at `now`. */
+  #sweep(now: Date): void {
+    const { completed, dead } = this.#retentionMs;
+    if (completed !== undefined) {
+      const cutoff = now.getTime() - completed;
+      for (const [id, job] of this.#completed) {
+        if (job.record.finishedAt!.getTime() > cutoff) break;
+        this.#completed.delete(id);
+        this.#freeKey(job.record);
+        this.#counts.add(job.record.queue, 'completed', -1);
+      }
+    }
+    if (dead !== undefined) {
+      const cutoff = now.getTime() - dead;
+      for (const [id, entry] of this.#dead) {
+        if (entry.diedAt.getTime() > cutoff) break;
+        this.#dead.delete(id);
+      }
+    }
+  }
+
+  #notify(record: JobRecord): void {
+    if (this.#listeners.size === 0) return;
+    const event = { queue: record.queue, runAt: copyDate(record.runAt) };
+    for (const listener of this.#listeners) {
+      queueMicrotask(() => {
+        try {
+          listener({ queue: event.queue, runAt: copyDate(event.runAt) });
+        } catch (error) {
+          this.#onListenerError(error);
+        }
+      });
+    }
+  }
+}
+
+function newRecord(job: NewJob, now: Date): JobRecord {
+  const record: JobRecord = {
+    id: randomUUID(),
+    name: job.name,
+    queue: job.queue,
+    payload: structuredClone(job.payload),
+    status: 'queued',
+    priority: job.priority,
+    runAt: copyDate(job.runAt),
+    attempt: 0,
+    maxAttempts: job.maxAttempts,
+    errors: [],
+    steps: [],
+    signals: [],
+    createdAt: copyDate(now),
+    updatedAt: copyDate(now),
+  };
+  if (job.idempotencyKey !== undefined) record.idempotencyKey = job.idempotencyKey;
+  if (job.parentId !== undefined) record.parentId = job.parentId;
+  if (job.scheduledFor !== undefined) record.scheduledFor = copyDate(job.scheduledFor);
+  return record;
+}
+
+function assertIdempotencyKey(key: unknown): void {
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
+    throw new LoomError(
+      'INVALID_IDEMPOTENCY_KEY',
+      `Idempotency keys must be non-empty strings, got ${typeof key === 'string' ? 'an empty string' : typeof key}; nothing was enqueued`,
+    );
+  }
+}
+
+function parseRetention(kind: string, value: Duration | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return toMs(value);
+  } catch (error) {
+    throw new LoomError('INVALID_ARGUMENT', `MemoryStore retention.${kind}: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * A minimal array-backed binary min-heap. Hand-written rather than a dependency because core keeps
+ * its dependency list to what users already need, and the claim path only needs push/peek/pop.
+ * `before(a, b)` is true when `a` must come out before `b`.
+ */
+export class BinaryHeap<T> {
+  readonly #items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  push(item: T): void {
+    const items = this.#items;
+    items.push(item);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(items[i], items[parent])) break;
+      [items[i], items[parent]] = [items[parent], items[i]];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      this.#siftDown(0);
+    }
+    return top;
+  }
+
+  #siftDown(start: number): void {
+    const items = this.#items;
+    const n = items.length;
+    let i = start;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let best = i;
+      if (left < n && this.before(items[left], items[best])) best = left;
+      if (right < n && this.before(items[right], items[best])) best = right;
+      if (best === i) return;
+      [items[i], items[best]] = [items[best], items[i]];
+      i = best;
+    }
+  }
+}

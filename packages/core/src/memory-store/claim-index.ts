@@ -1,0 +1,130 @@
+import { BinaryHeap } from './binary-heap.js';
+import { claimableFrom, type StoredJob } from './stored-job.js';
+
+/** A job's place in the index, frozen at the version it was indexed for. */
+interface IndexEntry {
+  job: StoredJob;
+  version: number;
+  priority: number;
+  runAt: number;
+  seq: number;
+  /** When it becomes claimable (ms). */
+  at: number;
+}
+
+/** Claim order: priority descending, then `runAt`, then enqueue order. */
+function claimsFirst(a: IndexEntry, b: IndexEntry): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  if (a.runAt !== b.runAt) return a.runAt < b.runAt;
+  return a.seq < b.seq;
+}
+
+const isStale = (entry: IndexEntry): boolean => entry.version !== entry.job.version;
+
+/**
+ * The jobs of one queue and one name: `ready` holds those already claimable in claim order,
+ * `timers` those that become claimable later (delays, backoff, sleeps, wait timeouts, leases),
+ * earliest first.
+ */
+class Lane {
+  readonly ready = new BinaryHeap<IndexEntry>(claimsFirst);
+  readonly timers = new BinaryHeap<IndexEntry>((a, b) => a.at < b.at);
+
+  /** Moves every timer due at `now` into `ready`, dropping stale entries on the way. */
+  drain(now: number): void {
+    for (let next = this.timers.peek(); next && next.at <= now; next = this.timers.peek()) {
+      this.timers.pop();
+      if (!isStale(next)) this.ready.push(next);
+    }
+  }
+
+  /** The best ready entry, after dropping stale ones from the top. */
+  head(): IndexEntry | undefined {
+    for (let next = this.ready.peek(); next; next = this.ready.peek()) {
+      if (!isStale(next)) return next;
+      this.ready.pop();
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The MemoryStore's claim index. Only active jobs are in it, split by queue and name, so a claim
+ * touches the lanes it asks for and never the finished jobs. Entries are never searched for and
+ * removed: a job that changes gets a new entry (and a new version), and the old entry is
+ * discarded when it surfaces. A claim costs O(lanes + log n) per job returned.
+ */
+export class ClaimIndex {
+  readonly #lanes = new Map<string, Map<string, Lane>>();
+
+  /** Indexes a job in its current state; call after every change that bumped its version. */
+  add(job: StoredJob, now: number): void {
+    const at = claimableFrom(job);
+    if (at === undefined) return;
+    const { record } = job;
+    const entry: IndexEntry = {
+      job,
+      version: job.version,
+      priority: record.priority,
+      runAt: record.runAt.getTime(),
+      seq: job.seq,
+      at,
+    };
+    const lane = this.#lane(record.queue, record.name);
+    if (at <= now) lane.ready.push(entry);
+    else lane.timers.push(entry);
+  }
+
+  /**
+   * Removes and returns up to `limit` jobs claimable at `now` from the given queues and names, in
+   * claim order. The caller must change each returned job (bumping its version) and re-add it.
+   */
+  take(req: { queues: string[]; names: string[]; excludeNames?: string[]; limit: number; now: number }): StoredJob[] {
+    const lanes = this.#lanesFor(req.queues, req.names, new Set(req.excludeNames ?? []));
+    for (const lane of lanes) lane.drain(req.now);
+    const taken: StoredJob[] = [];
+    while (taken.length < req.limit) {
+      let bestLane: Lane | undefined;
+      let best: IndexEntry | undefined;
+      for (const lane of lanes) {
+        const head = lane.head();
+        if (head && (!best || claimsFirst(head, best))) {
+          bestLane = lane;
+          best = head;
+        }
+      }
+      if (!bestLane || !best) break;
+      bestLane.ready.pop();
+      const at = claimableFrom(best.job);
+      if (at === undefined) continue;
+      if (at > req.now) {
+        // The caller's clock went backwards since this entry became ready: not claimable yet.
+        bestLane.timers.push({ ...best, at });
+        continue;
+      }
+      taken.push(best.job);
+    }
+    return taken;
+  }
+
+  #lanesFor(queues: string[], names: string[], exclude: Set<string>): Lane[] {
+    const lanes: Lane[] = [];
+    for (const queue of new Set(queues)) {
+      const byName = this.#lanes.get(queue);
+      if (!byName) continue;
+      for (const name of new Set(names)) {
+        const lane = exclude.has(name) ? undefined : byName.get(name);
+        if (lane) lanes.push(lane);
+      }
+    }
+    return lanes;
+  }
+
+  #lane(queue: string, name: string): Lane {
+    let byName = this.#lanes.get(queue);
+    if (!byName) this.#lanes.set(queue, (byName = new Map()));
+    let lane = byName.get(name);
+    if (!lane) byName.set(name, (lane = new Lane()));
+    return lane;
+  }
+}
