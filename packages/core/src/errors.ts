@@ -29,7 +29,8 @@ export type LoomErrorCode =
   | 'TRANSACTIONS_UNSUPPORTED'
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
-  | 'STORE_ERROR';
+  | 'STORE_ERROR'
+  | 'NOT_IMPLEMENTED';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {

@@ -1,0 +1,109 @@
+import type { Clock } from './clock.js';
+import { toMs } from './duration.js';
+import { InvalidArgumentError, TransactionsUnsupportedError } from './engine-errors.js';
+import type { EnqueueOptions } from './enqueue-options.js';
+import { resolveIdempotencyKey } from './idempotency-key.js';
+import type { JobClass } from './job-class.js';
+import type { JobDefinition } from './job-definition.js';
+import type { EnqueueResult, NewJob } from './job-record.js';
+import type { JobRegistry } from './job-registry.js';
+import { checkPayload } from './payload-check.js';
+import type { JobStore } from './store.js';
+
+/** Internal extras of an enqueue that users do not set directly (cron fires, child jobs). */
+export interface EnqueueExtras {
+  scheduledFor?: Date;
+  parentId?: string;
+}
+
+/**
+ * Turns `enqueue` calls into validated {@link NewJob}s and stores them. Everything is checked
+ * before the store is called, so a refused call stores nothing (also in a batch).
+ */
+export class Enqueuer {
+  constructor(
+    private readonly deps: {
+      store: JobStore;
+      registry: JobRegistry;
+      clock: Clock;
+      /** Called after jobs were stored, so local workers can claim them at once. */
+      onEnqueued: () => void;
+    },
+  ) {}
+
+  enqueue(jobClass: JobClass, payload: unknown, opts: EnqueueOptions = {}): Promise<EnqueueResult> {
+    return this.enqueueDefinition(this.deps.registry.byClass(jobClass), payload, opts);
+  }
+
+  async enqueueMany(jobClass: JobClass, payloads: readonly unknown[], opts: EnqueueOptions = {}): Promise<EnqueueResult[]> {
+    if (!Array.isArray(payloads)) throw new InvalidArgumentError('enqueueMany payloads', 'must be an array');
+    const def = this.deps.registry.byClass(jobClass);
+    const now = this.deps.clock.now();
+    const jobs = payloads.map((payload, i) => this.prepare(def, payload, opts, now, {}, `[${i}]`));
+    return this.store(jobs, now, opts.session);
+  }
+
+  /**
+   * Enqueues a cron fire: idempotency key `cron:<jobName>:<fireAt ISO>` (one job per slot, however
+   * many schedulers race), `scheduledFor` and `runAt` = the fire time.
+   */
+  enqueueFire(jobName: string, fireAt: Date, payload: unknown): Promise<EnqueueResult> {
+    const def = this.deps.registry.byName(jobName);
+    if (!def) throw new InvalidArgumentError('cron job name', `no job named "${jobName}" is registered`);
+    return this.enqueueDefinition(def, payload, { runAt: fireAt, idempotencyKey: `cron:${jobName}:${fireAt.toISOString()}` }, { scheduledFor: fireAt });
+  }
+
+  /** Enqueues by definition; the seam for child jobs (`parentId`) and cron fires. */
+  async enqueueDefinition(def: JobDefinition, payload: unknown, opts: EnqueueOptions, extras: EnqueueExtras = {}): Promise<EnqueueResult> {
+    const now = this.deps.clock.now();
+    const [result] = await this.store([this.prepare(def, payload, opts, now, extras, '')], now, opts.session);
+    return result!;
+  }
+
+  private prepare(def: JobDefinition, payload: unknown, opts: EnqueueOptions, now: Date, extras: EnqueueExtras, pathPrefix: string): NewJob {
+    if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
+    const parsed = checkPayload(def, payload, pathPrefix);
+    const idempotencyKey = resolveIdempotencyKey(def, parsed, opts.idempotencyKey);
+    const job: NewJob = {
+      name: def.name,
+      queue: def.queue,
+      payload,
+      priority: this.priority(opts.priority ?? def.priority),
+      runAt: this.runAt(opts, now),
+      maxAttempts: def.maxAttempts,
+    };
+    if (idempotencyKey !== undefined) job.idempotencyKey = idempotencyKey;
+    if (extras.parentId !== undefined) job.parentId = extras.parentId;
+    if (extras.scheduledFor !== undefined) job.scheduledFor = extras.scheduledFor;
+    return job;
+  }
+
+  private priority(value: unknown): number {
+    if (typeof value !== 'number' || !Number.isInteger(value)) throw new InvalidArgumentError('priority', `${String(value)} is not an integer`);
+    return value;
+  }
+
+  private runAt(opts: EnqueueOptions, now: Date): Date {
+    if (opts.delay !== undefined && opts.runAt !== undefined) throw new InvalidArgumentError('enqueue options', 'give either `delay` or `runAt`, not both');
+    if (opts.runAt !== undefined) {
+      if (!(opts.runAt instanceof Date) || Number.isNaN(opts.runAt.getTime())) throw new InvalidArgumentError('runAt', 'must be a valid Date');
+      return new Date(opts.runAt.getTime());
+    }
+    if (opts.delay !== undefined) {
+      try {
+        return new Date(now.getTime() + toMs(opts.delay));
+      } catch (err) {
+        throw new InvalidArgumentError('delay', (err as Error).message);
+      }
+    }
+    return now;
+  }
+
+  private async store(jobs: NewJob[], now: Date, session: unknown): Promise<EnqueueResult[]> {
+    if (jobs.length === 0) return [];
+    if (session !== undefined && !this.deps.store.withTransaction) throw new TransactionsUnsupportedError('enqueue with { session }');
+    const results = await this.deps.store.enqueue(jobs, session === undefined ? { now } : { now, session });
+    if (results.some((r) => !r.deduplicated)) this.deps.onEnqueued();
+    return results;
+  }
+}

@@ -1,0 +1,76 @@
+import type { JobRecord } from './job-record.js';
+import type { Logger } from './logger.js';
+
+/** The identity of a job as events report it. */
+export interface JobEventInfo {
+  id: string;
+  name: string;
+  queue: string;
+  /** The attempt this event is about (1-based). */
+  attempt: number;
+  maxAttempts: number;
+  idempotencyKey?: string;
+  scheduledFor?: Date;
+}
+
+/** Every event `loom.on` can listen to, with what its listener receives. */
+export interface LoomEventMap {
+  /** A worker claimed the job and is about to run it. */
+  'job:started': { job: JobEventInfo };
+  /** The job finished and its completion was stored. */
+  'job:completed': { job: JobEventInfo; result: unknown; durationMs: number };
+  /** An attempt failed (stored); `willRetry` tells whether a `job:retrying` or `job:dead` follows. */
+  'job:failed': { job: JobEventInfo; error: Error; willRetry: boolean };
+  /** A failed job was put back in the queue to run again at `runAt`. */
+  'job:retrying': { job: JobEventInfo; error: Error; runAt: Date; delayMs: number };
+  /** The job was moved to the dead letters. */
+  'job:dead': { job: JobEventInfo; reason: string; error?: Error };
+  /** The run ended without finishing and without failing (a durable sleep); it resumes later. */
+  'job:suspended': { job: JobEventInfo; reason: string; until?: Date };
+  /** Something went wrong in the engine itself (a store call failed, a listener threw); it keeps going. */
+  'worker:error': { error: Error; operation: string; jobId?: string };
+}
+
+export type LoomEventName = keyof LoomEventMap;
+export type LoomEventListener<E extends LoomEventName> = (event: LoomEventMap[E]) => void;
+
+/** Builds the event view of a stored job. */
+export function jobEventInfo(job: JobRecord): JobEventInfo {
+  const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
+  if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
+  if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;
+  return info;
+}
+
+/**
+ * A typed event emitter whose `emit` never throws: a listener that throws (or rejects) is logged
+ * and the worker carries on.
+ */
+export class EventBus {
+  private readonly listeners = new Map<LoomEventName, Set<(event: never) => void>>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Adds a listener; returns a function that removes it. */
+  on<E extends LoomEventName>(event: E, listener: LoomEventListener<E>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(listener as (event: never) => void);
+    return () => set.delete(listener as (event: never) => void);
+  }
+
+  emit<E extends LoomEventName>(event: E, payload: LoomEventMap[E]): void {
+    for (const listener of this.listeners.get(event) ?? []) {
+      try {
+        const result = (listener as LoomEventListener<E>)(payload) as unknown;
+        if (result instanceof Promise) result.catch((err: unknown) => this.listenerFailed(event, err));
+      } catch (err) {
+        this.listenerFailed(event, err);
+      }
+    }
+  }
+
+  private listenerFailed(event: LoomEventName, err: unknown): void {
+    this.logger.error({ err, event }, `A listener of "${event}" threw; the engine ignored it and carries on. Fix the listener.`);
+  }
+}

@@ -1,0 +1,38 @@
+import { backoffDelay, customBackoffDelay, DEFAULT_BACKOFF, type RandomSource } from './backoff.js';
+import { LoomError } from './errors.js';
+import type { JobDefinition } from './job-definition.js';
+
+/** What to do after a failed attempt. */
+export type FailureDecision = { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason: string };
+
+/** True for errors that must not be retried: `PermanentError` and a payload that fails its schema. */
+export function isPermanent(error: Error): boolean {
+  return LoomError.is(error, 'PERMANENT') || LoomError.is(error, 'INVALID_PAYLOAD') || error.name === 'PermanentError';
+}
+
+/**
+ * Decides between a retry (with its backoff delay) and the dead letters. A custom backoff function
+ * that throws or returns a bad duration falls back to the default strategy; `onBackoffError` hears
+ * about it so it can be logged.
+ */
+export function decideAfterFailure(
+  def: JobDefinition,
+  attempt: number,
+  maxAttempts: number,
+  error: Error,
+  message: string,
+  random: RandomSource,
+  onBackoffError: (err: unknown) => void,
+): FailureDecision {
+  if (isPermanent(error)) return { kind: 'dead', reason: message };
+  if (attempt >= maxAttempts) return { kind: 'dead', reason: `${message} (failed ${attempt} of ${maxAttempts} attempts)` };
+  if (typeof def.backoff === 'function') {
+    try {
+      return { kind: 'retry', delayMs: customBackoffDelay(def.backoff, attempt, error) };
+    } catch (err) {
+      onBackoffError(err);
+      return { kind: 'retry', delayMs: backoffDelay(DEFAULT_BACKOFF, attempt, random) };
+    }
+  }
+  return { kind: 'retry', delayMs: backoffDelay(def.backoff, attempt, random) };
+}

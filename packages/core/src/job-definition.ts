@@ -1,0 +1,22 @@
+import type { z } from 'zod';
+import type { BackoffFunction, BackoffStrategy } from './backoff.js';
+import type { JobClass } from './job-class.js';
+
+/** A job class's validated options with defaults applied: what the engine works from. */
+export interface JobDefinition {
+  readonly name: string;
+  readonly className: string;
+  readonly jobClass: JobClass;
+  readonly queue: string;
+  readonly payload?: z.ZodType;
+  /** `retries + 1`. */
+  readonly maxAttempts: number;
+  readonly backoff: BackoffStrategy | BackoffFunction;
+  readonly timeoutMs?: number;
+  readonly priority: number;
+  /** Most parallel runs in one engine; `Infinity` when unlimited. */
+  readonly concurrency: number;
+  readonly idempotencyKey?: (payload: unknown) => string;
+  /** The raw `schedule` option; the cron module compiles it. */
+  readonly schedule?: unknown;
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { DEFAULT_BACKOFF, type BackoffFunction, type BackoffStrategy } from './backoff.js';
+import { isDuration, MAX_TIMER_MS, toMs, type Duration } from './duration.js';
+import { InvalidJobOptionsError } from './errors.js';
+import type { JobClass } from './job-class.js';
+import type { JobDefinition } from './job-definition.js';
+
+const duration = z.custom<Duration>(isDuration, { message: "must be a duration: milliseconds >= 0 or a string like '250ms', '30s', '5m', '2h', '1d'" });
+const positiveDuration = duration.refine((d) => toMs(d) > 0, { message: 'must be a duration longer than 0' });
+const fn = (what: string) => z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { message: `must be a function ${what}` });
+
+/** The `@Job` options schema. `schedule` is checked by the cron module (`compileSchedule`). */
+export const jobOptionsSchema = z.strictObject({
+  name: z.string({ message: 'must be a string' }).trim().min(1, { message: 'must be a non-empty string' }).max(200, { message: 'must be at most 200 characters' }).optional(),
+  queue: z.string({ message: 'must be a string' }).trim().min(1, { message: 'must be a non-empty string' }).max(200, { message: 'must be at most 200 characters' }).optional(),
+  payload: z.custom<z.ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', { message: 'must be a zod schema, e.g. z.object({ ... })' }).optional(),
+  retries: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(0, { message: 'must be >= 0' }).max(10_000, { message: 'must be <= 10000' }).optional(),
+  backoff: z.unknown().optional(),
+  timeout: positiveDuration.optional(),
+  priority: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(-1_000_000).max(1_000_000).optional(),
+  concurrency: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(1, { message: 'must be >= 1' }).optional(),
+  idempotencyKey: fn('(payload) => string').optional(),
+  schedule: z.unknown().optional(),
+});
+
+const backoffObjectSchema = z.strictObject({
+  type: z.enum(['fixed', 'linear', 'exponential'], { message: "must be 'fixed', 'linear' or 'exponential'" }),
+  delay: duration,
+  max: duration.optional(),
+  jitter: z.enum(['none', 'full', 'equal'], { message: "must be 'none', 'full' or 'equal'" }).optional(),
+});
+
+function firstIssue(className: string, error: z.ZodError, prefix: string[] = []): InvalidJobOptionsError {
+  const issue = error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const key = [...prefix, issue.keys[0]!].join('.');
+    return new InvalidJobOptionsError(className, key, 'is not a known option; check its spelling against the @Job documentation');
+  }
+  const option = [...prefix, ...issue.path.map(String)].join('.') || '(options)';
+  return new InvalidJobOptionsError(className, option, issue.message);
+}
+
+function parseBackoff(className: string, raw: unknown): BackoffStrategy | BackoffFunction {
+  if (raw === undefined) return DEFAULT_BACKOFF;
+  if (typeof raw === 'function') return raw as BackoffFunction;
+  if (typeof raw !== 'object' || raw === null) {
+    return fail(new InvalidJobOptionsError(className, 'backoff', "must be { type: 'fixed' | 'linear' | 'exponential', delay, max?, jitter? } or (attempt, error) => Duration"));
+  }
+  const parsed = backoffObjectSchema.safeParse(raw);
+  if (!parsed.success) throw firstIssue(className, parsed.error, ['backoff']);
+  const { type, delay, max, jitter } = parsed.data;
+  return { type, delayMs: toMs(delay), maxMs: max === undefined ? MAX_TIMER_MS : Math.min(toMs(max), MAX_TIMER_MS), jitter: jitter ?? 'none' };
+}
+
+function fail(error: Error): never {
+  throw error;
+}
+
+/**
+ * Validates one class's raw `@Job` options and applies the defaults. Throws
+ * `InvalidJobOptionsError` naming the class and the option.
+ */
+export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition {
+  const className = jobClass.name || '(anonymous class)';
+  const parsed = jobOptionsSchema.safeParse(raw ?? {});
+  if (!parsed.success) throw firstIssue(className, parsed.error);
+  const o = parsed.data;
+  return {
+    name: o.name ?? className,
+    className,
+    jobClass,
+    queue: o.queue ?? 'default',
+    payload: o.payload,
+    maxAttempts: (o.retries ?? 3) + 1,
+    backoff: parseBackoff(className, o.backoff),
+    timeoutMs: o.timeout === undefined ? undefined : Math.min(toMs(o.timeout), MAX_TIMER_MS),
+    priority: o.priority ?? 0,
+    concurrency: o.concurrency ?? Infinity,
+    idempotencyKey: o.idempotencyKey as ((payload: unknown) => string) | undefined,
+    schedule: o.schedule,
+  };
+}

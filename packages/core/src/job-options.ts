@@ -1,0 +1,42 @@
+import type { z } from 'zod';
+import type { BackoffFunction, BackoffJitter, BackoffType } from './backoff.js';
+import type { ScheduleOptions } from './cron/schedule-options.js';
+import type { Duration } from './duration.js';
+
+/** A built-in retry backoff, as written in `@Job({ backoff })`. */
+export interface BackoffOptions {
+  type: BackoffType;
+  /** The first delay (fixed: every delay; linear: grows by it; exponential: doubles from it). */
+  delay: Duration;
+  /** No delay is longer. @default 2^31-1 ms (about 24.8 days) */
+  max?: Duration;
+  /** @default 'none' */
+  jitter?: BackoffJitter;
+}
+
+/** The payload type a job options object implies: the schema's output, or `any` without a schema. */
+export type SchemaPayload<S> = S extends z.ZodType ? z.output<S> : any;
+
+/** The options of `@Job(...)`, validated when the engine is created. */
+export interface JobOptions<S extends z.ZodType | undefined = z.ZodType | undefined> {
+  /** Stable name stored with every job. @default the class name */
+  name?: string;
+  /** @default 'default' */
+  queue?: string;
+  /** zod schema checked at enqueue (refused, nothing stored) and before each run (dead letter, no retry). */
+  payload?: S;
+  /** Retries after the first attempt. @default 3 */
+  retries?: number;
+  /** Delay between attempts. @default exponential from 1s, max 1h, full jitter */
+  backoff?: BackoffOptions | BackoffFunction;
+  /** `ctx.signal` aborts after this long and the attempt fails with `JobTimeoutError`. */
+  timeout?: Duration;
+  /** Higher runs first. @default 0 */
+  priority?: number;
+  /** Most parallel runs of this job in one engine instance. @default unlimited (engine concurrency) */
+  concurrency?: number;
+  /** Business identity of a payload; a taken key makes enqueue return the existing job. */
+  idempotencyKey?: (payload: SchemaPayload<S>) => string;
+  /** Run on a cron schedule: an expression, or `{ cron, timezone, payload, catchUp, overlap }`. */
+  schedule?: ScheduleOptions;
+}

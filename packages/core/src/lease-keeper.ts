@@ -1,0 +1,84 @@
+import type { Clock } from './clock.js';
+import { LeaseLostError, LoomError } from './errors.js';
+import type { EventBus } from './events.js';
+import type { LeaseRef } from './job-record.js';
+import type { Logger } from './logger.js';
+import type { JobStore } from './store.js';
+import { toError } from './to-error.js';
+
+/**
+ * Keeps one run's lease alive: extends it every `leaseMs / 3` while the handler runs. When the
+ * store says the lease is lost, or extending keeps failing until the lease has passed, it calls
+ * `onLost` (the runner aborts `ctx.signal`). A failed extension is retried before the lease ends.
+ */
+export class LeaseKeeper {
+  private cancelTimer: (() => void) | undefined;
+  private stopped = false;
+  private leaseUntil: Date;
+
+  constructor(
+    private readonly deps: {
+      store: JobStore;
+      clock: Clock;
+      logger: Logger;
+      events: EventBus;
+      lease: LeaseRef;
+      leaseMs: number;
+      until: Date;
+      onLost: (error: LeaseLostError) => void;
+    },
+  ) {
+    this.leaseUntil = deps.until;
+  }
+
+  /** When the lease currently ends, as far as this worker knows. */
+  get until(): Date {
+    return this.leaseUntil;
+  }
+
+  start(): void {
+    this.schedule(this.interval());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+  }
+
+  private interval(): number {
+    return Math.max(1, Math.floor(this.deps.leaseMs / 3));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.cancelTimer = this.deps.clock.setTimer(() => void this.beat(), ms);
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    const { store, clock, lease, leaseMs } = this.deps;
+    const now = clock.now();
+    const until = new Date(now.getTime() + leaseMs);
+    try {
+      await store.extendLease(lease, until, now);
+      if (this.stopped) return;
+      this.leaseUntil = until;
+      this.schedule(this.interval());
+    } catch (err) {
+      if (this.stopped) return;
+      if (LoomError.is(err, 'LEASE_LOST')) return this.lost(err as LeaseLostError);
+      const error = toError(err);
+      this.deps.logger.warn({ err: error, jobId: lease.jobId }, `Job ${lease.jobId}: extending the lease failed; retrying before it ends`);
+      this.deps.events.emit('worker:error', { error, operation: 'extendLease', jobId: lease.jobId });
+      const remaining = this.leaseUntil.getTime() - clock.now().getTime();
+      if (remaining <= 0) return this.lost(new LeaseLostError(lease.jobId, 'the lease ran out while the store could not be reached to extend it'));
+      this.schedule(Math.min(this.interval(), remaining));
+    }
+  }
+
+  private lost(error: LeaseLostError): void {
+    this.stop();
+    this.deps.logger.warn({ jobId: this.deps.lease.jobId }, error.message);
+    this.deps.onLost(error);
+  }
+}

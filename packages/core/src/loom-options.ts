@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Container } from 'inversify';
+import type { RandomSource } from './backoff.js';
+import { SystemClock, type Clock } from './clock.js';
+import { MAX_TIMER_MS, toMs, type Duration } from './duration.js';
+import { InvalidArgumentError } from './engine-errors.js';
+import type { JobClass } from './job-class.js';
+import { ConsoleLogger, type Logger } from './logger.js';
+import type { JobStore } from './store.js';
+
+/** Options of `Loom.create`. */
+export interface LoomOptions {
+  /** The inversify container job classes are built through. @default a new, empty Container */
+  container?: Container;
+  store: JobStore;
+  /** Restrict the engine to these job classes. @default every `@Job` class loaded so far */
+  jobs?: readonly JobClass[];
+  /** Most parallel runs in this instance. @default 10 */
+  concurrency?: number;
+  /** Queues this instance claims from. @default every queue of the known jobs */
+  queues?: readonly string[];
+  /** Lease length; renewed every third of it while a handler runs. @default '30s' */
+  lease?: Duration;
+  /** How long `stop()` lets runs in flight finish before releasing them. @default '10s' */
+  shutdownGrace?: Duration;
+  /** How often idle workers look for due jobs. @default '1s' */
+  pollInterval?: Duration;
+  /** @default the system clock */
+  clock?: Clock;
+  /** @default a ConsoleLogger at level 'info' */
+  logger?: Logger;
+  /** Random source for backoff jitter, in [0, 1). @default Math.random */
+  random?: RandomSource;
+  /** Names this instance in leases (`lease.owner`). @default `<host>:<pid>:<random>` */
+  owner?: string;
+}
+
+/** {@link LoomOptions} validated, with defaults applied and durations in ms. */
+export interface ResolvedLoomOptions {
+  container: Container;
+  store: JobStore;
+  jobs?: readonly JobClass[];
+  concurrency: number;
+  queues?: readonly string[];
+  leaseMs: number;
+  shutdownGraceMs: number;
+  pollMs: number;
+  clock: Clock;
+  logger: Logger;
+  random: RandomSource;
+  owner: string;
+}
+
+function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  let ms: number;
+  try {
+    ms = toMs(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`Loom option "${name}"`, (err as Error).message);
+  }
+  if (ms < min || ms > MAX_TIMER_MS) throw new InvalidArgumentError(`Loom option "${name}"`, `must be between ${min} ms and ${MAX_TIMER_MS} ms`);
+  return ms;
+}
+
+/** Validates `Loom.create` options; a bad one throws `InvalidArgumentError` naming it. */
+export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('Loom options', 'must be an object');
+  const { store } = options;
+  if (typeof store !== 'object' || store === null || typeof store.claim !== 'function') {
+    throw new InvalidArgumentError('Loom option "store"', 'must be a JobStore, e.g. new MemoryStore() or new MongoStore({ ... })');
+  }
+  const concurrency = options.concurrency ?? 10;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError('Loom option "concurrency"', `${String(concurrency)} is not an integer >= 1`);
+  if (options.queues !== undefined && (!Array.isArray(options.queues) || options.queues.some((q) => typeof q !== 'string' || q === ''))) {
+    throw new InvalidArgumentError('Loom option "queues"', 'must be an array of non-empty queue names');
+  }
+  if (options.jobs !== undefined && !Array.isArray(options.jobs)) throw new InvalidArgumentError('Loom option "jobs"', 'must be an array of @Job classes');
+  const resolved: ResolvedLoomOptions = {
+    container: options.container ?? new Container(),
+    store,
+    concurrency,
+    leaseMs: duration('lease', options.lease, 30_000, 3),
+    shutdownGraceMs: duration('shutdownGrace', options.shutdownGrace, 10_000, 0),
+    pollMs: duration('pollInterval', options.pollInterval, 1_000, 1),
+    clock: options.clock ?? new SystemClock(),
+    logger: options.logger ?? new ConsoleLogger(),
+    random: options.random ?? Math.random,
+    owner: options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+  };
+  if (options.jobs !== undefined) resolved.jobs = options.jobs;
+  if (options.queues !== undefined) resolved.queues = options.queues;
+  return resolved;
+}

@@ -1,0 +1,127 @@
+import { toMs, type Duration } from './duration.js';
+import { EngineStateError, InvalidArgumentError } from './engine-errors.js';
+import { buildEngine, type Engine } from './engine.js';
+import type { EnqueueOptions } from './enqueue-options.js';
+import type { LoomEventListener, LoomEventName } from './events.js';
+import type { JobClass, PayloadOf } from './job-class.js';
+import type { DeadLetters } from './dead-letters.js';
+import type { EnqueueResult, JobRecord, StoreStats } from './job-record.js';
+import type { LoomOptions } from './loom-options.js';
+import type { InFlightRun } from './worker-pool.js';
+
+/** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
+export type EnqueueArgs<C> = undefined extends PayloadOf<C>
+  ? [payload?: PayloadOf<C>, options?: EnqueueOptions]
+  : [payload: PayloadOf<C>, options?: EnqueueOptions];
+
+/** `loom.stats()`: the store's counts plus this instance's workers. */
+export interface LoomStats extends StoreStats {
+  /** Runs in flight in this instance. */
+  inFlight: number;
+  concurrency: number;
+}
+
+/** @internal What `@loom/testing` drives the engine with. Not a stable API. */
+export interface LoomTestHooks {
+  /** Claims and starts every due job there is room for. */
+  pump(): Promise<void>;
+  inFlight(): InFlightRun[];
+  /** Moves whenever a claim returns jobs or a run ends. */
+  activityCount(): number;
+  /** Resolves when the next run ends. */
+  nextSettle(): Promise<void>;
+}
+
+/**
+ * The Loom engine: stores jobs, runs them through `@Job` classes with leases, retries and dead
+ * letters. Build one with {@link Loom.create}.
+ */
+export class Loom {
+  /** The jobs that ran out of attempts or failed permanently. */
+  readonly deadLetters: DeadLetters;
+  private state: 'created' | 'started' | 'stopped' = 'created';
+
+  private constructor(private readonly engine: Engine) {
+    this.deadLetters = engine.deadLetters;
+  }
+
+  /**
+   * Validates the options and every job's `@Job` options, discovers the job classes and builds
+   * them through the container, and initialises the store. Fails with an error naming the class
+   * and option on bad options, duplicate job names, or classes without `run`.
+   */
+  static async create(options: LoomOptions): Promise<Loom> {
+    return new Loom(await buildEngine(options));
+  }
+
+  /** Starts the workers (and the cron scheduler). Calling it again is a no-op; after `stop` it throws. */
+  async start(): Promise<void> {
+    if (this.state === 'stopped') throw new EngineStateError('This Loom was stopped and cannot start again; create a new one with Loom.create');
+    if (this.state === 'started') return;
+    this.state = 'started';
+    this.engine.pool.start();
+    await this.engine.scheduling.start();
+  }
+
+  /**
+   * Stops claiming, lets runs in flight finish within `grace` (default: `shutdownGrace`), then
+   * aborts the rest and releases them to the queue: nothing is lost, nothing unfinished is acked.
+   * The store is not closed (it is yours: call `store.close()`).
+   */
+  async stop(options: { grace?: Duration } = {}): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    let graceMs = this.engine.options.shutdownGraceMs;
+    if (options.grace !== undefined) {
+      try {
+        graceMs = toMs(options.grace);
+      } catch (err) {
+        throw new InvalidArgumentError('stop grace', (err as Error).message);
+      }
+    }
+    await this.engine.scheduling.stop();
+    await this.engine.pool.stop(graceMs);
+  }
+
+  /**
+   * Stores a job. The payload is checked against the job's schema and the plain-data rule first;
+   * a refused payload throws `InvalidPayloadError` naming the path and stores nothing. A taken
+   * idempotency key returns the existing job's id with `deduplicated: true`.
+   */
+  enqueue<C extends JobClass>(job: C, ...args: EnqueueArgs<C>): Promise<EnqueueResult> {
+    const [payload, options] = args;
+    return this.engine.enqueuer.enqueue(job, payload, options);
+  }
+
+  /** Stores several jobs of one class; if any payload is refused, none is stored. Results are in input order. */
+  enqueueMany<C extends JobClass>(job: C, payloads: readonly PayloadOf<C>[], options?: Omit<EnqueueOptions, 'idempotencyKey'>): Promise<EnqueueResult[]> {
+    return this.engine.enqueuer.enqueueMany(job, payloads, options);
+  }
+
+  /** A job by id (also a dead one), with its status, attempts, errors, steps and result; null if unknown. */
+  getJob(id: string): Promise<JobRecord | null> {
+    return this.engine.options.store.getJob(id);
+  }
+
+  /** Listens to an engine event; returns a function that removes the listener. A throwing listener is logged, never fatal. */
+  on<E extends LoomEventName>(event: E, listener: LoomEventListener<E>): () => void {
+    return this.engine.events.on(event, listener);
+  }
+
+  /** Counts per queue and status, dead letters, and this instance's runs in flight. */
+  async stats(): Promise<LoomStats> {
+    const stats = await this.engine.options.store.stats();
+    return { ...stats, inFlight: this.engine.pool.inFlight().length, concurrency: this.engine.options.concurrency };
+  }
+
+  /** @internal For `@loom/testing`. */
+  get testHooks(): LoomTestHooks {
+    const { pool } = this.engine;
+    return {
+      pump: () => pool.pump(),
+      inFlight: () => pool.inFlight(),
+      activityCount: () => pool.activityCount,
+      nextSettle: () => pool.nextSettle(),
+    };
+  }
+}

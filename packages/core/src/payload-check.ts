@@ -1,0 +1,21 @@
+import { InvalidPayloadError } from './errors.js';
+import type { JobDefinition } from './job-definition.js';
+import { findPlainDataProblem } from './plain-data.js';
+
+const joinPath = (prefix: string, path: string): string => (prefix && path ? `${prefix}${path.startsWith('[') ? '' : '.'}${path}` : prefix || path);
+
+/**
+ * Checks a payload against the plain-data rule and the job's schema, and returns what the handler
+ * receives (the schema's output). Throws `InvalidPayloadError` naming the offending path, which
+ * `pathPrefix` (e.g. `[2]` in a batch) is put in front of.
+ */
+export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = ''): unknown {
+  const problem = findPlainDataProblem(payload);
+  if (problem) throw new InvalidPayloadError(def.name, joinPath(pathPrefix, problem.path), `${problem.reason} (payloads must be plain data)`);
+  if (!def.payload) return payload;
+  const result = def.payload.safeParse(payload);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = (issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  throw new InvalidPayloadError(def.name, joinPath(pathPrefix, path), issue?.message ?? 'does not match the payload schema', { cause: result.error });
+}

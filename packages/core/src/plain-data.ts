@@ -1,0 +1,98 @@
+/**
+ * The plain-data rule for everything Loom stores on behalf of users (payloads, step results,
+ * progress, results): plain objects, arrays, strings, finite or non-finite numbers, booleans,
+ * null, undefined (dropped like a missing field) and valid `Date`s. A document database keeps
+ * exactly these; anything else would be silently changed or lost on the way through the store.
+ */
+
+/** The largest document MongoDB stores: 16 MiB. Loom refuses bigger values up front. */
+export const MAX_PLAIN_DATA_BYTES = 16 * 1024 * 1024;
+
+/** Why a value is not plain data, and where. */
+export interface PlainDataProblem {
+  /** Where in the value, e.g. `items[2].callback`; `''` for the value itself. */
+  path: string;
+  reason: string;
+}
+
+/**
+ * Finds the first place where `value` breaks the plain-data rule, or returns null. Also estimates
+ * the serialized (BSON) size and refuses values over `maxBytes`.
+ */
+export function findPlainDataProblem(value: unknown, maxBytes = MAX_PLAIN_DATA_BYTES): PlainDataProblem | null {
+  const ancestors: object[] = [];
+  const ancestorPaths: string[] = [];
+  let problem: PlainDataProblem | null = null;
+
+  // Returns the estimated BSON size of the value as a document element body.
+  const visit = (v: unknown, path: string): number => {
+    if (problem) return 0;
+    switch (typeof v) {
+      case 'string':
+        return 5 + Buffer.byteLength(v, 'utf8');
+      case 'number':
+        return 8;
+      case 'boolean':
+        return 1;
+      case 'undefined':
+        return 0;
+      case 'function':
+        problem = { path, reason: 'is a function' };
+        return 0;
+      case 'symbol':
+        problem = { path, reason: 'is a symbol' };
+        return 0;
+      case 'bigint':
+        problem = { path, reason: 'is a BigInt; use a number or a string' };
+        return 0;
+    }
+    if (v === null) return 0;
+    const obj = v as object;
+    if (obj instanceof Date) {
+      if (Number.isNaN(obj.getTime())) problem = { path, reason: 'is an invalid Date' };
+      return 8;
+    }
+    const at = ancestors.indexOf(obj);
+    if (at >= 0) {
+      problem = { path, reason: `is a cycle back to ${ancestorPaths[at] || '(root)'}` };
+      return 0;
+    }
+    const isArray = Array.isArray(obj);
+    if (!isArray) {
+      const proto = Object.getPrototypeOf(obj);
+      if (proto !== Object.prototype && proto !== null) {
+        const name = (proto as { constructor?: { name?: string } }).constructor?.name || 'an unnamed class';
+        problem = { path, reason: `is an instance of ${name}; only plain objects, arrays and Date are allowed` };
+        return 0;
+      }
+      if (Object.getOwnPropertySymbols(obj).length > 0) {
+        problem = { path, reason: 'has a symbol key' };
+        return 0;
+      }
+    }
+    ancestors.push(obj);
+    ancestorPaths.push(path);
+    let size = 5;
+    if (isArray) {
+      const arr = obj as unknown[];
+      for (let i = 0; i < arr.length && !problem; i++) {
+        size += 2 + String(i).length + visit(arr[i], `${path}[${i}]`);
+      }
+    } else {
+      for (const [key, child] of Object.entries(obj)) {
+        if (problem) break;
+        size += 2 + Buffer.byteLength(key, 'utf8') + visit(child, path ? `${path}.${key}` : key);
+      }
+    }
+    ancestors.pop();
+    ancestorPaths.pop();
+    return size;
+  };
+
+  const size = visit(value, '');
+  if (problem) return problem;
+  if (size > maxBytes) {
+    return { path: '', reason: `is about ${size} bytes serialized, over the ${maxBytes}-byte limit; store large data elsewhere and pass a reference` };
+  }
+  return null;
+}

@@ -1,0 +1,233 @@
+import type { Clock } from './clock.js';
+import type { EventBus } from './events.js';
+import type { JobRecord } from './job-record.js';
+import type { JobRegistry } from './job-registry.js';
+import type { JobRunner } from './job-runner.js';
+import type { Logger } from './logger.js';
+import type { JobStore } from './store.js';
+import { toError } from './to-error.js';
+
+/** A run this pool has in flight. */
+export interface InFlightRun {
+  jobId: string;
+  name: string;
+  attempt: number;
+}
+
+interface Slot extends InFlightRun {
+  shutdown: AbortController;
+  done: Promise<void>;
+}
+
+export interface WorkerPoolOptions {
+  store: JobStore;
+  clock: Clock;
+  logger: Logger;
+  events: EventBus;
+  registry: JobRegistry;
+  runner: JobRunner;
+  /** `lease.owner` of this engine's claims. */
+  owner: string;
+  concurrency: number;
+  queues: readonly string[];
+  leaseMs: number;
+  pollMs: number;
+}
+
+const MAX_ERROR_BACKOFF_MS = 60_000;
+
+/**
+ * Claims jobs and hands them to the runner, within the engine's concurrency and each job's own.
+ * It claims ("pumps") when started, after every enqueue from this process, when a run ends, when
+ * the store announces new jobs, and every `pollMs`. A failing claim is logged and retried with
+ * growing delay; the loop never stops by itself.
+ */
+export class WorkerPool {
+  private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  private readonly slots = new Map<string, Slot>();
+  private readonly runningByName = new Map<string, number>();
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private cancelPoll: (() => void) | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private claimFailures = 0;
+  private activity = 0;
+  private readonly settleListeners = new Set<() => void>();
+  private readonly pendingReleases = new Set<Promise<void>>();
+
+  constructor(private readonly o: WorkerPoolOptions) {}
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    this.unsubscribe = this.o.store.subscribe?.((event) => {
+      if (this.o.queues.includes(event.queue)) this.wake();
+    });
+    this.wake();
+  }
+
+  /** Asks for a claim soon (no-op unless running). */
+  wake(): void {
+    void this.pump();
+  }
+
+  /** Claims and starts every due job the pool has room for; resolves when claiming is done (not the runs). */
+  pump(): Promise<void> {
+    if (this.state !== 'running') return Promise.resolve();
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    this.pumping = (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          await this.claimWhileRoom();
+        } while (this.pumpAgain && this.state === 'running');
+      } finally {
+        this.pumping = null;
+        this.schedulePoll();
+      }
+    })();
+    return this.pumping;
+  }
+
+  /** Runs in flight in this pool. */
+  inFlight(): InFlightRun[] {
+    return [...this.slots.values()].map(({ jobId, name, attempt }) => ({ jobId, name, attempt }));
+  }
+
+  /** A counter that moves whenever a claim returns jobs or a run ends (for test harnesses). */
+  get activityCount(): number {
+    return this.activity;
+  }
+
+  /** Resolves when the next run ends. */
+  nextSettle(): Promise<void> {
+    return new Promise((resolve) => {
+      const listener = (): void => {
+        this.settleListeners.delete(listener);
+        resolve();
+      };
+      this.settleListeners.add(listener);
+    });
+  }
+
+  /**
+   * Stops claiming, lets runs in flight finish within `graceMs`, then aborts the rest (their
+   * `ctx.signal` aborts and the runner releases them to the queue, attempt given back).
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    this.state = 'stopping';
+    this.cancelPoll?.();
+    this.unsubscribe?.();
+    let graceOver = false;
+    let cancelGrace: () => void = () => {};
+    const grace = new Promise<void>((resolve) => {
+      cancelGrace = this.o.clock.setTimer(() => {
+        graceOver = true;
+        resolve();
+      }, graceMs);
+    });
+    if (this.pumping) await Promise.race([this.pumping, grace]);
+    await Promise.race([this.allDone(), grace]);
+    cancelGrace();
+    if (graceOver) for (const slot of this.slots.values()) slot.shutdown.abort();
+    await this.allDone();
+    await Promise.all(this.pendingReleases);
+    this.state = 'stopped';
+  }
+
+  private allDone(): Promise<void> {
+    return Promise.all([...this.slots.values()].map((s) => s.done)).then(() => undefined);
+  }
+
+  private async claimWhileRoom(): Promise<void> {
+    const { store, clock, owner, queues, leaseMs } = this.o;
+    for (;;) {
+      const plan = this.plan();
+      if (!plan) return;
+      let jobs: JobRecord[];
+      try {
+        const now = clock.now();
+        jobs = await store.claim({ owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now });
+        this.claimFailures = 0;
+      } catch (err) {
+        this.claimFailures++;
+        const error = toError(err);
+        this.o.logger.error({ err: error, failures: this.claimFailures }, `Claiming jobs failed (${error.message}); retrying in ${this.pollDelay()} ms`);
+        this.o.events.emit('worker:error', { error, operation: 'claim' });
+        return;
+      }
+      if (jobs.length > 0) this.activity++;
+      for (const job of jobs) {
+        if (this.state === 'running') this.startRun(job);
+        else this.releaseUnstarted(job);
+      }
+      if (jobs.length < plan.limit || this.state !== 'running') return;
+    }
+  }
+
+  /**
+   * What to claim next. Jobs whose own concurrency is used up are excluded; the batch is no larger
+   * than the smallest remaining per-job room, so one claim can never overshoot a job's limit.
+   */
+  private plan(): { names: string[]; excludeNames: string[]; limit: number } | null {
+    let limit = this.o.concurrency - this.slots.size;
+    if (limit <= 0) return null;
+    const names: string[] = [];
+    const excludeNames: string[] = [];
+    for (const def of this.o.registry.all()) {
+      if (!this.o.queues.includes(def.queue)) continue;
+      const room = def.concurrency - (this.runningByName.get(def.name) ?? 0);
+      if (room <= 0) {
+        excludeNames.push(def.name);
+        continue;
+      }
+      names.push(def.name);
+      limit = Math.min(limit, room);
+    }
+    return names.length === 0 ? null : { names, excludeNames, limit };
+  }
+
+  private startRun(job: JobRecord): void {
+    const key = `${job.id}:${job.lease?.token}`;
+    const shutdown = new AbortController();
+    this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
+    const done = this.o.runner.run(job, shutdown.signal).finally(() => {
+      this.slots.delete(key);
+      this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
+      this.activity++;
+      for (const listener of [...this.settleListeners]) listener();
+      this.wake();
+    });
+    this.slots.set(key, { jobId: job.id, name: job.name, attempt: job.attempt, shutdown, done });
+  }
+
+  /** A claim that returned while stopping: give the job straight back. */
+  private releaseUnstarted(job: JobRecord): void {
+    const lease = { jobId: job.id, token: job.lease!.token };
+    const release = this.o.store
+      .release(lease, this.o.clock.now())
+      .catch((err: unknown) => {
+        const error = toError(err);
+        this.o.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: releasing it at shutdown failed; it runs again when its lease ends`);
+        this.o.events.emit('worker:error', { error, operation: 'release', jobId: job.id });
+      })
+      .finally(() => this.pendingReleases.delete(release));
+    this.pendingReleases.add(release);
+  }
+
+  private pollDelay(): number {
+    if (this.claimFailures === 0) return this.o.pollMs;
+    return Math.min(Math.max(this.o.pollMs, 100) * 2 ** Math.min(this.claimFailures - 1, 20), MAX_ERROR_BACKOFF_MS);
+  }
+
+  private schedulePoll(): void {
+    this.cancelPoll?.();
+    this.cancelPoll = undefined;
+    if (this.state !== 'running') return;
+    this.cancelPoll = this.o.clock.setTimer(() => this.wake(), this.pollDelay());
+  }
+}

@@ -1,0 +1,4 @@
+export * from './fake-clock.js';
+export * from './capture-logger.js';
+export * from './store-activity.js';
+export * from './test-loom.js';

@@ -1,0 +1,171 @@
+import { Container } from 'inversify';
+import {
+  Loom,
+  MemoryStore,
+  toMs,
+  type Duration,
+  type EnqueueArgs,
+  type EnqueueResult,
+  type JobClass,
+  type JobRecord,
+  type JobStore,
+  type Logger,
+  type LoomOptions,
+  type PayloadOf,
+  type EnqueueOptions,
+} from '@loom/core';
+import { CaptureLogger, type LogEntry } from './capture-logger.js';
+import { FakeClock } from './fake-clock.js';
+import { trackStoreActivity, type StoreActivity } from './store-activity.js';
+
+/** Options of {@link createTestLoom}: `Loom.create`'s, with test defaults. */
+export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | 'container' | 'jobs'> {
+  /** The job classes under test. */
+  jobs: readonly JobClass[];
+  /** @default a new Container */
+  container?: Container;
+  /** @default a new MemoryStore */
+  store?: JobStore;
+  /** @default a FakeClock at 2026-01-01T00:00:00Z */
+  clock?: FakeClock;
+  /** @default a CaptureLogger (entries in `t.logs`) */
+  logger?: Logger;
+  /** Start the workers right away. @default true */
+  start?: boolean;
+}
+
+
+/**
+ * A Loom on a {@link FakeClock}, driven by the test: nothing runs late or early because of real
+ * time. `runUntilIdle` runs what is due now; `advance` moves time through retries, delays,
+ * sleeps, lease expiries and cron fires.
+ */
+export class TestLoom {
+  /** Entries logged by the default CaptureLogger (empty with your own logger). */
+  readonly logs: LogEntry[];
+
+  constructor(
+    readonly loom: Loom,
+    /** The store the engine uses (wrapped to observe activity). */
+    readonly store: JobStore,
+    readonly clock: FakeClock,
+    readonly logger: Logger,
+    private readonly activity: StoreActivity,
+  ) {
+    this.logs = logger instanceof CaptureLogger ? logger.entries : [];
+  }
+
+  enqueue<C extends JobClass>(job: C, ...args: EnqueueArgs<C>): Promise<EnqueueResult> {
+    return this.loom.enqueue(job, ...args);
+  }
+
+  enqueueMany<C extends JobClass>(job: C, payloads: readonly PayloadOf<C>[], options?: Omit<EnqueueOptions, 'idempotencyKey'>): Promise<EnqueueResult[]> {
+    return this.loom.enqueueMany(job, payloads, options);
+  }
+
+  getJob(id: string): Promise<JobRecord | null> {
+    return this.loom.getJob(id);
+  }
+
+  /**
+   * Runs every job due now, including the follow-ups those runs cause (retries without delay,
+   * jobs they enqueue), and resolves when nothing due is left and no run is in flight. Time does
+   * not move. Throws when a run cannot finish without time moving (it waits on its timeout, a
+   * lease or a promise the test controls): use {@link TestLoom.advance} for those.
+   */
+  async runUntilIdle(): Promise<void> {
+    await this.settle();
+    const stuck = this.loom.testHooks.inFlight();
+    if (stuck.length > 0) {
+      const list = stuck.map((r) => `${r.name} (${r.jobId}, attempt ${r.attempt})`).join(', ');
+      throw new Error(
+        `runUntilIdle: ${stuck.length} run(s) are still in flight and cannot progress until time moves: ${list}. ` +
+          'They wait on a timeout, a lease, a timer or a promise the test controls; use t.advance(...) or settle that promise first.',
+      );
+    }
+  }
+
+  /**
+   * Moves the clock forward by `duration` in steps: to each due timer (heartbeats, timeouts, polls,
+   * cron) and each job's due time (delays, retries, sleeps, lease expiries) in order, letting the
+   * engine settle after each step. Runs still in flight at the end stay in flight.
+   */
+  async advance(duration: Duration): Promise<void> {
+    const target = this.clock.now().getTime() + toMs(duration);
+    await this.settle();
+    for (;;) {
+      const next = await this.nextDue();
+      if (next === null || next > target) break;
+      this.clock.set(Math.max(next, this.clock.now().getTime()));
+      await this.settle();
+    }
+    this.clock.set(target);
+    await this.settle();
+  }
+
+  /** Stops the engine (default grace: `shutdownGrace`), moving time through the grace if runs hang. */
+  async stop(options: { grace?: Duration } = {}): Promise<void> {
+    let done = false;
+    const stopping = this.loom.stop(options).finally(() => {
+      done = true;
+    });
+    await this.settle();
+    while (!done) {
+      const next = this.clock.nextTimerAt();
+      if (!next) break;
+      this.clock.set(next);
+      await this.settle();
+    }
+    await stopping;
+  }
+
+  /**
+   * Lets everything that can happen without time moving happen: claims, runs, store writes and
+   * the promise chains between them. Settled when no store call is pending and neither the store
+   * nor the worker pool did anything across two event-loop turns.
+   */
+  private async settle(): Promise<void> {
+    const hooks = this.loom.testHooks;
+    await hooks.pump();
+    let last = '';
+    let stable = 0;
+    while (stable < 2) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const mark = `${this.activity.settled}:${hooks.activityCount()}`;
+      if (this.activity.pending === 0 && mark === last) stable++;
+      else {
+        stable = 0;
+        last = mark;
+      }
+    }
+  }
+
+  /** The earliest instant after now when something is due: a timer, a job's runAt, or a lease expiry. */
+  private async nextDue(): Promise<number | null> {
+    const now = this.clock.now().getTime();
+    let next = this.clock.nextTimerAt()?.getTime() ?? null;
+    const consider = (t: number): void => {
+      if (t > now && (next === null || t < next)) next = t;
+    };
+    for (const job of await this.store.listJobs({ status: ['queued', 'running', 'waiting'] })) {
+      if (job.status === 'running') {
+        if (job.lease) consider(job.lease.until.getTime() + 1);
+      } else consider(job.runAt.getTime());
+    }
+    return next;
+  }
+}
+
+/**
+ * Builds a {@link TestLoom}: `Loom.create` with a MemoryStore, a FakeClock and a CaptureLogger
+ * unless given others, started unless `start: false`.
+ */
+export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom> {
+  const clock = options.clock ?? new FakeClock();
+  const logger = options.logger ?? new CaptureLogger();
+  const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
+  const { start, ...rest } = options;
+  const loom = await Loom.create({ pollInterval: '1m', ...rest, container: options.container ?? new Container(), store, clock, logger });
+  if (start !== false) await loom.start();
+  return new TestLoom(loom, store, clock, logger, activity);
+}
