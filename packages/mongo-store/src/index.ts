@@ -1,1 +1,15 @@
-export {};
+/**
+ * `@loom/mongo-store`: Loom's durable {@link JobStore} on MongoDB.
+ *
+ * ```ts
+ * import { MongoStore } from '@loom/mongo-store';
+ * const store = new MongoStore({ url: process.env.MONGODB_URI!, database: 'app' });
+ * const loom = await Loom.create({ container, store });
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { MongoStore } from './mongo-store.js';
+export type { MongoStoreOptions, RetentionOptions, StoreLogger } from './options.js';
+export type { ReconcileReport } from './dead-letters.js';
+export { indexPlan, type IndexSpec } from './indexes.js';

@@ -1,0 +1,130 @@
+import type { ClientSession, ObjectId } from 'mongodb';
+import { LeaseLostError, LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
+import { withSession, type StoreCollections } from './collections.js';
+import type { DeadLetterDocument } from './documents.js';
+import { fencedFilter } from './filters.js';
+import type { StoreLogger } from './options.js';
+import { isDuplicateKey } from './store-errors.js';
+import { deadLetterDocument, replayedJobDocument } from './updates.js';
+
+/**
+ * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
+ * transaction. On a standalone it is two idempotent steps keyed by the job's own `_id`
+ * (write the dead letter, then delete the fenced job); a crash between them leaves the job in both
+ * places, which {@link reconcileDeadLetters} resolves at the next `init()`.
+ */
+
+export interface MoveContext {
+  collections: StoreCollections;
+  transactional: boolean;
+  logger: StoreLogger;
+}
+
+/** Runs `fn` in a transaction on a replica set, or directly (no session) on a standalone. */
+async function maybeTransaction<T>(ctx: MoveContext, fn: (session?: ClientSession) => Promise<T>): Promise<T> {
+  if (!ctx.transactional) return fn();
+  return ctx.collections.client.withSession((session) => session.withTransaction(() => fn(session)));
+}
+
+/** `running → dead`, fenced by the lease. */
+export async function moveToDeadLetters(
+  ctx: MoveContext,
+  id: ObjectId,
+  lease: LeaseRef,
+  outcome: { reason: string; error?: ErrorRecord; now: Date },
+): Promise<void> {
+  const { jobs, deadLetters } = ctx.collections;
+  const fence = fencedFilter(id, lease.token);
+  await maybeTransaction(ctx, async (session) => {
+    const job = await jobs.findOne(fence, withSession(session));
+    if (!job) throw new LeaseLostError(lease.jobId);
+    const dead = deadLetterDocument(job, outcome);
+    await deadLetters.replaceOne({ _id: id }, dead, { upsert: true, ...withSession(session) });
+    const deleted = await jobs.deleteOne(fence, withSession(session));
+    if (deleted.deletedCount === 1) return;
+    if (session) throw new LeaseLostError(lease.jobId); // aborts the transaction: nothing changed
+    // Standalone: the job moved on between our read and delete (its lease expired and another
+    // worker took it), or a concurrent init() finished this very move for us.
+    const still = await jobs.findOne({ _id: id }, { projection: { _id: 1 } });
+    if (!still) return;
+    await deadLetters.deleteOne({ _id: id, leaseToken: lease.token });
+    throw new LeaseLostError(lease.jobId);
+  });
+}
+
+/**
+ * `dead → queued`, same id, attempts reset. Conditional: of two concurrent replays one inserts the
+ * job and the other finds the id taken (or the dead letter gone) and returns null.
+ */
+export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date): Promise<string | null> {
+  const { jobs, deadLetters } = ctx.collections;
+  return maybeTransaction(ctx, async (session) => {
+    const dead = session
+      ? await deadLetters.findOneAndDelete({ _id: id }, { session })
+      : await deadLetters.findOne({ _id: id });
+    if (!dead) return null;
+    const key = dead.job.idempotencyKey;
+    const keyHeld = (cause?: unknown) =>
+      new LoomError('STORE_ERROR', `Cannot replay dead job ${id.toHexString()}: its idempotency key "${key}" is now held by another job`, { cause });
+    if (key !== undefined) {
+      // Checked first because inside a transaction a duplicate-key error would abort it.
+      const holder = await jobs.findOne({ idempotencyKey: { $eq: key } }, { projection: { _id: 1 }, ...withSession(session) });
+      if (holder && !holder._id.equals(id)) throw keyHeld();
+    }
+    try {
+      await jobs.insertOne(replayedJobDocument(dead, now), withSession(session));
+    } catch (err) {
+      if (session || !isDuplicateKey(err)) throw err;
+      const byId = await jobs.findOne({ _id: id }, { projection: { _id: 1 } });
+      if (byId) return null; // replayed concurrently (or a half-done move that init() resolves)
+      throw keyHeld(err);
+    }
+    if (!session) await deadLetters.deleteOne({ _id: id });
+    return id.toHexString();
+  });
+}
+
+/** What a reconciliation did. */
+export interface ReconcileReport {
+  /** Half-done moves to the dead letters that were finished (the job deleted). */
+  finishedMoves: number;
+  /** Dead letters whose job lives on (a replay, or a move that lost its lease) that were deleted. */
+  staleDeadLetters: number;
+}
+
+const RECONCILE_BATCH = 500;
+
+/**
+ * Resolves every job present in both collections: a job still running under the lease that moved
+ * it was being dead-lettered when the process died, so the move is finished; any other job (replayed,
+ * or taken over by another worker) is the live copy, so the dead letter goes.
+ */
+export async function reconcileDeadLetters(ctx: MoveContext): Promise<ReconcileReport> {
+  const { jobs, deadLetters } = ctx.collections;
+  const report: ReconcileReport = { finishedMoves: 0, staleDeadLetters: 0 };
+  const cursor = deadLetters.find({}, { projection: { _id: 1, leaseToken: 1 } }).batchSize(RECONCILE_BATCH);
+  let batch: Pick<DeadLetterDocument, '_id' | 'leaseToken'>[] = [];
+  const flush = async () => {
+    const live = await jobs
+      .find({ _id: { $in: batch.map((d) => d._id) } }, { projection: { _id: 1, status: 1, 'lease.token': 1 } })
+      .toArray();
+    for (const job of live) {
+      const dead = batch.find((d) => d._id.equals(job._id))!;
+      if (job.status === 'running' && job.lease?.token === dead.leaseToken) {
+        report.finishedMoves += (await jobs.deleteOne(fencedFilter(job._id, dead.leaseToken))).deletedCount;
+      } else {
+        report.staleDeadLetters += (await deadLetters.deleteOne({ _id: dead._id, leaseToken: dead.leaseToken })).deletedCount;
+      }
+    }
+    batch = [];
+  };
+  for await (const doc of cursor) {
+    batch.push(doc);
+    if (batch.length === RECONCILE_BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  if (report.finishedMoves + report.staleDeadLetters > 0) {
+    ctx.logger.warn({ ...report }, 'reconciled jobs found in both the jobs and dead-letter collections (an interrupted move)');
+  }
+  return report;
+}

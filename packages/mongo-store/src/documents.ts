@@ -1,0 +1,51 @@
+import type { ObjectId } from 'mongodb';
+import type { JobRecord, SignalRecord } from '@loom/core';
+
+/**
+ * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
+ * the store turns into its hex string at the `JobStore` boundary.
+ */
+export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
+  _id: ObjectId;
+  /**
+   * The instant the job becomes claimable, present only while it can become claimable:
+   * `runAt` when queued, `lease.until + 1 ms` when running (a lease is expired strictly after
+   * `until`, and BSON dates have millisecond precision), the timeout when waiting with one.
+   * One field lets one partial index answer every claim, whatever the state.
+   */
+  claimAt?: Date;
+  signals: StoredSignal[];
+}
+
+/** A signal plus a store-generated id, so one stored signal can be taken off atomically by id. */
+export interface StoredSignal extends SignalRecord {
+  sid: ObjectId;
+}
+
+/** A dead job in the dead-letter collection. `_id` is the job's `_id`, which makes the move idempotent. */
+export interface DeadLetterDocument {
+  _id: ObjectId;
+  name: string;
+  queue: string;
+  reason: string;
+  diedAt: Date;
+  /** The token of the lease that moved it: lets a restart tell a half-done move from a stale one. */
+  leaseToken: string;
+  job: Omit<JobDocument, '_id'>;
+}
+
+/** Per-schedule cron state; `_id` is the schedule (job) name. */
+export interface ScheduleDocument {
+  _id: string;
+  lastFireAt: Date | null;
+  firstSeenAt: Date;
+  paused: boolean;
+  updatedAt: Date;
+}
+
+/** `dedupe: 'forever'`: one document per idempotency key ever used; `_id` is the key. */
+export interface KeyTombstoneDocument {
+  _id: string;
+  jobId: ObjectId;
+  at: Date;
+}

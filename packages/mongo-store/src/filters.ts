@@ -1,0 +1,117 @@
+import type { Filter, ObjectId, Sort } from 'mongodb';
+import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStatus } from '@loom/core';
+import { requireDate, requireString, requireStrings } from './arguments.js';
+import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
+
+/**
+ * Pure builders of every filter the store sends. Caller values are type-checked and placed in
+ * fixed `$eq`/`$in` positions; they are never spread into a filter, so `{ "$ne": null }` sent as an
+ * id or key is refused instead of matching other jobs.
+ */
+
+/** The claimable states; every other state has no `claimAt`. */
+const CLAIMABLE: JobStatus[] = ['queued', 'running', 'waiting'];
+
+/** Claim order: priority descending, then run time, then enqueue order (ObjectIds grow). */
+export const CLAIM_SORT: Sort = { priority: -1, runAt: 1, _id: 1 };
+
+/** Jobs claimable at `now`: queued and due, running with an expired lease, or waiting past its timeout. */
+export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): Filter<JobDocument> {
+  const names = requireStrings(req.names, 'claim names');
+  const excluded = req.excludeNames === undefined ? [] : requireStrings(req.excludeNames, 'claim excludeNames');
+  const name: Filter<JobDocument>['name'] = excluded.length > 0 ? { $in: names, $nin: excluded } : { $in: names };
+  return {
+    claimAt: { $lte: requireDate(req.now, 'claim now') },
+    queue: { $in: requireStrings(req.queues, 'claim queues') },
+    name,
+    status: { $in: CLAIMABLE },
+  };
+}
+
+/** The candidates of a batch claim, re-checked per document by the update that takes them. */
+export function batchClaimFilter(req: Parameters<typeof claimFilter>[0], ids: ObjectId[]): Filter<JobDocument> {
+  return { ...claimFilter(req), _id: { $in: ids } };
+}
+
+/** Extra conditions a fenced write can carry on top of the lease check. */
+export interface FenceConditions {
+  /** Only if no step of this name is recorded yet (steps are first-write-wins). */
+  absentStep?: string;
+  /** Only if a `pending` step of this name is recorded (a sleep or wait being replaced). */
+  pendingStep?: string;
+  /** Only if no signal of this name is stored (a wait must not miss an early signal). */
+  absentSignal?: string;
+  /** Only if this stored signal (by store id) is still on the job. */
+  signalId?: ObjectId;
+}
+
+/**
+ * The fence of every write after a claim: this job, still running, under this lease token.
+ * Zero matches means the lease was lost (or a condition failed), and the write changes nothing.
+ */
+export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceConditions = {}): Filter<JobDocument> {
+  const filter: Filter<JobDocument> = { _id: id, 'lease.token': { $eq: requireString(token, 'lease token') }, status: 'running' };
+  if (conditions.absentStep !== undefined) filter['steps.name'] = { $ne: requireString(conditions.absentStep, 'step name') };
+  if (conditions.pendingStep !== undefined) {
+    filter.steps = { $elemMatch: { name: { $eq: requireString(conditions.pendingStep, 'step name') }, status: 'pending' } };
+  }
+  if (conditions.absentSignal !== undefined) filter['signals.name'] = { $ne: requireString(conditions.absentSignal, 'signal name') };
+  if (conditions.signalId !== undefined) filter['signals.sid'] = conditions.signalId;
+  return filter;
+}
+
+/** A job that is waiting (for `wake`). */
+export function waitingFilter(id: ObjectId): Filter<JobDocument> {
+  return { _id: id, status: 'waiting' };
+}
+
+/** A job waiting for the signal `name`: storing the signal also wakes it. */
+export function waitingForSignalFilter(id: ObjectId, name: unknown): Filter<JobDocument> {
+  return { _id: id, status: 'waiting', 'waitingFor.signal': { $eq: requireString(name, 'signal name') } };
+}
+
+/**
+ * A job that has not finished and is *not* waiting for the signal `name`: the signal is only
+ * stored. Excluding the waiting case closes the race where the job starts waiting between the two
+ * attempts, which would otherwise leave the signal stored on a job that never wakes.
+ */
+export function unfinishedNotWaitingForFilter(id: ObjectId, name: unknown): Filter<JobDocument> {
+  return {
+    _id: id,
+    status: { $in: CLAIMABLE },
+    $nor: [{ status: 'waiting', 'waitingFor.signal': { $eq: requireString(name, 'signal name') } }],
+  };
+}
+
+/** Jobs holding any of these idempotency keys. */
+export function idempotencyKeysFilter(keys: string[]): Filter<JobDocument> {
+  return { idempotencyKey: { $in: requireStrings(keys, 'idempotency keys') } };
+}
+
+/** `listJobs`: every field optional, combined with AND. */
+export function jobListFilter(filter: JobFilter): Filter<JobDocument> {
+  const out: Filter<JobDocument> = {};
+  if (filter.name !== undefined) out.name = { $eq: requireString(filter.name, 'filter.name') };
+  if (filter.queue !== undefined) out.queue = { $eq: requireString(filter.queue, 'filter.queue') };
+  if (filter.status !== undefined) out.status = { $in: requireStrings(filter.status, 'filter.status') as JobStatus[] };
+  if (filter.parentId !== undefined) out.parentId = { $eq: requireString(filter.parentId, 'filter.parentId') };
+  if (filter.idempotencyKey !== undefined) {
+    out.idempotencyKey = { $eq: requireString(filter.idempotencyKey, 'filter.idempotencyKey') };
+  }
+  return out;
+}
+
+/** Dead letters by name, queue and death time. */
+export function deadLetterFilter(filter: DeadLetterFilter): Filter<DeadLetterDocument> {
+  const out: Filter<DeadLetterDocument> = {};
+  if (filter.name !== undefined) out.name = { $eq: requireString(filter.name, 'filter.name') };
+  if (filter.queue !== undefined) out.queue = { $eq: requireString(filter.queue, 'filter.queue') };
+  if (filter.before !== undefined) out.diedAt = { $lt: requireDate(filter.before, 'filter.before') };
+  return out;
+}
+
+/** The compare-and-set of a schedule's last fire time. */
+export function scheduleCasFilter(name: unknown, expected: Date | null): Filter<ScheduleDocument> {
+  const lastFireAt = expected === null ? null : requireDate(expected, 'expected lastFireAt');
+  return { _id: requireString(name, 'schedule name'), lastFireAt: { $eq: lastFireAt } };
+}

@@ -1,0 +1,133 @@
+import type { Collection, Document, IndexDescription } from 'mongodb';
+import { BSON, MongoServerError } from 'mongodb';
+import type { ResolvedOptions } from './options.js';
+import { indexConflict } from './store-errors.js';
+
+/** An index Loom needs, always created under this exact name. */
+export interface IndexSpec {
+  name: string;
+  key: Record<string, 1 | -1>;
+  unique?: boolean;
+  partialFilterExpression?: Document;
+  expireAfterSeconds?: number;
+}
+
+/** Indexes per collection, for the given options. Retention indexes appear only when enabled. */
+export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[] } {
+  const jobs: IndexSpec[] = [
+    {
+      // Every claim: equality on queue, sort on priority/runAt/_id, claimAt checked in the index.
+      // Partial: only jobs that can become claimable are in it, so finished jobs never slow claims.
+      name: 'loom_claim',
+      key: { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
+      partialFilterExpression: { claimAt: { $exists: true } },
+    },
+    {
+      name: 'loom_idempotency_key',
+      key: { idempotencyKey: 1 },
+      unique: true,
+      partialFilterExpression: { idempotencyKey: { $type: 'string' } },
+    },
+    { name: 'loom_parent', key: { parentId: 1 }, partialFilterExpression: { parentId: { $type: 'string' } } },
+    { name: 'loom_name_status', key: { name: 1, status: 1, createdAt: -1 } },
+  ];
+  const deadLetters: IndexSpec[] = [{ name: 'loom_dead_name', key: { name: 1, diedAt: -1 } }];
+  const { completed, dead } = options.retentionSeconds;
+  if (completed !== false) {
+    jobs.push({
+      name: RETENTION_INDEX.jobs,
+      key: { finishedAt: 1 },
+      expireAfterSeconds: completed,
+      partialFilterExpression: { status: 'completed' },
+    });
+  }
+  if (dead !== false) deadLetters.push({ name: RETENTION_INDEX.deadLetters, key: { diedAt: 1 }, expireAfterSeconds: dead });
+  return { jobs, deadLetters };
+}
+
+/** Names of the TTL indexes, which Loom may retune or drop when retention changes. */
+export const RETENTION_INDEX = { jobs: 'loom_retention_completed', deadLetters: 'loom_retention_dead' } as const;
+
+const NAMESPACE_NOT_FOUND = 26;
+
+async function listIndexes(collection: Collection<any>): Promise<Document[]> {
+  try {
+    return await collection.listIndexes().toArray();
+  } catch (err) {
+    if (err instanceof MongoServerError && err.code === NAMESPACE_NOT_FOUND) return [];
+    throw err;
+  }
+}
+
+function canonical(value: unknown): string {
+  return value === undefined ? '' : BSON.EJSON.stringify(value as Document, { relaxed: false });
+}
+
+function sameKey(a: Document, b: Document): boolean {
+  return canonical(Object.entries(a).map(([k, v]) => [k, Number(v)])) === canonical(Object.entries(b).map(([k, v]) => [k, Number(v)]));
+}
+
+/** What differs between an existing index and the spec; empty when they match. */
+function differences(existing: Document, spec: IndexSpec): string[] {
+  const diffs: string[] = [];
+  if (!sameKey(existing.key, spec.key)) diffs.push(`key ${canonical(existing.key)} instead of ${canonical(spec.key)}`);
+  if (Boolean(existing.unique) !== Boolean(spec.unique)) diffs.push(`unique ${Boolean(existing.unique)} instead of ${Boolean(spec.unique)}`);
+  if (canonical(existing.partialFilterExpression) !== canonical(spec.partialFilterExpression)) {
+    diffs.push(`partialFilterExpression ${canonical(existing.partialFilterExpression) || 'none'} instead of ${canonical(spec.partialFilterExpression) || 'none'}`);
+  }
+  if (existing.expireAfterSeconds !== spec.expireAfterSeconds) {
+    diffs.push(`expireAfterSeconds ${existing.expireAfterSeconds ?? 'none'} instead of ${spec.expireAfterSeconds ?? 'none'}`);
+  }
+  return diffs;
+}
+
+function toDescription(spec: IndexSpec): IndexDescription {
+  const { key, ...rest } = spec;
+  return { key, ...rest };
+}
+
+/**
+ * Creates the missing indexes of `specs` and verifies every one afterwards. Idempotent. An existing
+ * index that has Loom's name but other options, or Loom's keys under another name, is a startup
+ * error naming it, never a silent skip: a unique index that is not there means duplicate jobs.
+ * Only retention changes are applied in place (`collMod` for a new TTL, drop when turned off).
+ */
+export async function ensureIndexes(collection: Collection<any>, specs: IndexSpec[], retentionIndex: string): Promise<void> {
+  const existing = await listIndexes(collection);
+  const missing: IndexSpec[] = [];
+  for (const spec of specs) {
+    const sameName = existing.find((ix) => ix.name === spec.name);
+    if (sameName) {
+      const diffs = differences(sameName, spec);
+      if (diffs.length === 0) continue;
+      const onlyTtl = spec.name === retentionIndex && diffs.every((d) => d.startsWith('expireAfterSeconds'));
+      if (onlyTtl && sameName.expireAfterSeconds !== undefined) {
+        await collection.db.command({ collMod: collection.collectionName, index: { name: spec.name, expireAfterSeconds: spec.expireAfterSeconds } });
+        continue;
+      }
+      throw indexConflict(collection.collectionName, spec.name, `exists with ${diffs.join(', ')}`);
+    }
+    const sameKeys = existing.find((ix) => ix.name !== spec.name && sameKey(ix.key, spec.key));
+    if (sameKeys) {
+      throw indexConflict(collection.collectionName, String(sameKeys.name), `has the keys of Loom's index "${spec.name}" under another name`);
+    }
+    missing.push(spec);
+  }
+  if (!specs.some((s) => s.name === retentionIndex) && existing.some((ix) => ix.name === retentionIndex)) {
+    // Retention was turned off: keep finished work forever, as configured.
+    await collection.dropIndex(retentionIndex);
+  }
+  if (missing.length > 0) await collection.createIndexes(missing.map(toDescription));
+  await verifyIndexes(collection, specs);
+}
+
+/** Throws naming the first index of `specs` that is absent or differs. */
+export async function verifyIndexes(collection: Collection<any>, specs: IndexSpec[]): Promise<void> {
+  const existing = await listIndexes(collection);
+  for (const spec of specs) {
+    const found = existing.find((ix) => ix.name === spec.name);
+    if (!found) throw indexConflict(collection.collectionName, spec.name, 'is missing after creating it (the server did not keep it)');
+    const diffs = differences(found, spec);
+    if (diffs.length > 0) throw indexConflict(collection.collectionName, spec.name, `was created with ${diffs.join(', ')}`);
+  }
+}

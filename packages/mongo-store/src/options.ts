@@ -1,0 +1,104 @@
+import type { MongoClient, MongoClientOptions, WriteConcernSettings } from 'mongodb';
+import { ConsoleLogger, LoomError, toMs, type Duration, type Logger } from '@loom/core';
+
+/** The part of Loom's (pino-compatible) {@link Logger} the store writes to. */
+export type StoreLogger = Pick<Logger, 'debug' | 'warn' | 'error'>;
+
+/** How long finished work is kept before MongoDB's TTL monitor removes it; `false` keeps it forever. */
+export interface RetentionOptions {
+  /** Completed jobs, counted from `finishedAt`. @default '7d' */
+  completed?: Duration | false;
+  /** Dead letters, counted from `diedAt`. @default false (kept until purged or replayed) */
+  dead?: Duration | false;
+}
+
+/** Options of {@link MongoStore}. Give exactly one of `url` and `client`. */
+export interface MongoStoreOptions {
+  /** Connection string; the store then owns the client and closes it in `close()`. */
+  url?: string;
+  /** Options for the client the store creates from `url`. */
+  clientOptions?: MongoClientOptions;
+  /** A client you own (share it to put your own writes and Loom's in one transaction). */
+  client?: MongoClient;
+  /** The database holding Loom's collections. */
+  database: string;
+  /** Prefix of every collection name. @default 'loom_' */
+  collectionPrefix?: string;
+  /** Write concern of every write outside transactions. @default { w: 'majority' } */
+  writeConcern?: WriteConcernSettings;
+  retention?: RetentionOptions;
+  /**
+   * `'retained'`: an idempotency key is taken while its job is in the jobs collection (until retention
+   * removes it, or it dies). `'forever'`: a tombstone per key is kept, so a key is never reused.
+   * @default 'retained'
+   */
+  dedupe?: 'retained' | 'forever';
+  /** How often an engine without change streams should poll. The engine reads it. @default '1s' */
+  pollInterval?: Duration;
+  /** Where warnings (stream restarts, reconciliations) go. @default a ConsoleLogger at level info */
+  logger?: StoreLogger;
+}
+
+/** The options after defaults and validation. */
+export interface ResolvedOptions {
+  database: string;
+  writeConcern: WriteConcernSettings;
+  collections: { jobs: string; deadLetters: string; schedules: string; keys: string };
+  retentionSeconds: { completed: number | false; dead: number | false };
+  dedupe: 'retained' | 'forever';
+  pollIntervalMs: number;
+  logger: StoreLogger;
+}
+
+function bad(option: string, detail: string): LoomError {
+  return new LoomError('INVALID_ARGUMENT', `MongoStore option "${option}" ${detail}`);
+}
+
+function retentionSeconds(option: string, value: Duration | false | undefined, fallback: Duration | false): number | false {
+  const chosen = value === undefined ? fallback : value;
+  if (chosen === false) return false;
+  let ms: number;
+  try {
+    ms = toMs(chosen);
+  } catch (err) {
+    throw bad(option, `must be a duration such as '7d' or false to keep forever: ${(err as Error).message}`);
+  }
+  // TTL indexes count whole seconds; a zero TTL would delete finished work at once.
+  if (ms < 1000) throw bad(option, 'must be at least 1s (or false to keep forever)');
+  return Math.round(ms / 1000);
+}
+
+/** Applies defaults; throws INVALID_ARGUMENT naming the option on a bad value. */
+export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw bad('(options)', 'must be an object');
+  if ((options.url === undefined) === (options.client === undefined)) throw bad('url/client', 'needs exactly one of url and client');
+  if (options.url !== undefined && typeof options.url !== 'string') throw bad('url', 'must be a string');
+  if (typeof options.database !== 'string' || options.database === '') throw bad('database', 'must be a non-empty string');
+  const prefix = options.collectionPrefix ?? 'loom_';
+  if (typeof prefix !== 'string' || /[$\0]/.test(prefix)) throw bad('collectionPrefix', 'must be a string without "$" or NUL');
+  const dedupe = options.dedupe ?? 'retained';
+  if (dedupe !== 'retained' && dedupe !== 'forever') throw bad('dedupe', "must be 'retained' or 'forever'");
+  let pollIntervalMs: number;
+  try {
+    pollIntervalMs = toMs(options.pollInterval ?? '1s');
+  } catch (err) {
+    throw bad('pollInterval', (err as Error).message);
+  }
+  return {
+    database: options.database,
+    writeConcern: options.writeConcern ?? { w: 'majority' },
+    collections: {
+      jobs: `${prefix}jobs`,
+      deadLetters: `${prefix}dead_letters`,
+      schedules: `${prefix}schedules`,
+      keys: `${prefix}idempotency_keys`,
+    },
+    retentionSeconds: {
+      completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),
+      dead: retentionSeconds('retention.dead', options.retention?.dead, false),
+    },
+    dedupe,
+    pollIntervalMs,
+    logger: options.logger ?? new ConsoleLogger({ bindings: { component: 'mongo-store' } }),
+  };
+}

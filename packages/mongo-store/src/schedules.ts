@@ -1,0 +1,52 @@
+import type { Collection } from 'mongodb';
+import type { ScheduleRecord } from '@loom/core';
+import { requireDate, requireString } from './arguments.js';
+import type { ScheduleDocument } from './documents.js';
+import { scheduleCasFilter } from './filters.js';
+import { toScheduleRecord } from './records.js';
+import { isDuplicateKey } from './store-errors.js';
+
+/** Cron state, one document per schedule (`_id` = job name); fires advance by compare-and-set. */
+export class ScheduleRepository {
+  constructor(private readonly schedules: Collection<ScheduleDocument>) {}
+
+  async ensure(name: string, now: Date): Promise<ScheduleRecord> {
+    const _id = requireString(name, 'schedule name');
+    requireDate(now, 'now');
+    const upsert = () =>
+      this.schedules.findOneAndUpdate(
+        { _id },
+        { $setOnInsert: { lastFireAt: null, firstSeenAt: now, paused: false, updatedAt: now } },
+        { upsert: true, returnDocument: 'after' },
+      );
+    let doc: ScheduleDocument | null;
+    try {
+      doc = await upsert();
+    } catch (err) {
+      // Two schedulers inserting the same new schedule: the loser reads the winner's document.
+      if (!isDuplicateKey(err)) throw err;
+      doc = await this.schedules.findOne({ _id });
+    }
+    return toScheduleRecord(doc!);
+  }
+
+  async advance(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
+    const res = await this.schedules.updateOne(scheduleCasFilter(name, expected), {
+      $set: { lastFireAt: requireDate(next, 'next fire time'), updatedAt: requireDate(now, 'now') },
+    });
+    return res.modifiedCount === 1;
+  }
+
+  async setPaused(name: string, paused: boolean, now: Date): Promise<boolean> {
+    if (typeof paused !== 'boolean') requireString(paused, 'paused (a boolean)');
+    const res = await this.schedules.updateOne(
+      { _id: requireString(name, 'schedule name') },
+      { $set: { paused, updatedAt: requireDate(now, 'now') } },
+    );
+    return res.matchedCount === 1;
+  }
+
+  async list(): Promise<ScheduleRecord[]> {
+    return (await this.schedules.find({}, { sort: { _id: 1 } }).toArray()).map(toScheduleRecord);
+  }
+}

@@ -1,0 +1,173 @@
+import { ObjectId } from 'mongodb';
+import type { Document, UpdateFilter } from 'mongodb';
+import { LoomError, type ErrorRecord, type NewJob, type StepRecord, type WaitCondition } from '@loom/core';
+import { requireDate, requireNumber, requireString } from './arguments.js';
+import type { DeadLetterDocument, JobDocument } from './documents.js';
+
+/**
+ * Pure builders of every document and update the store writes. Each transition keeps one
+ * invariant: `claimAt` is set exactly while the job can become claimable (see JobDocument).
+ */
+
+/** How many failures a job keeps; older ones are dropped (the count is in `attempt`). */
+export const MAX_ERROR_HISTORY = 25;
+
+/** BSON dates have millisecond precision: a lease is expired from `until + 1 ms` on. */
+export function leaseExpiredAt(until: Date): Date {
+  return new Date(until.getTime() + 1);
+}
+
+/** The stored form of a new job. Throws INVALID_ARGUMENT on a malformed field; nothing is written then. */
+export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): JobDocument {
+  if (job.idempotencyKey !== undefined && (typeof job.idempotencyKey !== 'string' || job.idempotencyKey === '')) {
+    const got = typeof job.idempotencyKey === 'string' ? 'an empty string' : typeof job.idempotencyKey;
+    throw new LoomError('INVALID_IDEMPOTENCY_KEY', `Idempotency keys must be non-empty strings, got ${got}; nothing was enqueued`);
+  }
+  const runAt = requireDate(job.runAt, 'job.runAt');
+  const doc: JobDocument = {
+    _id: id,
+    name: requireString(job.name, 'job.name'),
+    queue: requireString(job.queue, 'job.queue'),
+    payload: job.payload,
+    status: 'queued',
+    priority: requireNumber(job.priority, 'job.priority'),
+    runAt,
+    claimAt: runAt,
+    attempt: 0,
+    maxAttempts: requireNumber(job.maxAttempts, 'job.maxAttempts', true),
+    errors: [],
+    steps: [],
+    signals: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (job.idempotencyKey !== undefined) doc.idempotencyKey = requireString(job.idempotencyKey, 'job.idempotencyKey');
+  if (job.parentId !== undefined) doc.parentId = requireString(job.parentId, 'job.parentId');
+  if (job.scheduledFor !== undefined) doc.scheduledFor = requireDate(job.scheduledFor, 'job.scheduledFor');
+  return doc;
+}
+
+/** Lease a job: fresh token, expiry, one more attempt. `startedAt` is kept from the first run. */
+export function claimUpdate(lease: { owner: string; token: string; until: Date }, now: Date): UpdateFilter<JobDocument> {
+  return {
+    $set: { status: 'running', lease, claimAt: leaseExpiredAt(lease.until), updatedAt: now },
+    $inc: { attempt: 1 },
+    $min: { startedAt: now },
+    $unset: { waitingFor: '' },
+  };
+}
+
+/** Heartbeat. */
+export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocument> {
+  requireDate(until, 'lease until');
+  return { $set: { 'lease.until': until, claimAt: leaseExpiredAt(until), updatedAt: now } };
+}
+
+/** `running → completed`. */
+export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> {
+  const update: UpdateFilter<JobDocument> = {
+    $set: { status: 'completed', finishedAt: now, updatedAt: now },
+    $unset: { lease: '', claimAt: '' },
+  };
+  if (result === undefined) (update.$unset as Record<string, ''>).result = '';
+  else (update.$set as Record<string, unknown>).result = result;
+  return update;
+}
+
+/** `running → queued` after a failure; the error joins a bounded history. */
+export function retryUpdate(runAt: Date, error: ErrorRecord, now: Date): UpdateFilter<JobDocument> {
+  requireDate(runAt, 'retry runAt');
+  return {
+    $set: { status: 'queued', runAt, claimAt: runAt, updatedAt: now },
+    $unset: { lease: '' },
+    $push: { errors: { $each: [error], $slice: -MAX_ERROR_HISTORY } },
+  };
+}
+
+/** `running → queued` at `runAt` giving the attempt back (release, durable sleep). */
+export function requeueUpdate(runAt: Date, now: Date): UpdateFilter<JobDocument> {
+  requireDate(runAt, 'runAt');
+  return {
+    $set: { status: 'queued', runAt, claimAt: runAt, updatedAt: now },
+    $unset: { lease: '' },
+    $inc: { attempt: -1 },
+  };
+}
+
+/** `running → waiting` for a signal or children, giving the attempt back; the timeout becomes `runAt`. */
+export function waitUpdate(condition: WaitCondition, timeoutAt: Date | undefined, now: Date): UpdateFilter<JobDocument> {
+  const set: Record<string, unknown> = { status: 'waiting', waitingFor: condition, updatedAt: now };
+  const unset: Record<string, ''> = { lease: '' };
+  if (timeoutAt === undefined) unset.claimAt = '';
+  else set.runAt = set.claimAt = requireDate(timeoutAt, 'wait timeoutAt');
+  return { $set: set, $unset: unset, $inc: { attempt: -1 } };
+}
+
+/** How a step joins the job: appended (no step of that name yet) or replacing a `pending` one. */
+export type StepWrite = 'append' | 'replace-pending';
+
+/** The array filter that picks the pending step of this name, for `replace-pending`. */
+export const PENDING_STEP = 'pending';
+
+/**
+ * `update` plus writing `step`. The matching fence condition (`absentStep` / `pendingStep`) makes
+ * it first-completed-write-wins; `replace-pending` needs `pendingStepArrayFilters(step.name)`.
+ */
+export function withStep(update: UpdateFilter<JobDocument>, step: StepRecord, how: StepWrite): UpdateFilter<JobDocument> {
+  requireString(step?.name, 'step name');
+  if (how === 'append') return { ...update, $push: { ...(update.$push as object), steps: step } } as UpdateFilter<JobDocument>;
+  return { ...update, $set: { ...(update.$set as object), [`steps.$[${PENDING_STEP}]`]: step } } as UpdateFilter<JobDocument>;
+}
+
+/** Array filters for `withStep(..., 'replace-pending')`. */
+export function pendingStepArrayFilters(name: string): Document[] {
+  return [{ [`${PENDING_STEP}.name`]: { $eq: requireString(name, 'step name') }, [`${PENDING_STEP}.status`]: 'pending' }];
+}
+
+/** `waiting → queued` now (a child finished, a signal arrived). */
+export function wakeUpdate(now: Date): UpdateFilter<JobDocument> {
+  return { $set: { status: 'queued', runAt: now, claimAt: now, updatedAt: now }, $unset: { waitingFor: '' } };
+}
+
+/** Store a signal on a job; when `wake`, the waiting job is queued in the same write. */
+export function signalUpdate(signal: { name: string; data: unknown }, now: Date, wake: boolean): UpdateFilter<JobDocument> {
+  const stored = { name: requireString(signal.name, 'signal name'), data: signal.data, at: now, sid: new ObjectId() };
+  if (!wake) return { $push: { signals: stored }, $set: { updatedAt: now } };
+  return { ...wakeUpdate(now), $push: { signals: stored } };
+}
+
+/** Touch the job; combined with {@link withStep} to record a step on its own. */
+export function touchUpdate(now: Date): UpdateFilter<JobDocument> {
+  return { $set: { updatedAt: now } };
+}
+
+/** Take one stored signal off (by its store id); the step is added with {@link withStep}. */
+export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobDocument> {
+  return { $pull: { signals: { sid } }, $set: { updatedAt: now } };
+}
+
+/** Handler progress. */
+export function progressUpdate(value: unknown, now: Date): UpdateFilter<JobDocument> {
+  return { $set: { progress: value, updatedAt: now } };
+}
+
+/** The dead letter for a fenced running job: the job as it died, keyed by the job's own `_id`. */
+export function deadLetterDocument(job: JobDocument, outcome: { reason: string; error?: ErrorRecord; now: Date }): DeadLetterDocument {
+  const { _id, lease, claimAt: _claimAt, ...rest } = job;
+  const errors = outcome.error ? [...job.errors, outcome.error].slice(-MAX_ERROR_HISTORY) : job.errors;
+  return {
+    _id,
+    name: job.name,
+    queue: job.queue,
+    reason: requireString(outcome.reason, 'dead-letter reason'),
+    diedAt: outcome.now,
+    leaseToken: lease?.token ?? '',
+    job: { ...rest, status: 'dead', errors, deadReason: outcome.reason, finishedAt: outcome.now, updatedAt: outcome.now },
+  };
+}
+
+/** A replayed dead letter: the same job id, queued now, attempts and lease reset. */
+export function replayedJobDocument(dead: DeadLetterDocument, now: Date): JobDocument {
+  const { finishedAt: _f, deadReason: _d, result: _r, waitingFor: _w, ...job } = dead.job;
+  return { ...job, _id: dead._id, status: 'queued', attempt: 0, runAt: now, claimAt: now, updatedAt: now };
+}

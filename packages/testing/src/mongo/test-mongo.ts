@@ -1,0 +1,169 @@
+import { MongoClient } from 'mongodb';
+
+/** Which MongoDB a test run got. */
+export type TestMongoKind = 'uri' | 'memory-server' | 'emulator';
+
+/** A MongoDB for one test file. */
+export interface TestMongo {
+  /** Connection string to hand to the code under test. */
+  readonly uri: string;
+  /** A connected client, closed by `stop()`. */
+  readonly client: MongoClient;
+  readonly kind: TestMongoKind;
+  /** True on a replica set (transactions and change streams work). */
+  readonly replicaSet: boolean;
+  /** A database name no other test file (or earlier run) uses; `stop()` drops it. */
+  newDatabaseName(prefix?: string): string;
+  /** Drops the databases handed out, closes the client, stops a server this call started. */
+  stop(): Promise<void>;
+}
+
+export interface StartTestMongoOptions {
+  /**
+   * `'replica-set'` (default): transactions and change streams work. `'standalone'`: a server
+   * without them, to test the fallbacks; `MONGODB_URI` is used only if it points at a standalone.
+   */
+  topology?: 'replica-set' | 'standalone';
+  /** Where the one line naming the choice goes. @default stderr */
+  log?: (line: string) => void;
+  /** How long mongodb-memory-server may take to start a cached mongod before we move on. @default 20s */
+  memoryServerTimeoutMs?: number;
+}
+
+interface StartedServer {
+  uri: string;
+  kind: TestMongoKind;
+  detail: string;
+  stop(): Promise<void>;
+}
+
+let databaseCounter = 0;
+
+/**
+ * Starts (or connects to) a MongoDB for tests, in this order:
+ * 1. `MONGODB_URI`, when set (and of the requested topology);
+ * 2. mongodb-memory-server, when a mongod binary is already on this machine (it never downloads
+ *    here: a missing binary is detected up front, so CI without network never waits);
+ * 3. `@loom/mongo-emulator`, in process.
+ * Prints exactly one line saying which it used.
+ */
+export async function startTestMongo(options: StartTestMongoOptions = {}): Promise<TestMongo> {
+  const topology = options.topology ?? 'replica-set';
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const reasons: string[] = [];
+  const server =
+    (await fromEnvironment(topology, reasons)) ??
+    (await fromMemoryServer(topology, options.memoryServerTimeoutMs ?? 20_000, reasons)) ??
+    (await fromEmulator(topology));
+  const client = new MongoClient(server.uri);
+  try {
+    await client.connect();
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const replicaSet = await isReplicated(client);
+  const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
+  log(`[loom/testing] MongoDB for tests: ${server.kind}, ${replicaSet ? 'replica set' : 'standalone'}, ${server.detail}${skipped}`);
+  const databases: string[] = [];
+  return {
+    uri: server.uri,
+    client,
+    kind: server.kind,
+    replicaSet,
+    newDatabaseName(prefix = 'loom_test') {
+      const safe = prefix.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 30);
+      const name = `${safe}_${process.pid}_${Date.now().toString(36)}_${++databaseCounter}`;
+      databases.push(name);
+      return name;
+    },
+    async stop() {
+      try {
+        for (const name of databases) await client.db(name).dropDatabase();
+      } finally {
+        await client.close();
+        await server.stop();
+      }
+    },
+  };
+}
+
+async function isReplicated(client: MongoClient): Promise<boolean> {
+  const hello = await client.db('admin').command({ hello: 1 });
+  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+}
+
+async function fromEnvironment(topology: string, reasons: string[]): Promise<StartedServer | undefined> {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) return undefined;
+  if (topology === 'standalone') {
+    const probe = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 });
+    try {
+      if (await isReplicated(probe)) {
+        reasons.push('MONGODB_URI is a replica set, a standalone was asked for');
+        return undefined;
+      }
+    } finally {
+      await probe.close();
+    }
+  }
+  return { uri, kind: 'uri', detail: 'MONGODB_URI', stop: async () => {} };
+}
+
+/** Only a specifier held in a variable keeps tsc from requiring these optional packages at build time. */
+async function optionalImport<T>(specifier: string): Promise<T | undefined> {
+  try {
+    return (await import(specifier)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+interface MemoryServerModule {
+  DryMongoBinary: { generateOptions(): Promise<unknown>; locateBinary(opts: unknown): Promise<string | undefined> };
+  MongoMemoryReplSet: { create(opts: unknown): Promise<{ getUri(): string; stop(): Promise<boolean> }> };
+  MongoMemoryServer: { create(): Promise<{ getUri(): string; stop(): Promise<boolean> }> };
+}
+
+async function fromMemoryServer(topology: string, timeoutMs: number, reasons: string[]): Promise<StartedServer | undefined> {
+  const ms = await optionalImport<MemoryServerModule>('mongodb-memory-server');
+  if (!ms) {
+    reasons.push('mongodb-memory-server not installed');
+    return undefined;
+  }
+  // A download would hang (or fail slowly) without network: only use a binary already present.
+  const binary = await ms.DryMongoBinary.locateBinary(await ms.DryMongoBinary.generateOptions()).catch(() => undefined);
+  if (!binary) {
+    reasons.push('no cached mongod binary for mongodb-memory-server');
+    return undefined;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const starting = topology === 'standalone' ? ms.MongoMemoryServer.create() : ms.MongoMemoryReplSet.create({ replSet: { count: 1 } });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`mongod did not start within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  try {
+    const server = await Promise.race([starting, timeout]);
+    return { uri: server.getUri(), kind: 'memory-server', detail: binary, stop: async () => void (await server.stop()) };
+  } catch (err) {
+    starting.then((s) => s.stop()).catch(() => {});
+    reasons.push(`mongodb-memory-server failed: ${(err as Error).message}`);
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface EmulatorModule {
+  MongoEmulator: { start(opts: { port: number; replicaSet?: boolean }): Promise<{ uri: string; stop(): Promise<void> }> };
+}
+
+async function fromEmulator(topology: string): Promise<StartedServer> {
+  const mod = await optionalImport<EmulatorModule>('@loom/mongo-emulator');
+  if (!mod?.MongoEmulator) {
+    throw new Error('No MongoDB for tests: set MONGODB_URI, cache a mongod for mongodb-memory-server, or install @loom/mongo-emulator');
+  }
+  const emulator = await mod.MongoEmulator.start({ port: 0, replicaSet: topology === 'replica-set' });
+  return { uri: emulator.uri, kind: 'emulator', detail: emulator.uri, stop: () => emulator.stop() };
+}
