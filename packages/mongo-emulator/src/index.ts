@@ -1,1 +1,16 @@
-export {};
+/**
+ * An in-process MongoDB wire-protocol server for tests: the official `mongodb` driver talks to
+ * it unchanged.
+ *
+ * @example
+ * ```ts
+ * import { MongoEmulator } from '@loom/mongo-emulator';
+ * const emu = await MongoEmulator.start({ port: 0 });
+ * const client = new MongoClient(emu.uri);
+ * // ...
+ * await client.close();
+ * await emu.stop();
+ * ```
+ */
+export { MongoEmulator, type MongoEmulatorOptions } from './emulator.js';
+export type { EmulatorClock } from './clock.js';

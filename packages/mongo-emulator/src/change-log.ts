@@ -1,0 +1,111 @@
+/**
+ * The emulator's oplog: every committed write appends one change event. Change stream cursors
+ * read from it by sequence number; waiters are woken as soon as an event arrives.
+ */
+import { Timestamp } from 'bson';
+import { CommandError } from './errors.js';
+import { isPlainObject, type Doc } from './values.js';
+import { compareBson } from './bson-order.js';
+
+export type OperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase';
+
+export interface ChangeEvent {
+  seq: number;
+  db: string;
+  coll: string;
+  operationType: OperationType;
+  documentId?: unknown;
+  fullDocument?: Doc;
+  updateDescription?: Doc;
+  clusterTime: Timestamp;
+  wallTime: Date;
+}
+
+const MAX_EVENTS = 100_000;
+
+export function resumeToken(seq: number): Doc {
+  return { _data: seq.toString(16).toUpperCase().padStart(16, '0') };
+}
+
+export function seqFromToken(token: unknown): number {
+  const data = isPlainObject(token) ? token._data : undefined;
+  if (typeof data !== 'string' || !/^[0-9A-Fa-f]{1,16}$/.test(data)) {
+    throw new CommandError('InvalidResumeToken', `invalid resume token: ${JSON.stringify(token)}`);
+  }
+  return parseInt(data, 16);
+}
+
+/** Fields of `after` that differ from `before`, as a change event's updateDescription. */
+export function describeUpdate(before: Doc, after: Doc): Doc {
+  const updatedFields: Doc = {};
+  const removedFields: string[] = [];
+  const walk = (a: Doc, b: Doc, prefix: string) => {
+    for (const key of Object.keys(b)) {
+      const path = prefix + key;
+      if (!(key in a)) updatedFields[path] = b[key];
+      else if (isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key] as Doc, b[key] as Doc, path + '.');
+      else if (compareBson(a[key], b[key]) !== 0 || Array.isArray(a[key]) !== Array.isArray(b[key])) updatedFields[path] = b[key];
+    }
+    for (const key of Object.keys(a)) if (!(key in b)) removedFields.push(prefix + key);
+  };
+  walk(before, after, '');
+  return { updatedFields, removedFields, truncatedArrays: [] };
+}
+
+export class ChangeLog {
+  private readonly events: ChangeEvent[] = [];
+  private seq = 0;
+  private readonly waiters = new Set<() => void>();
+  private readonly now: () => Date;
+
+  constructor(now: () => Date) {
+    this.now = now;
+  }
+
+  /** The sequence number of the latest event (0 when none). */
+  get latest(): number {
+    return this.seq;
+  }
+
+  append(event: Omit<ChangeEvent, 'seq' | 'clusterTime' | 'wallTime'>): void {
+    this.seq++;
+    const wallTime = this.now();
+    const clusterTime = new Timestamp({ t: Math.floor(wallTime.getTime() / 1000), i: this.seq });
+    this.events.push({ ...event, seq: this.seq, clusterTime, wallTime });
+    if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+
+  /** Events after `seq`; throws ChangeStreamHistoryLost if they were already trimmed. */
+  since(seq: number): ChangeEvent[] {
+    if (this.events.length === 0) return [];
+    const first = this.events[0].seq;
+    if (seq < first - 1) {
+      throw new CommandError('ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.');
+    }
+    return this.events.slice(Math.max(0, seq - first + 1));
+  }
+
+  /** Resolves when a new event is appended or after `ms` (a real timer: it bounds a network wait). */
+  waitForEvent(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref?.();
+      this.waiters.add(wake);
+    });
+  }
+
+  /** Wakes every waiter (used on shutdown). */
+  wakeAll(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+}

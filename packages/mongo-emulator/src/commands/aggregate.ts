@@ -1,0 +1,151 @@
+/**
+ * aggregate: a leading $match/$sort/$skip/$limit runs through the planner (indexes, BSON sort
+ * order); later stages run in mingo, except $sort, which uses the BSON comparator so mixed-type
+ * ordering matches mongod. $changeStream opens a change stream cursor. Stages mingo lacks, and
+ * $out/$merge, are refused by name.
+ */
+import { Aggregator } from 'mingo';
+import { CommandError, notImplemented } from '../errors.js';
+import { matchingItems } from '../query/execute.js';
+import { parseSort, sortComparator } from '../query/sort.js';
+import { ChangeStreamSource } from '../change-stream.js';
+import { DEFAULT_FIRST_BATCH, IteratorSource, openCursor } from '../cursors.js';
+import { cloneValue, isPlainObject, type Doc } from '../values.js';
+import type { CommandContext, CommandTable } from './context.js';
+import { batchSizeOf, optionalDoc, rejectCollation } from './arguments.js';
+
+const MINGO_STAGES = new Set([
+  '$addFields', '$bucket', '$bucketAuto', '$count', '$densify', '$documents', '$facet', '$fill', '$graphLookup', '$group',
+  '$limit', '$lookup', '$match', '$project', '$redact', '$replaceRoot', '$replaceWith', '$sample', '$set', '$setWindowFields',
+  '$skip', '$sort', '$sortByCount', '$unionWith', '$unset', '$unwind',
+]);
+
+function stageName(stage: unknown): string {
+  if (!isPlainObject(stage) || Object.keys(stage).length !== 1) {
+    throw new CommandError('Location40323', 'A pipeline stage specification object must contain exactly one field.');
+  }
+  return Object.keys(stage)[0];
+}
+
+interface Prefix {
+  filter?: Doc;
+  sort?: Doc;
+  skip: number;
+  limit: number;
+  rest: Doc[];
+}
+
+/** Splits off the leading $match/$sort/$skip/$limit the planner can run. */
+function leadingPrefix(pipeline: Doc[]): Prefix {
+  const prefix: Prefix = { skip: 0, limit: 0, rest: [] };
+  let i = 0;
+  if (i < pipeline.length && '$match' in pipeline[i]) {
+    const m = pipeline[i].$match;
+    if (isPlainObject(m) && !('$expr' in m)) {
+      prefix.filter = m;
+      i++;
+    }
+  }
+  if (i < pipeline.length && '$sort' in pipeline[i]) prefix.sort = pipeline[i++].$sort as Doc;
+  if (i < pipeline.length && '$skip' in pipeline[i] && typeof pipeline[i].$skip === 'number') prefix.skip = pipeline[i++].$skip as number;
+  if (i < pipeline.length && '$limit' in pipeline[i] && typeof pipeline[i].$limit === 'number') prefix.limit = pipeline[i++].$limit as number;
+  prefix.rest = pipeline.slice(i);
+  return prefix;
+}
+
+function runStages(docs: Doc[], stages: Doc[], ctx: CommandContext, variables?: Doc): Doc[] {
+  const resolver = (name: string) => [...matchingItems(ctx.view(name), {}, [])].map((i) => cloneValue(i.doc));
+  let current = docs;
+  let segment: Doc[] = [];
+  const flush = () => {
+    if (segment.length === 0) return;
+    current = new Aggregator(segment, { collectionResolver: resolver, ...(variables ? { variables } : {}) }).run(current) as Doc[];
+    segment = [];
+  };
+  for (const stage of stages) {
+    if ('$sort' in stage) {
+      flush();
+      const compare = sortComparator(parseSort(stage.$sort));
+      current = [...current].sort(compare);
+    } else segment.push(stage);
+  }
+  flush();
+  return current;
+}
+
+function checkStages(pipeline: Doc[]): void {
+  pipeline.forEach((stage, index) => {
+    const name = stageName(stage);
+    if (name === '$changeStream') {
+      if (index !== 0) throw new CommandError('Location40573', '$changeStream is only valid as the first stage in a pipeline');
+      return;
+    }
+    if (name === '$out' || name === '$merge') throw notImplemented(`aggregation stage '${name}'`);
+    if (!MINGO_STAGES.has(name)) throw notImplemented(`aggregation stage '${name}'`);
+    if (name === '$lookup' || name === '$facet' || name === '$unionWith') {
+      const nested = JSON.stringify(stage);
+      if (nested.includes('"$out"') || nested.includes('"$merge"')) throw notImplemented(`'$out'/'$merge' inside ${name}`);
+    }
+  });
+}
+
+async function aggregate(ctx: CommandContext): Promise<Doc> {
+  const { body, engine } = ctx;
+  const target = body.aggregate;
+  const pipeline = body.pipeline;
+  if (!Array.isArray(pipeline)) throw new CommandError('TypeMismatch', "BSON field 'aggregate.pipeline' is missing but a required field");
+  if (body.explain !== undefined) throw notImplemented("option 'explain' of command 'aggregate'");
+  if (!isPlainObject(body.cursor)) {
+    throw new CommandError('FailedToParse', "The 'cursor' option is required, except for aggregate with the explain argument");
+  }
+  rejectCollation(body, 'aggregate');
+  checkStages(pipeline as Doc[]);
+  const batchSize = batchSizeOf(body.cursor as Doc, 'aggregate.cursor') ?? DEFAULT_FIRST_BATCH;
+  const variables = optionalDoc(body, 'aggregate', 'let');
+  const stages = pipeline as Doc[];
+  const isCollection = typeof target === 'string';
+  if (!isCollection && target !== 1) throw new CommandError('FailedToParse', "Invalid aggregate namespace: 'aggregate' must be a collection name or 1");
+  const ns = isCollection ? `${ctx.db}.${target}` : `${ctx.db}.$cmd.aggregate`;
+
+  if (stages.length > 0 && '$changeStream' in stages[0]) {
+    if (!engine.replicaSet) throw new CommandError('Location40573', 'The $changeStream stage is only supported on replica sets');
+    if (ctx.txn) throw new CommandError('OperationNotSupportedInTransaction', 'Cannot run $changeStream in a multi-document transaction.');
+    const stage = (stages[0].$changeStream ?? {}) as Doc;
+    const cluster = stage.allChangesForCluster === true;
+    if (cluster && ctx.db !== 'admin') throw new CommandError('InvalidOptions', "$changeStream may not be opened on the internal admin database unless allChangesForCluster is set");
+    const scope = isCollection ? { db: ctx.db, coll: target as string } : cluster ? {} : { db: ctx.db };
+    const source = new ChangeStreamSource(engine.changeLog, engine.catalog, scope, stage, stages.slice(1));
+    const reply = await openCursor(engine.cursors, ns, source, batchSize, ctx.sessionKey);
+    return reply;
+  }
+
+  engine.opCounters.command++;
+  let docs: Doc[];
+  if (isCollection) {
+    const prefix = leadingPrefix(stages);
+    const items = matchingItems(ctx.view(target as string), prefix.filter, parseSort(prefix.sort), variables);
+    docs = [];
+    let skipped = 0;
+    for (const { doc } of items) {
+      if (skipped < prefix.skip) {
+        skipped++;
+        continue;
+      }
+      docs.push(cloneValue(doc));
+      if (prefix.limit > 0 && docs.length >= prefix.limit) break;
+    }
+    docs = runStages(docs, prefix.rest, ctx, variables);
+  } else {
+    if (stages.length === 0 || !('$documents' in stages[0])) throw notImplemented('aggregate: 1 without $documents or $changeStream');
+    docs = runStages([], stages, ctx, variables);
+  }
+  return openCursor(engine.cursors, ns, new IteratorSource(docs[Symbol.iterator]()), batchSize, ctx.sessionKey);
+}
+
+export const aggregateCommands: CommandTable = {
+  aggregate: {
+    run: aggregate,
+    fields: ['pipeline', 'cursor', 'explain', 'allowDiskUse', 'collation', 'hint', 'let', 'bypassDocumentValidation', 'fromMongos', 'needsMerge'],
+    inTransaction: true,
+  },
+};

@@ -1,0 +1,105 @@
+/** createIndexes, listIndexes and dropIndexes, with mongod's conflict codes (85/86). */
+import { CommandError } from '../errors.js';
+import { valueKey } from '../bson-order.js';
+import { IteratorSource, openCursor, DEFAULT_FIRST_BATCH } from '../cursors.js';
+import { parseIndexSpec, sameKey, sameOptions, type IndexSpec } from '../storage/index-spec.js';
+import { validateCollectionName } from '../storage/catalog.js';
+import { formatDoc, isPlainObject, type Doc } from '../values.js';
+import type { CommandContext, CommandTable } from './context.js';
+import { batchSizeOf, collectionName } from './arguments.js';
+
+function createIndexes(ctx: CommandContext): Doc {
+  const { engine, body } = ctx;
+  const name = validateCollectionName(ctx.db, collectionName(ctx));
+  const raw = body.indexes;
+  if (!Array.isArray(raw) || raw.length === 0) throw new CommandError('BadValue', 'Must specify at least one index to create');
+  const specs = raw.map((r) => {
+    if (!isPlainObject(r)) throw new CommandError('TypeMismatch', "BSON field 'createIndexes.indexes' must contain objects");
+    return parseIndexSpec(r);
+  });
+  const existingColl = engine.catalog.get(ctx.db, name);
+  const before = existingColl?.indexes.size ?? 1;
+  // Validate everything before creating anything, so a failed command changes nothing.
+  const toCreate: IndexSpec[] = [];
+  for (const spec of specs) {
+    let identical = false;
+    for (const existing of existingColl?.indexes.values() ?? []) {
+      const other = existing.spec;
+      if (other.name === spec.name) {
+        if (!sameKey(other, spec)) {
+          throw new CommandError(
+            'IndexKeySpecsConflict',
+            `An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: ${formatDoc(spec.description)}, existing index: ${formatDoc(other.description)}`,
+          );
+        }
+        if (!sameOptions(other, spec)) {
+          throw new CommandError(
+            'IndexOptionsConflict',
+            `An equivalent index already exists with the same name but different options. Requested index: ${formatDoc(spec.description)}, existing index: ${formatDoc(other.description)}`,
+          );
+        }
+        identical = true;
+      } else if (sameKey(other, spec) && valueKey(other.partialFilterExpression ?? null) === valueKey(spec.partialFilterExpression ?? null)) {
+        // mongod allows one key pattern twice only with different partial filters.
+        throw new CommandError('IndexOptionsConflict', `Index already exists with a different name: ${other.name}`);
+      }
+    }
+    if (!identical && !toCreate.some((s) => s.name === spec.name)) toCreate.push(spec);
+  }
+  const { coll, created } = engine.catalog.getOrCreate(ctx.db, name);
+  const added: string[] = [];
+  try {
+    for (const spec of toCreate) {
+      coll.addIndex(spec);
+      added.push(spec.name);
+    }
+  } catch (err) {
+    for (const n of added) coll.indexes.delete(n);
+    throw err;
+  }
+  const reply: Doc = { numIndexesBefore: before, numIndexesAfter: coll.indexes.size };
+  if (created) reply.createdCollectionAutomatically = true;
+  else reply.createdCollectionAutomatically = false;
+  if (toCreate.length === 0) reply.note = 'all indexes already exist';
+  reply.ok = 1;
+  return reply;
+}
+
+async function listIndexes(ctx: CommandContext): Promise<Doc> {
+  const name = collectionName(ctx);
+  const coll = ctx.engine.catalog.get(ctx.db, name);
+  if (!coll) throw new CommandError('NamespaceNotFound', `ns does not exist: ${ctx.db}.${name}`);
+  const docs = [...coll.indexes.values()].map((i) => ({ ...i.spec.description }));
+  const batchSize = batchSizeOf((ctx.body.cursor ?? {}) as Doc, 'listIndexes.cursor') ?? DEFAULT_FIRST_BATCH;
+  return openCursor(ctx.engine.cursors, `${ctx.db}.${name}`, new IteratorSource(docs[Symbol.iterator]()), batchSize, ctx.sessionKey);
+}
+
+function dropIndexes(ctx: CommandContext): Doc {
+  const name = collectionName(ctx);
+  const coll = ctx.engine.catalog.get(ctx.db, name);
+  if (!coll) throw new CommandError('NamespaceNotFound', `ns not found ${ctx.db}.${name}`);
+  const was = coll.indexes.size;
+  const target = ctx.body.index;
+  const names: string[] = [];
+  if (target === '*') names.push(...[...coll.indexes.keys()].filter((n) => n !== '_id_'));
+  else if (typeof target === 'string') names.push(target);
+  else if (Array.isArray(target)) names.push(...target.map(String));
+  else if (isPlainObject(target)) {
+    const match = [...coll.indexes.values()].find((i) => formatDoc(i.spec.description.key as Doc) === formatDoc(target));
+    if (!match) throw new CommandError('IndexNotFound', `can't find index with key: ${formatDoc(target)}`);
+    names.push(match.spec.name);
+  } else throw new CommandError('TypeMismatch', "BSON field 'dropIndexes.index' is missing but a required field");
+  for (const n of names) {
+    if (n === '_id_') throw new CommandError('InvalidOptions', 'cannot drop _id index');
+    if (!coll.indexes.has(n)) throw new CommandError('IndexNotFound', `index not found with name [${n}]`);
+  }
+  for (const n of names) coll.indexes.delete(n);
+  return { nIndexesWas: was, ok: 1 };
+}
+
+export const indexCommands: CommandTable = {
+  createIndexes: { run: createIndexes, fields: ['indexes', 'commitQuorum'] },
+  listIndexes: { run: listIndexes, fields: ['cursor'] },
+  dropIndexes: { run: dropIndexes, fields: ['index'] },
+  deleteIndexes: { run: dropIndexes, fields: ['index'] },
+};

@@ -1,0 +1,141 @@
+/**
+ * Server-side cursors: find/aggregate/list results kept between getMores, with mongod's
+ * batching (101 documents in a first batch by default, replies kept under 16 MiB).
+ */
+import { calculateObjectSize, Long } from 'bson';
+import { CommandError } from './errors.js';
+import type { Doc } from './values.js';
+
+export const DEFAULT_FIRST_BATCH = 101;
+const MAX_REPLY_BYTES = 16 * 1024 * 1024 - 16 * 1024;
+
+export interface CursorSource {
+  /** Next batch: up to `batchSize` documents (0 = no count limit). */
+  nextBatch(batchSize: number, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean; extra?: Doc }>;
+  close?(): void;
+}
+
+export interface OpenCursor {
+  id: number;
+  ns: string;
+  source: CursorSource;
+  /** The session that opened it (a cursor belongs to its session's transaction). */
+  sessionKey?: string;
+}
+
+/** Adapts a document iterator (with an optional limit) into a cursor source. */
+export class IteratorSource implements CursorSource {
+  private peeked: IteratorResult<Doc> | undefined;
+  private remaining: number;
+
+  constructor(
+    private iterator: Iterator<Doc>,
+    limit = 0,
+  ) {
+    this.remaining = limit > 0 ? limit : Infinity;
+  }
+
+  private next(): IteratorResult<Doc> {
+    if (this.peeked) {
+      const p = this.peeked;
+      this.peeked = undefined;
+      return p;
+    }
+    return this.iterator.next();
+  }
+
+  async nextBatch(batchSize: number): Promise<{ docs: Doc[]; exhausted: boolean }> {
+    const batch = this.takeBatch(batchSize);
+    // Index iterators must not outlive later writes: keep what remains as a plain array.
+    if (!batch.exhausted) this.detach();
+    return batch;
+  }
+
+  private detach(): void {
+    const rest: Doc[] = [];
+    if (this.peeked && !this.peeked.done) rest.push(this.peeked.value);
+    this.peeked = undefined;
+    for (let r = this.iterator.next(); !r.done && rest.length < this.remaining; r = this.iterator.next()) rest.push(r.value);
+    this.iterator = rest[Symbol.iterator]();
+  }
+
+  takeBatch(batchSize: number): { docs: Doc[]; exhausted: boolean } {
+    const docs: Doc[] = [];
+    let bytes = 0;
+    const max = batchSize > 0 ? batchSize : Infinity;
+    while (docs.length < max && this.remaining > 0) {
+      const r = this.next();
+      if (r.done) return { docs, exhausted: true };
+      bytes += calculateObjectSize(r.value);
+      if (bytes > MAX_REPLY_BYTES && docs.length > 0) {
+        this.peeked = r;
+        return { docs, exhausted: false };
+      }
+      docs.push(r.value);
+      this.remaining--;
+    }
+    if (this.remaining <= 0) return { docs, exhausted: true };
+    const r = this.next();
+    if (r.done) return { docs, exhausted: true };
+    this.peeked = r;
+    return { docs, exhausted: false };
+  }
+}
+
+export class CursorRegistry {
+  private readonly cursors = new Map<number, OpenCursor>();
+  private nextId = 1_000_001;
+
+  register(ns: string, source: CursorSource, sessionKey?: string): OpenCursor {
+    const cursor = { id: this.nextId++, ns, source, sessionKey };
+    this.cursors.set(cursor.id, cursor);
+    return cursor;
+  }
+
+  get(id: number, ns?: string): OpenCursor {
+    const cursor = this.cursors.get(id);
+    if (!cursor) throw new CommandError('CursorNotFound', `cursor id ${id} not found`);
+    if (ns && cursor.ns !== ns && !cursor.ns.includes('.$cmd.')) {
+      throw new CommandError('Unauthorized', `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`);
+    }
+    return cursor;
+  }
+
+  kill(id: number): boolean {
+    const cursor = this.cursors.get(id);
+    if (!cursor) return false;
+    cursor.source.close?.();
+    this.cursors.delete(id);
+    return true;
+  }
+
+  killAll(): void {
+    for (const id of [...this.cursors.keys()]) this.kill(id);
+  }
+
+  get size(): number {
+    return this.cursors.size;
+  }
+}
+
+/** `{ cursor: { id: Long, ns, firstBatch|nextBatch }, ok: 1 }` with the id as BSON int64. */
+export function cursorReply(id: number, ns: string, docs: Doc[], first: boolean, extra: Doc = {}): Doc {
+  return {
+    cursor: { [first ? 'firstBatch' : 'nextBatch']: docs, id: Long.fromNumber(id), ns, ...extra },
+    ok: 1,
+  };
+}
+
+/** Runs the first batch; registers a cursor only if documents remain. */
+export async function openCursor(
+  registry: CursorRegistry,
+  ns: string,
+  source: CursorSource,
+  batchSize: number,
+  sessionKey?: string,
+): Promise<Doc> {
+  const { docs, exhausted, extra } = await source.nextBatch(batchSize, undefined);
+  if (exhausted) return cursorReply(0, ns, docs, true, extra);
+  const cursor = registry.register(ns, source, sessionKey);
+  return cursorReply(cursor.id, ns, docs, true, extra);
+}

@@ -1,0 +1,115 @@
+/**
+ * MongoEmulator: an in-memory MongoDB server on 127.0.0.1 that the official driver talks to
+ * over the wire protocol, as a one-member replica set (default) or a standalone.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Engine } from './engine.js';
+import { Dispatcher } from './commands/dispatch.js';
+import { commandTable } from './commands/registry.js';
+import { WireConnection } from './wire/connection.js';
+import { systemClock, type EmulatorClock } from './clock.js';
+import { sweepExpired } from './ttl.js';
+
+export interface MongoEmulatorOptions {
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Run as a one-member replica set (default true, named "rs0"); a string names the set; false runs a standalone. */
+  replicaSet?: boolean | string;
+  /** Source of time for TTL expiry, $currentDate and change event times. Defaults to the system clock. */
+  clock?: EmulatorClock;
+  /** How often the TTL monitor runs, in real milliseconds (default 1000; 0 disables the timer). */
+  ttlIntervalMs?: number;
+}
+
+export class MongoEmulator {
+  private readonly sockets = new Set<Socket>();
+  private ttlTimer?: NodeJS.Timeout;
+  private stopped = false;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly engine: Engine,
+    readonly port: number,
+  ) {}
+
+  /** Starts listening on 127.0.0.1; resolves once the server accepts connections. */
+  static async start(options: MongoEmulatorOptions = {}): Promise<MongoEmulator> {
+    const replicaSet = options.replicaSet === false ? undefined : typeof options.replicaSet === 'string' ? options.replicaSet : 'rs0';
+    const engine = new Engine({ clock: options.clock ?? systemClock, replicaSet });
+    const dispatcher = new Dispatcher(engine, commandTable);
+    let nextConnectionId = 1;
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      const id = nextConnectionId++;
+      new WireConnection(socket, id, (request) => dispatcher.run(request.db, request.body, id));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    engine.host = `127.0.0.1:${port}`;
+    const emulator = new MongoEmulator(server, engine, port);
+    (emulator as unknown as { sockets: Set<Socket> }).sockets = sockets;
+    const interval = options.ttlIntervalMs ?? 1000;
+    if (interval > 0) {
+      emulator.ttlTimer = setInterval(() => sweepExpired(engine), interval);
+      emulator.ttlTimer.unref();
+    }
+    return emulator;
+  }
+
+  /** The connection string, usable as-is with `new MongoClient(uri)`. */
+  get uri(): string {
+    const base = `mongodb://${this.engine.host}/`;
+    return this.engine.replicaSet ? `${base}?replicaSet=${encodeURIComponent(this.engine.replicaSet)}` : base;
+  }
+
+  /** How many times each command was received since start (or the last reset). */
+  commandCounts(): Record<string, number> {
+    return Object.fromEntries(this.engine.counts);
+  }
+
+  resetCommandCounts(): void {
+    this.engine.counts.clear();
+  }
+
+  /** Runs the TTL monitor now (against the emulator's clock); returns how many documents expired. */
+  runTtlSweep(): number {
+    return sweepExpired(this.engine);
+  }
+
+  /**
+   * Which plan a query would use: an index name, `OR(...)` of index names, or `COLLSCAN`.
+   * For tests that must prove a query is index-backed.
+   */
+  explainPlan(db: string, collection: string, filter: Record<string, unknown>, sort: Record<string, 1 | -1> = {}): string {
+    return explainPlanFor(this.engine, db, collection, filter, sort);
+  }
+
+  /** Stops listening, closes every connection and aborts open transactions. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.ttlTimer);
+    this.engine.sessions.abortAll();
+    this.engine.cursors.killAll();
+    this.engine.changeLog.wakeAll();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+}
+
+import { parseSort } from './query/sort.js';
+import { explainPlan } from './query/execute.js';
+
+function explainPlanFor(engine: Engine, db: string, coll: string, filter: Record<string, unknown>, sort: Record<string, 1 | -1>): string {
+  return explainPlan(engine.view(db, coll), filter, parseSort(sort));
+}

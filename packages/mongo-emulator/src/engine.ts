@@ -1,0 +1,65 @@
+/**
+ * The state one emulator serves: catalog, change log, sessions, cursors and its clock. Commands
+ * reach documents only through views from here, so transactions and change events stay uniform.
+ */
+import { Catalog } from './storage/catalog.js';
+import { ChangeLog, describeUpdate } from './change-log.js';
+import { CursorRegistry } from './cursors.js';
+import { SessionRegistry, type Transaction } from './transactions.js';
+import { CommittedView, TransactionView, type CollectionView } from './views.js';
+import type { EmulatorClock } from './clock.js';
+import type { WriteOp, WriteRecorder } from './write-op.js';
+
+export interface EngineOptions {
+  clock: EmulatorClock;
+  /** Replica set name; undefined runs as a standalone server. */
+  replicaSet?: string;
+}
+
+export class Engine implements WriteRecorder {
+  readonly catalog = new Catalog();
+  readonly changeLog: ChangeLog;
+  readonly sessions: SessionRegistry;
+  readonly cursors = new CursorRegistry();
+  readonly clock: EmulatorClock;
+  readonly replicaSet?: string;
+  readonly startedAt = new Date();
+  /** host:port as clients address this server (set once listening). */
+  host = '127.0.0.1:0';
+  readonly counts = new Map<string, number>();
+  opCounters = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 };
+
+  constructor(options: EngineOptions) {
+    this.clock = options.clock;
+    this.replicaSet = options.replicaSet;
+    this.changeLog = new ChangeLog(() => this.clock.now());
+    this.sessions = new SessionRegistry(this.catalog, this);
+  }
+
+  record(op: WriteOp): void {
+    const base = { db: op.db, coll: op.coll };
+    switch (op.kind) {
+      case 'insert':
+        this.changeLog.append({ ...base, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after });
+        break;
+      case 'replace':
+        this.changeLog.append({ ...base, operationType: 'replace', documentId: op.after?._id, fullDocument: op.after });
+        break;
+      case 'update':
+        this.changeLog.append({
+          ...base,
+          operationType: 'update',
+          documentId: op.after?._id,
+          updateDescription: describeUpdate(op.before ?? {}, op.after ?? {}),
+        });
+        break;
+      case 'delete':
+        this.changeLog.append({ ...base, operationType: 'delete', documentId: op.before?._id });
+        break;
+    }
+  }
+
+  view(db: string, coll: string, txn?: Transaction): CollectionView {
+    return txn ? new TransactionView(this.catalog, this.sessions, txn, db, coll) : new CommittedView(this.catalog, this.sessions, this, db, coll);
+  }
+}

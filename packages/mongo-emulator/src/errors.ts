@@ -1,0 +1,99 @@
+/**
+ * Server errors as the driver sees them: `{ ok: 0, errmsg, code, codeName, errorLabels? }`.
+ * Codes and names follow mongod's error_codes.yml so driver logic keyed on them (retries,
+ * `collection.drop()` returning false, withTransaction's label checks) behaves as with mongod.
+ */
+export const ErrorCodes = {
+  InternalError: 1,
+  BadValue: 2,
+  NoSuchKey: 4,
+  FailedToParse: 9,
+  TypeMismatch: 14,
+  Unauthorized: 13,
+  IllegalOperation: 20,
+  NamespaceNotFound: 26,
+  IndexNotFound: 27,
+  PathNotViable: 28,
+  ConflictingUpdateOperators: 40,
+  CursorNotFound: 43,
+  NamespaceExists: 48,
+  CommandNotFound: 59,
+  InvalidOptions: 72,
+  ImmutableField: 66,
+  InvalidNamespace: 73,
+  NoReplicationEnabled: 76,
+  IndexOptionsConflict: 85,
+  IndexKeySpecsConflict: 86,
+  CannotCreateIndex: 67,
+  WriteConflict: 112,
+  CannotIndexParallelArrays: 171,
+  OperationNotSupportedInTransaction: 263,
+  ChangeStreamHistoryLost: 286,
+  ChangeStreamFatalError: 280,
+  InvalidResumeToken: 260,
+  NoSuchTransaction: 251,
+  TransactionCommitted: 256,
+  NotImplemented: 238,
+  IDLUnknownField: 40415,
+  Location31254: 31254,
+  Location40573: 40573,
+  Location40323: 40323,
+  DuplicateKey: 11000,
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCodes;
+
+/** A command failure with mongod's code and codeName; extra fields are copied into the reply. */
+export class CommandError extends Error {
+  readonly code: number;
+  readonly codeName: string;
+  readonly errorLabels: string[];
+  readonly extra: Record<string, unknown>;
+
+  constructor(
+    codeName: ErrorCodeName,
+    message: string,
+    options: { labels?: string[]; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.name = 'CommandError';
+    this.code = ErrorCodes[codeName];
+    this.codeName = codeName.startsWith('Location') ? '' : codeName;
+    this.errorLabels = options.labels ?? [];
+    this.extra = options.extra ?? {};
+  }
+
+  /** The reply document sent for a failed command. */
+  toReply(): Record<string, unknown> {
+    const reply: Record<string, unknown> = { ok: 0, errmsg: this.message, code: this.code };
+    if (this.codeName) reply.codeName = this.codeName;
+    Object.assign(reply, this.extra);
+    if (this.errorLabels.length > 0) reply.errorLabels = this.errorLabels;
+    return reply;
+  }
+
+  /** The entry used in a write command's `writeErrors`. */
+  toWriteError(index: number): Record<string, unknown> {
+    const entry: Record<string, unknown> = { index, code: this.code };
+    if (this.codeName) entry.codeName = this.codeName;
+    entry.errmsg = this.message;
+    Object.assign(entry, this.extra);
+    return entry;
+  }
+}
+
+/** A feature the emulator recognises but does not implement: loud, never a silent wrong answer. */
+export function notImplemented(what: string): CommandError {
+  return new CommandError('NotImplemented', `${what} is not supported by the Loom MongoDB emulator`);
+}
+
+export function badValue(message: string): CommandError {
+  return new CommandError('BadValue', message);
+}
+
+/** Converts anything thrown while running a command into a CommandError (mingo throws plain Errors). */
+export function toCommandError(err: unknown): CommandError {
+  if (err instanceof CommandError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new CommandError('BadValue', message);
+}

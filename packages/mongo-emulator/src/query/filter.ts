@@ -1,0 +1,38 @@
+/**
+ * Query filters, evaluated by mingo. Operators mingo cannot answer faithfully (geo, text,
+ * string `$where`) are refused by name instead of being guessed at.
+ */
+import { Query } from 'mingo';
+import { CommandError, notImplemented } from '../errors.js';
+import { isPlainObject, type Doc } from '../values.js';
+
+const UNSUPPORTED = new Set(['$text', '$near', '$nearSphere', '$geoWithin', '$geoIntersects', '$where', '$function', '$accumulator']);
+
+function scan(v: unknown): void {
+  if (Array.isArray(v)) v.forEach(scan);
+  else if (isPlainObject(v)) {
+    for (const [k, sub] of Object.entries(v)) {
+      if (UNSUPPORTED.has(k)) throw notImplemented(`query operator '${k}'`);
+      scan(sub);
+    }
+  }
+}
+
+export interface Matcher {
+  test(doc: Doc): boolean;
+}
+
+export function compileFilter(filter: unknown, variables?: Doc): Matcher {
+  if (filter === undefined || filter === null) return { test: () => true };
+  if (!isPlainObject(filter)) throw new CommandError('TypeMismatch', "BSON field 'filter' is the wrong type, expected type 'object'");
+  if (Object.keys(filter).length === 0) return { test: () => true };
+  scan(filter);
+  try {
+    const query = new Query(filter, variables ? { variables } : undefined);
+    return query;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const unknown = /unknown query operator (\$\w+)/.exec(message);
+    throw new CommandError('BadValue', unknown ? `unknown operator: ${unknown[1]}` : message);
+  }
+}

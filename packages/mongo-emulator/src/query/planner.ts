@@ -1,0 +1,275 @@
+/**
+ * Chooses how to find candidate documents: index scans bounded by the filter's equality and
+ * range predicates (merged across `$in` values and `$or` branches), or a collection scan. The
+ * plan only narrows candidates: every candidate is still tested against the full filter, so a
+ * plan can never change an answer, only its cost. It also reports how many leading sort fields
+ * the candidate stream already satisfies, so a claim (equality prefix + range + sort in index
+ * order + limit 1) stops after the first match instead of sorting the collection.
+ */
+import { compareBson, TypeBound, typeRank, valueKey, LOWEST, HIGHEST } from '../bson-order.js';
+import { isPlainObject, type Doc } from '../values.js';
+import type { CollectionData, StoredRecord } from '../storage/collection.js';
+import type { FieldBounds, IndexTable } from '../storage/index-table.js';
+import { sortComparator, type SortSpec } from './sort.js';
+
+export interface Candidates {
+  items: Iterable<StoredRecord>;
+  /** Leading sort fields the stream is already ordered by. */
+  sortedPrefix: number;
+  /** 'COLLSCAN' or the index names used, for explain-like diagnostics and tests. */
+  plan: string;
+}
+
+/** Per-field constraint: a list of points, or one interval. */
+type Constraint = { points: unknown[] } | { range: FieldBounds };
+
+const MAX_SCANS = 200;
+
+function isOperatorObject(v: unknown): v is Doc {
+  return isPlainObject(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$'));
+}
+
+function pointable(v: unknown): boolean {
+  return !Array.isArray(v) && !(v instanceof RegExp) && (v as { _bsontype?: string } | null)?._bsontype !== 'BSONRegExp' && v !== undefined;
+}
+
+function intersect(a: FieldBounds, b: FieldBounds): FieldBounds {
+  return {
+    lo: compareBson(a.lo, b.lo) >= 0 ? a.lo : b.lo,
+    hi: compareBson(a.hi, b.hi) <= 0 ? a.hi : b.hi,
+  };
+}
+
+/** What one field condition says about the field's value, if anything usable. */
+function constraintFor(cond: unknown): Constraint | undefined {
+  if (!isOperatorObject(cond)) return pointable(cond) ? { points: [cond] } : undefined;
+  let range: FieldBounds | undefined;
+  let points: unknown[] | undefined;
+  for (const [op, v] of Object.entries(cond)) {
+    let r: FieldBounds | undefined;
+    switch (op) {
+      case '$eq':
+        if (pointable(v)) points = [v];
+        break;
+      case '$in':
+        if (Array.isArray(v) && v.length > 0 && v.every(pointable)) points = v;
+        break;
+      case '$gt':
+      case '$gte':
+        if (pointable(v) && v !== null) r = { lo: v, hi: new TypeBound(typeRank(v), 1) };
+        break;
+      case '$lt':
+      case '$lte':
+        if (pointable(v) && v !== null) r = { lo: new TypeBound(typeRank(v), -1), hi: v };
+        break;
+      default:
+        break;
+    }
+    if (r) range = range ? intersect(range, r) : r;
+  }
+  if (points) {
+    const kept = range ? points.filter((p) => compareBson(p, range!.lo) >= 0 && compareBson(p, range!.hi) <= 0) : points;
+    return { points: kept };
+  }
+  return range ? { range } : undefined;
+}
+
+/** The AND-ed field conditions of a filter (top level and nested `$and`), and its `$or`s. */
+function conjunction(filter: Doc, out: Map<string, Constraint[]>, ors: Doc[][]): void {
+  for (const [key, cond] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(cond)) {
+      for (const sub of cond) if (isPlainObject(sub)) conjunction(sub, out, ors);
+    } else if (key === '$or' && Array.isArray(cond)) {
+      ors.push(cond.filter(isPlainObject));
+    } else if (!key.startsWith('$')) {
+      const c = constraintFor(cond);
+      if (c) out.set(key, [...(out.get(key) ?? []), c]);
+    }
+  }
+}
+
+function combine(constraints: Constraint[]): Constraint {
+  let result = constraints[0];
+  for (const c of constraints.slice(1)) {
+    if ('points' in result && 'points' in c) {
+      const keys = new Set(c.points.map(valueKey));
+      result = { points: result.points.filter((p) => keys.has(valueKey(p))) };
+    } else if ('points' in result && 'range' in c) {
+      result = { points: result.points.filter((p) => compareBson(p, c.range.lo) >= 0 && compareBson(p, c.range.hi) <= 0) };
+    } else if ('range' in result && 'points' in c) {
+      const r = result.range;
+      result = { points: c.points.filter((p) => compareBson(p, r.lo) >= 0 && compareBson(p, r.hi) <= 0) };
+    } else if ('range' in result && 'range' in c) {
+      result = { range: intersect(result.range, c.range) };
+    }
+  }
+  return result;
+}
+
+interface IndexPlan {
+  index: IndexTable;
+  scans: FieldBounds[][];
+  reverse: boolean;
+  sortedPrefix: number;
+  score: number;
+  /** The scans are narrowed by filter bounds (not a whole-index walk for sort order only). */
+  bounded: boolean;
+}
+
+/** Top-level field conditions of a filter, with nested `$and`s flattened. */
+function flattenAnd(filter: Doc, out: Doc = {}): Doc {
+  for (const [k, v] of Object.entries(filter)) {
+    if (k === '$and' && Array.isArray(v)) v.forEach((s) => isPlainObject(s) && flattenAnd(s, out));
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** A partial index is usable only when the query repeats its filter conditions verbatim. */
+function partialSatisfied(index: IndexTable, filter: Doc): boolean {
+  const partial = index.spec.partialFilterExpression;
+  if (!partial) return true;
+  const flat = flattenAnd(filter);
+  return Object.entries(flattenAnd(partial)).every(([k, v]) => k in flat && valueKey(flat[k]) === valueKey(v));
+}
+
+function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: SortSpec, filter: Doc): IndexPlan | undefined {
+  const spec = index.spec;
+  if (spec.sparse || spec.description.hidden || !partialSatisfied(index, filter)) return undefined;
+  const perField: (Constraint | undefined)[] = spec.fields.map((f) => fields.get(f));
+  if (index.multikey) {
+    // Two range predicates on an array field may be met by different elements, so intersected
+    // bounds could miss documents; only point bounds stay exact supersets.
+    for (let i = 0; i < perField.length; i++) if (perField[i] && 'range' in perField[i]!) perField[i] = undefined;
+  }
+  let prefix = 0;
+  let scans: FieldBounds[][] = [[]];
+  let rangeUsed = false;
+  for (let i = 0; i < perField.length; i++) {
+    const c = perField[i];
+    if (!c) break;
+    if ('points' in c) {
+      if (scans.length * c.points.length > MAX_SCANS) break;
+      const next: FieldBounds[][] = [];
+      for (const s of scans) for (const p of c.points) next.push([...s, { lo: p, hi: p }]);
+      scans = next;
+      prefix++;
+    } else {
+      for (const s of scans) s.push(c.range);
+      rangeUsed = true;
+      break;
+    }
+  }
+  // Later fields still filter entries inside each scan (cheaper than fetching documents).
+  for (const s of scans) {
+    for (let i = s.length; i < perField.length; i++) {
+      const c = perField[i];
+      if (c && 'range' in c) s[i] = c.range;
+      else if (c && 'points' in c && c.points.length === 1) s[i] = { lo: c.points[0], hi: c.points[0] };
+    }
+  }
+  if (scans.length === 0) scans = [];
+  // Sort order the scans provide.
+  let sortedPrefix = 0;
+  let reverse: boolean | undefined;
+  if (!index.multikey) {
+    let j = prefix;
+    for (const { field, dir } of sort) {
+      const at = spec.fields.indexOf(field);
+      if (at >= 0 && at < prefix) {
+        sortedPrefix++;
+        continue;
+      }
+      if (j >= spec.fields.length || spec.fields[j] !== field) break;
+      const wantReverse = spec.directions[j] !== dir;
+      if (reverse !== undefined && reverse !== wantReverse) break;
+      reverse = wantReverse;
+      j++;
+      sortedPrefix++;
+    }
+  }
+  const score = prefix * 4 + (rangeUsed ? 2 : 0) + (sort.length > 0 && sortedPrefix === sort.length ? 5 : sortedPrefix);
+  if (prefix === 0 && !rangeUsed && sortedPrefix === 0) return undefined;
+  return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed };
+}
+
+function bestPlan(coll: CollectionData, filter: Doc, sort: SortSpec): IndexPlan | undefined {
+  const raw = new Map<string, Constraint[]>();
+  const ors: Doc[][] = [];
+  conjunction(filter, raw, ors);
+  const fields = new Map<string, Constraint>();
+  for (const [f, cs] of raw) fields.set(f, combine(cs));
+  let best: IndexPlan | undefined;
+  for (const index of coll.indexes.values()) {
+    const plan = planIndex(index, fields, sort, filter);
+    if (plan && (!best || plan.score > best.score)) best = plan;
+  }
+  return best;
+}
+
+function* scanPlan(coll: CollectionData, plan: IndexPlan, seen: Set<number>): Generator<StoredRecord> {
+  for (const bounds of plan.scans) {
+    for (const entry of plan.index.scan(bounds, plan.reverse)) {
+      if (seen.has(entry.rid)) continue;
+      seen.add(entry.rid);
+      const record = coll.records.get(entry.rid);
+      if (record) yield record;
+    }
+  }
+}
+
+/** k-way merge of streams each ordered by `compare`, dropping records already emitted. */
+function* mergeStreams(streams: Iterator<StoredRecord>[], compare: (a: Doc, b: Doc) => number): Generator<StoredRecord> {
+  const heads = streams.map((s) => s.next());
+  const emitted = new Set<number>();
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i];
+      if (h.done) continue;
+      if (best < 0 || compare(h.value.doc, (heads[best] as IteratorYieldResult<StoredRecord>).value.doc) < 0) best = i;
+    }
+    if (best < 0) return;
+    const record = (heads[best] as IteratorYieldResult<StoredRecord>).value;
+    heads[best] = streams[best].next();
+    if (emitted.has(record.rid)) continue;
+    emitted.add(record.rid);
+    yield record;
+  }
+}
+
+function scanAll(coll: CollectionData): Candidates {
+  return { items: coll.records.values(), sortedPrefix: 0, plan: 'COLLSCAN' };
+}
+
+function streamsFor(coll: CollectionData, plan: IndexPlan, sort: SortSpec, sortedPrefix: number): Iterator<StoredRecord> {
+  if (plan.scans.length <= 1 || sortedPrefix === 0) return scanPlan(coll, plan, new Set())[Symbol.iterator]();
+  const compare = sortComparator(sort, sortedPrefix);
+  const streams = plan.scans.map((bounds) => scanPlan(coll, { ...plan, scans: [bounds] }, new Set()));
+  return mergeStreams(streams, compare);
+}
+
+/** Candidate records for `filter`, ordered by as many leading `sort` fields as an index allows. */
+export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec): Candidates {
+  const ors = Array.isArray(filter.$or) ? (filter.$or as unknown[]).filter(isPlainObject) : undefined;
+  const direct = bestPlan(coll, filter, sort);
+  if (ors && ors.length > 0 && (!direct || direct.score < 4)) {
+    // Plan each $or branch with the rest of the conjunction; use it only if every branch can.
+    const { $or: _ignored, ...rest } = filter;
+    const branches = ors.map((branch) => bestPlan(coll, { $and: [rest, branch] }, sort));
+    if (branches.every((b): b is IndexPlan => b !== undefined && b.bounded)) {
+      const sortedPrefix = Math.min(...branches.map((b) => b.sortedPrefix));
+      const streams = branches.map((b) => streamsFor(coll, b, sort, sortedPrefix));
+      const records =
+        sortedPrefix > 0
+          ? mergeStreams(streams, sortComparator(sort, sortedPrefix))
+          : mergeStreams(streams, () => 0);
+      return { items: { [Symbol.iterator]: () => records }, sortedPrefix, plan: `OR(${branches.map((b) => b.index.spec.name).join(',')})` };
+    }
+  }
+  if (!direct) return scanAll(coll);
+  const it = streamsFor(coll, direct, sort, direct.sortedPrefix);
+  return { items: { [Symbol.iterator]: () => it }, sortedPrefix: direct.sortedPrefix, plan: direct.index.spec.name };
+}
+
+export { LOWEST, HIGHEST };

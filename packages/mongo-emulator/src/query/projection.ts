@@ -1,0 +1,30 @@
+/** find/findAndModify projections, evaluated by mingo; `_id` stays the first field as in mongod. */
+import { find } from 'mingo';
+import { CommandError, notImplemented } from '../errors.js';
+import { isPlainObject, type Doc } from '../values.js';
+
+export type Projector = (doc: Doc) => Doc;
+
+export function compileProjection(projection: unknown): Projector {
+  if (projection === undefined || projection === null) return (d) => d;
+  if (!isPlainObject(projection)) throw new CommandError('TypeMismatch', "projection must be an object");
+  if (Object.keys(projection).length === 0) return (d) => d;
+  for (const [k, v] of Object.entries(projection)) {
+    if (k.endsWith('.$')) throw notImplemented(`positional projection '${k}'`);
+    if (isPlainObject(v) && '$meta' in v) throw notImplemented(`projection '$meta' on '${k}'`);
+  }
+  return (doc) => {
+    let out: Doc;
+    try {
+      out = find([doc], {}, projection).all()[0] as Doc;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new CommandError('Location31254', message);
+    }
+    if (out && '_id' in out && Object.keys(out)[0] !== '_id') {
+      const { _id, ...rest } = out;
+      return { _id, ...rest };
+    }
+    return out;
+  };
+}

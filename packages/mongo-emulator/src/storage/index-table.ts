@@ -1,0 +1,130 @@
+/**
+ * The sorted structure behind one index: a B+ tree of (key, record id) entries in index order,
+ * so equality-prefix + range scans and sorts in index order cost O(log n + k).
+ */
+import * as btreeModule from 'sorted-btree';
+
+type BTree<K, V> = import('sorted-btree').default<K, V>;
+type BTreeConstructor = new <K, V>(entries: [K, V][] | undefined, compare: (a: K, b: K) => number, maxNodeSize?: number) => BTree<K, V>;
+import { compareBson, HIGHEST, LOWEST, valueKey } from '../bson-order.js';
+import { extractKeys, type IndexSpec } from './index-spec.js';
+import type { Doc } from '../values.js';
+
+// sorted-btree is CommonJS with `exports.default`; Node's ESM interop nests it one level deeper.
+const moduleValue = btreeModule as unknown as { default: { default?: unknown } | unknown };
+const BTreeClass = ((moduleValue.default as { default?: unknown }).default ?? moduleValue.default) as BTreeConstructor;
+
+export interface IndexEntry {
+  key: unknown[];
+  rid: number;
+}
+
+/** Per-field inclusive value bounds, in value order (lo <= hi). */
+export interface FieldBounds {
+  lo: unknown;
+  hi: unknown;
+}
+
+export class IndexTable {
+  readonly spec: IndexSpec;
+  /** Set once any document put an array on an indexed path; such an index cannot give sort order. */
+  multikey = false;
+  private readonly tree: BTree<IndexEntry, undefined>;
+  private readonly dirs: (1 | -1)[];
+
+  constructor(spec: IndexSpec) {
+    this.spec = spec;
+    this.dirs = spec.directions;
+    this.tree = new BTreeClass<IndexEntry, undefined>(undefined, (a: IndexEntry, b: IndexEntry) => this.compareEntries(a, b), 64);
+  }
+
+  private compareEntries(a: IndexEntry, b: IndexEntry): number {
+    const c = this.compareKeys(a.key, b.key);
+    if (c !== 0) return c;
+    return a.rid < b.rid ? -1 : a.rid > b.rid ? 1 : 0;
+  }
+
+  /** Compares keys in index order (each field's direction applied). */
+  compareKeys(a: unknown[], b: unknown[]): number {
+    for (let i = 0; i < this.dirs.length; i++) {
+      const c = compareBson(a[i], b[i]);
+      if (c !== 0) return c * this.dirs[i];
+    }
+    return 0;
+  }
+
+  get size(): number {
+    return this.tree.size;
+  }
+
+  keysOf(doc: Doc): unknown[][] {
+    return extractKeys(this.spec, doc).keys;
+  }
+
+  add(doc: Doc, rid: number): void {
+    const { keys, multikey } = extractKeys(this.spec, doc);
+    if (multikey) this.multikey = true;
+    for (const key of keys) this.tree.set({ key, rid }, undefined);
+  }
+
+  remove(doc: Doc, rid: number): void {
+    for (const key of this.keysOf(doc)) this.tree.delete({ key, rid });
+  }
+
+  /** Record ids holding exactly this key. */
+  ridsWithKey(key: unknown[]): number[] {
+    const out: number[] = [];
+    for (const [entry] of this.tree.entries({ key, rid: -Infinity })) {
+      if (this.compareKeys(entry.key, key) !== 0) break;
+      out.push(entry.rid);
+    }
+    return out;
+  }
+
+  /**
+   * Entries whose key lies within per-field bounds, in index order (or reversed). Fields after
+   * the first non-point bound are checked entry by entry, so the scan still skips documents.
+   */
+  *scan(bounds: FieldBounds[], reverse: boolean): Generator<IndexEntry> {
+    const start: unknown[] = [];
+    const end: unknown[] = [];
+    let prefixOpen = false;
+    for (let i = 0; i < this.dirs.length; i++) {
+      const b = bounds[i] ?? { lo: LOWEST, hi: HIGHEST };
+      const first = this.dirs[i] === 1 ? b.lo : b.hi;
+      const last = this.dirs[i] === 1 ? b.hi : b.lo;
+      if (prefixOpen) {
+        start.push(this.dirs[i] === 1 ? LOWEST : HIGHEST);
+        end.push(this.dirs[i] === 1 ? HIGHEST : LOWEST);
+      } else {
+        start.push(first);
+        end.push(last);
+        if (compareBson(b.lo, b.hi) !== 0) prefixOpen = true;
+      }
+    }
+    const inBounds = (key: unknown[]): boolean => {
+      for (let i = 0; i < bounds.length; i++) {
+        const b = bounds[i];
+        if (!b) continue;
+        if (compareBson(key[i], b.lo) < 0 || compareBson(key[i], b.hi) > 0) return false;
+      }
+      return true;
+    };
+    if (!reverse) {
+      for (const [entry] of this.tree.entries({ key: start, rid: -Infinity })) {
+        if (this.compareKeys(entry.key, end) > 0) return;
+        if (inBounds(entry.key)) yield entry;
+      }
+    } else {
+      for (const [entry] of this.tree.entriesReversed({ key: end, rid: Infinity })) {
+        if (this.compareKeys(entry.key, start) < 0) return;
+        if (inBounds(entry.key)) yield entry;
+      }
+    }
+  }
+
+  /** A stable identity for a key, for uniqueness bookkeeping. */
+  static keyId(key: unknown[]): string {
+    return valueKey(key);
+  }
+}

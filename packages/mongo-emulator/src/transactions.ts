@@ -1,0 +1,211 @@
+/**
+ * Logical sessions and multi-document transactions. A transaction keeps its writes in a private
+ * overlay (reads in the transaction see them; nobody else does), locks each document it writes,
+ * and applies everything at commit in one synchronous step, so other clients see all of it or
+ * none of it. Writing a document that another transaction holds, or that someone committed after
+ * this transaction started, is a WriteConflict (112) labelled TransientTransactionError, which
+ * makes `withTransaction` retry. Reads are read-committed plus own writes (not a true snapshot).
+ */
+import { CommandError } from './errors.js';
+import { valueKey } from './bson-order.js';
+import type { Catalog } from './storage/catalog.js';
+import type { StoredRecord } from './storage/collection.js';
+import type { Doc } from './values.js';
+import type { WriteRecorder, WriteOp } from './write-op.js';
+
+/** mongod's transactionLifetimeLimitSeconds default: an abandoned transaction is aborted. */
+const TRANSACTION_LIFETIME_MS = 60_000;
+
+export class Transaction {
+  state: 'active' | 'committed' | 'aborted' = 'active';
+  /** ns -> idKey -> the document as this transaction sees it (null: deleted). */
+  readonly overlays = new Map<string, Map<string, Doc | null>>();
+  readonly ops: WriteOp[] = [];
+  readonly locks = new Set<string>();
+  readonly done: Promise<void>;
+  private finish!: () => void;
+  private lifetime?: NodeJS.Timeout;
+
+  constructor(
+    readonly sessionKey: string,
+    readonly txnNumber: number,
+    readonly startVersion: number,
+    onExpire: () => void,
+  ) {
+    this.done = new Promise((resolve) => (this.finish = resolve));
+    this.lifetime = setTimeout(onExpire, TRANSACTION_LIFETIME_MS);
+    this.lifetime.unref?.();
+  }
+
+  overlay(ns: string): Map<string, Doc | null> {
+    let o = this.overlays.get(ns);
+    if (!o) {
+      o = new Map();
+      this.overlays.set(ns, o);
+    }
+    return o;
+  }
+
+  end(state: 'committed' | 'aborted'): void {
+    this.state = state;
+    clearTimeout(this.lifetime);
+    this.finish();
+  }
+}
+
+interface SessionState {
+  txn?: Transaction;
+}
+
+function lockKey(ns: string, idKey: string): string {
+  return `${ns}\u0000${idKey}`;
+}
+
+export function writeConflict(): CommandError {
+  return new CommandError(
+    'WriteConflict',
+    'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.',
+    { labels: ['TransientTransactionError'] },
+  );
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly locks = new Map<string, Transaction>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly recorder: WriteRecorder,
+  ) {}
+
+  static sessionKey(lsid: unknown): string {
+    const id = (lsid as { id?: unknown } | undefined)?.id;
+    if (id === undefined) throw new CommandError('BadValue', 'lsid.id is required');
+    return valueKey(id);
+  }
+
+  /** The transaction a command runs in, following the driver's startTransaction/txnNumber protocol. */
+  resolve(body: Doc, commandName: string): Transaction | undefined {
+    if (body.autocommit === undefined) return undefined; // a retryable write, not a transaction
+    if (body.autocommit !== false) throw new CommandError('InvalidOptions', 'Specifying autocommit=true is not allowed.');
+    const sessionKey = SessionRegistry.sessionKey(body.lsid);
+    const txnNumber = Number(body.txnNumber);
+    let session = this.sessions.get(sessionKey);
+    if (!session) {
+      session = {};
+      this.sessions.set(sessionKey, session);
+    }
+    if (body.startTransaction === true) {
+      if (session.txn && session.txn.txnNumber >= txnNumber) {
+        throw new CommandError('BadValue', `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`);
+      }
+      if (session.txn?.state === 'active') this.abort(session.txn);
+      const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn));
+      session.txn = txn;
+      return txn;
+    }
+    const txn = session.txn;
+    if (!txn || txn.txnNumber !== txnNumber || txn.state === 'aborted') {
+      throw new CommandError('NoSuchTransaction', `Transaction with { txnNumber: ${txnNumber} } has been aborted.`, {
+        labels: ['TransientTransactionError'],
+      });
+    }
+    if (txn.state === 'committed' && commandName !== 'commitTransaction') {
+      throw new CommandError('TransactionCommitted', `Transaction with { txnNumber: ${txnNumber} } has been committed.`);
+    }
+    return txn;
+  }
+
+  /** The transaction holding a document's write lock, if any. */
+  lockOwner(ns: string, idKey: string): Transaction | undefined {
+    return this.locks.get(lockKey(ns, idKey));
+  }
+
+  /** Takes the write lock for `txn`, or fails the transaction with a WriteConflict. */
+  lock(txn: Transaction, ns: string, idKey: string, base: StoredRecord | undefined): void {
+    const key = lockKey(ns, idKey);
+    const owner = this.locks.get(key);
+    if (owner === txn) return;
+    if (owner || (base && base.version > txn.startVersion)) {
+      this.abort(txn);
+      throw writeConflict();
+    }
+    this.locks.set(key, txn);
+    txn.locks.add(key);
+  }
+
+  abort(txn: Transaction): void {
+    if (txn.state !== 'active') return;
+    this.release(txn);
+    txn.end('aborted');
+  }
+
+  private release(txn: Transaction): void {
+    for (const key of txn.locks) if (this.locks.get(key) === txn) this.locks.delete(key);
+    txn.locks.clear();
+  }
+
+  /**
+   * Applies the overlay atomically: every touched document is taken out, then every final
+   * version put back, so swaps of unique values between documents never collide midway. Any
+   * failure restores the prior state exactly and aborts the transaction.
+   */
+  commit(txn: Transaction): void {
+    if (txn.state === 'committed') return;
+    const removed: { coll: NonNullable<ReturnType<Catalog['get']>>; record: StoredRecord }[] = [];
+    const inserted: { coll: NonNullable<ReturnType<Catalog['get']>>; record: StoredRecord }[] = [];
+    const version = this.catalog.version + 1;
+    try {
+      for (const [ns, overlay] of txn.overlays) {
+        const [db, name] = splitNs(ns);
+        const coll = this.catalog.get(db, name);
+        if (!coll) continue;
+        for (const idKey of overlay.keys()) {
+          const record = coll.getByIdKey(idKey);
+          if (record) {
+            coll.remove(record);
+            removed.push({ coll, record });
+          }
+        }
+      }
+      for (const [ns, overlay] of txn.overlays) {
+        const [db, name] = splitNs(ns);
+        for (const [idKey, doc] of overlay) {
+          if (!doc) continue;
+          const { coll } = this.catalog.getOrCreate(db, name);
+          const prior = removed.find((r) => r.coll === coll && r.record.idKey === idKey)?.record;
+          const record = coll.insert(doc, version, prior?.rid);
+          inserted.push({ coll, record });
+        }
+      }
+    } catch (err) {
+      for (const { coll, record } of inserted.reverse()) coll.remove(record);
+      for (const { coll, record } of removed.reverse()) coll.insert(record.doc, record.version, record.rid);
+      this.abort(txn);
+      throw err;
+    }
+    this.catalog.version = version;
+    for (const op of txn.ops) this.recorder.record(op);
+    this.release(txn);
+    txn.end('committed');
+  }
+
+  /** endSessions: abort whatever those sessions left open and forget them. */
+  end(lsids: unknown[]): void {
+    for (const lsid of lsids) {
+      const key = SessionRegistry.sessionKey(lsid);
+      const txn = this.sessions.get(key)?.txn;
+      if (txn) this.abort(txn);
+      this.sessions.delete(key);
+    }
+  }
+
+  abortAll(): void {
+    for (const s of this.sessions.values()) if (s.txn) this.abort(s.txn);
+  }
+}
+
+export function splitNs(ns: string): [string, string] {
+  const dot = ns.indexOf('.');
+  return [ns.slice(0, dot), ns.slice(dot + 1)];
+}

@@ -1,0 +1,206 @@
+/**
+ * What a command sees of one collection: the committed data (autocommit) or the committed data
+ * under a transaction's overlay. Commands read and write only through this interface.
+ */
+import { CommandError } from './errors.js';
+import { valueKey } from './bson-order.js';
+import type { Catalog } from './storage/catalog.js';
+import type { CollectionData } from './storage/collection.js';
+import { ID_INDEX } from './storage/index-spec.js';
+import { duplicateKeyError } from './storage/collection.js';
+import { planCandidates } from './query/planner.js';
+import { sortComparator, type SortSpec } from './query/sort.js';
+import type { SessionRegistry, Transaction } from './transactions.js';
+import type { WriteRecorder } from './write-op.js';
+import type { Doc } from './values.js';
+
+export interface Item {
+  idKey: string;
+  doc: Doc;
+}
+
+export interface CandidateStream {
+  items: Iterable<Item>;
+  sortedPrefix: number;
+  plan: string;
+}
+
+/** Thrown when a non-transactional write meets a document a transaction has locked. */
+export class LockWait extends Error {
+  constructor(readonly until: Promise<void>) {
+    super('document locked by a transaction');
+  }
+}
+
+export interface CollectionView {
+  readonly db: string;
+  readonly name: string;
+  readonly ns: string;
+  /** The committed collection (indexes, options), if it exists. */
+  collection(): CollectionData | undefined;
+  candidates(filter: Doc, sort: SortSpec): CandidateStream;
+  get(id: unknown): Item | undefined;
+  /** Checks, before a statement changes anything, that these documents can be written. */
+  reserve(items: Item[]): void;
+  insert(doc: Doc): void;
+  update(item: Item, after: Doc, kind: 'update' | 'replace'): void;
+  remove(item: Item): void;
+}
+
+const EMPTY: CandidateStream = { items: [], sortedPrefix: Number.MAX_SAFE_INTEGER, plan: 'EOF' };
+
+export class CommittedView implements CollectionView {
+  readonly ns: string;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly sessions: SessionRegistry,
+    private readonly recorder: WriteRecorder,
+    readonly db: string,
+    readonly name: string,
+  ) {
+    this.ns = `${db}.${name}`;
+  }
+
+  collection(): CollectionData | undefined {
+    return this.catalog.get(this.db, this.name);
+  }
+
+  candidates(filter: Doc, sort: SortSpec): CandidateStream {
+    const coll = this.collection();
+    return coll ? planCandidates(coll, filter, sort) : EMPTY;
+  }
+
+  get(id: unknown): Item | undefined {
+    return this.collection()?.getById(id);
+  }
+
+  reserve(items: Item[]): void {
+    for (const item of items) {
+      const owner = this.sessions.lockOwner(this.ns, item.idKey);
+      if (owner) throw new LockWait(owner.done);
+    }
+  }
+
+  insert(doc: Doc): void {
+    this.reserve([{ idKey: valueKey(doc._id), doc }]);
+    const { coll } = this.catalog.getOrCreate(this.db, this.name);
+    const version = this.catalog.version + 1;
+    coll.insert(doc, version);
+    this.catalog.version = version;
+    this.recorder.record({ kind: 'insert', db: this.db, coll: this.name, after: doc });
+  }
+
+  update(item: Item, after: Doc, kind: 'update' | 'replace'): void {
+    this.reserve([item]);
+    const coll = this.collection();
+    const record = coll?.getByIdKey(item.idKey);
+    if (!coll || !record) throw new CommandError('InternalError', `document ${item.idKey} vanished during update`);
+    const version = this.catalog.version + 1;
+    const before = record.doc;
+    coll.replace(record, after, version);
+    this.catalog.version = version;
+    this.recorder.record({ kind, db: this.db, coll: this.name, before, after });
+  }
+
+  remove(item: Item): void {
+    this.reserve([item]);
+    const coll = this.collection();
+    const record = coll?.getByIdKey(item.idKey);
+    if (!coll || !record) return;
+    coll.remove(record);
+    this.catalog.version++;
+    this.recorder.record({ kind: 'delete', db: this.db, coll: this.name, before: record.doc });
+  }
+}
+
+export class TransactionView implements CollectionView {
+  readonly ns: string;
+  private readonly overlay: Map<string, Doc | null>;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly sessions: SessionRegistry,
+    private readonly txn: Transaction,
+    readonly db: string,
+    readonly name: string,
+  ) {
+    this.ns = `${db}.${name}`;
+    this.overlay = txn.overlay(this.ns);
+  }
+
+  collection(): CollectionData | undefined {
+    return this.catalog.get(this.db, this.name);
+  }
+
+  candidates(filter: Doc, sort: SortSpec): CandidateStream {
+    const coll = this.collection();
+    const base = coll ? planCandidates(coll, filter, sort) : EMPTY;
+    const overlay = this.overlay;
+    const own: Item[] = [];
+    for (const [idKey, doc] of overlay) if (doc) own.push({ idKey, doc });
+    if (own.length === 0 && overlay.size === 0) return base;
+    const compareFull = sortComparator(sort);
+    own.sort((a, b) => compareFull(a.doc, b.doc));
+    const prefix = Math.min(base.sortedPrefix, sort.length);
+    const compare = sortComparator(sort, prefix);
+    function* merged(): Generator<Item> {
+      let i = 0;
+      for (const item of base.items) {
+        if (overlay.has(item.idKey)) continue;
+        while (prefix > 0 && i < own.length && compare(own[i].doc, item.doc) < 0) yield own[i++];
+        yield item;
+      }
+      while (i < own.length) yield own[i++];
+    }
+    return { items: { [Symbol.iterator]: merged }, sortedPrefix: prefix, plan: `${base.plan}+TXN` };
+  }
+
+  get(id: unknown): Item | undefined {
+    const idKey = valueKey(id);
+    if (this.overlay.has(idKey)) {
+      const doc = this.overlay.get(idKey);
+      return doc ? { idKey, doc } : undefined;
+    }
+    return this.collection()?.getByIdKey(idKey);
+  }
+
+  reserve(items: Item[]): void {
+    const coll = this.collection();
+    for (const item of items) this.sessions.lock(this.txn, this.ns, item.idKey, coll?.getByIdKey(item.idKey));
+  }
+
+  private checkUnique(doc: Doc, idKey: string): void {
+    const others: Doc[] = [];
+    for (const [k, d] of this.overlay) if (d && k !== idKey) others.push(d);
+    const coll = this.collection();
+    if (coll) {
+      coll.checkUnique(doc, idKey, (other) => this.overlay.has(other), others);
+    } else if (others.some((d) => valueKey(d._id) === idKey)) {
+      throw duplicateKeyError(this.ns, ID_INDEX, [doc._id]);
+    }
+  }
+
+  insert(doc: Doc): void {
+    const idKey = valueKey(doc._id);
+    const existing = this.get(doc._id);
+    if (existing) throw duplicateKeyError(this.ns, ID_INDEX, [doc._id]);
+    this.reserve([{ idKey, doc }]);
+    this.checkUnique(doc, idKey);
+    this.overlay.set(idKey, doc);
+    this.txn.ops.push({ kind: 'insert', db: this.db, coll: this.name, after: doc });
+  }
+
+  update(item: Item, after: Doc, kind: 'update' | 'replace'): void {
+    this.reserve([item]);
+    this.checkUnique(after, item.idKey);
+    this.overlay.set(item.idKey, after);
+    this.txn.ops.push({ kind, db: this.db, coll: this.name, before: item.doc, after });
+  }
+
+  remove(item: Item): void {
+    this.reserve([item]);
+    this.overlay.set(item.idKey, null);
+    this.txn.ops.push({ kind: 'delete', db: this.db, coll: this.name, before: item.doc });
+  }
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { MongoEmulator } from '../src/index.js';
+import { againstRealServer, openTarget, type Target } from './target.js';
+
+describe('handshake and server commands', () => {
+  let t: Target;
+  beforeAll(async () => {
+    t = await openTarget();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers hello as a writable replica-set primary whose hosts match the URI', async () => {
+    const hello = await t.client.db('admin').command({ hello: 1 });
+    expect(hello.isWritablePrimary).toBe(true);
+    expect(typeof hello.setName).toBe('string');
+    expect(hello.logicalSessionTimeoutMinutes).toBeGreaterThan(0);
+    expect(hello.hosts).toContain(hello.me);
+    if (!againstRealServer) expect(t.uri).toBe(`mongodb://${hello.me}/?replicaSet=${hello.setName}`);
+  });
+
+  it('pings and reports buildInfo and serverStatus', async () => {
+    const admin = t.client.db('admin');
+    expect((await admin.command({ ping: 1 })).ok).toBe(1);
+    const info = await admin.command({ buildInfo: 1 });
+    expect(info.version).toMatch(/^\d+\.\d+/);
+    expect(Array.isArray(info.versionArray)).toBe(true);
+    const status = await admin.command({ serverStatus: 1 });
+    expect(status.ok).toBe(1);
+    expect(typeof status.uptime).toBe('number');
+    expect(status.opcounters).toBeDefined();
+  });
+
+  it('rejects an unknown command with CommandNotFound naming it', async () => {
+    const err = await t.db.command({ frobnicate: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MongoServerError);
+    expect((err as MongoServerError).code).toBe(59);
+    expect((err as MongoServerError).codeName).toBe('CommandNotFound');
+    expect((err as MongoServerError).message).toContain("'frobnicate'");
+  });
+
+  it('rejects an unknown field of a known command, naming it', async () => {
+    await t.db.collection('c').insertOne({ a: 1 });
+    const err = (await t.db.command({ find: 'c', filter: {}, frobnicate: true }).catch((e: unknown) => e)) as MongoServerError;
+    expect(err).toBeInstanceOf(MongoServerError);
+    expect(err.message).toContain('frobnicate');
+  });
+
+  it('lists, creates and drops collections and databases', async () => {
+    await t.db.createCollection('made');
+    const names = (await t.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    expect(names).toContain('made');
+    const dup = (await t.db.createCollection('made').catch((e: unknown) => e)) as MongoServerError;
+    expect(dup.code).toBe(48);
+    const dbs = await t.client.db('admin').admin().listDatabases();
+    expect(dbs.databases.map((d) => d.name)).toContain(t.db.databaseName);
+    expect(await t.db.collection('made').drop()).toBe(true);
+    expect(await t.db.collection('never-made').drop()).toBe(false);
+    expect(await t.db.collection('made').countDocuments()).toBe(0);
+  });
+});
+
+describe.each(againstRealServer ? [] : [[true], [false]])('emulator lifecycle (replicaSet=%s)', (replicaSet) => {
+  it('serves a driver through its uri, counts commands and stops', async () => {
+    const emu = await MongoEmulator.start({ port: 0, replicaSet });
+    expect(emu.uri.includes('replicaSet=')).toBe(replicaSet);
+    const client = new MongoClient(emu.uri);
+    await client.db('x').collection('y').insertOne({ a: 1 });
+    expect(await client.db('x').collection('y').findOne({ a: 1 }, { projection: { _id: 0 } })).toEqual({ a: 1 });
+    const counts = emu.commandCounts();
+    expect(counts.insert).toBe(1);
+    expect(counts.find).toBe(1);
+    await client.close();
+    await emu.stop();
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The server under test: a real mongod when MONGODB_URI is set (it must be a replica set for the
+ * session, transaction and change stream suites), otherwise a fresh MongoEmulator. Tests talk
+ * to it only through the official driver, so the same files check the emulator's fidelity.
+ */
+import { MongoClient, type Db } from 'mongodb';
+import { MongoEmulator, type EmulatorClock } from '../src/index.js';
+
+export interface Target {
+  client: MongoClient;
+  db: Db;
+  uri: string;
+  /** Present only when the emulator is the target (emulator-specific assertions). */
+  emulator?: MongoEmulator;
+  close(): Promise<void>;
+}
+
+let dbCounter = 0;
+
+export const againstRealServer = Boolean(process.env.MONGODB_URI);
+
+export async function openTarget(options: { replicaSet?: boolean; clock?: EmulatorClock } = {}): Promise<Target> {
+  const emulator = againstRealServer
+    ? undefined
+    : await MongoEmulator.start({ port: 0, replicaSet: options.replicaSet ?? true, clock: options.clock, ttlIntervalMs: 0 });
+  const uri = emulator ? emulator.uri : (process.env.MONGODB_URI as string);
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
+  await client.connect();
+  const db = client.db(`loom_emu_test_${process.pid}_${++dbCounter}`);
+  return {
+    client,
+    db,
+    uri,
+    emulator,
+    async close() {
+      if (againstRealServer) await db.dropDatabase();
+      await client.close();
+      await emulator?.stop();
+    },
+  };
+}
+
+/** A clock tests move by hand (TTL expiry). */
+export class ManualClock implements EmulatorClock {
+  constructor(private current = new Date('2026-01-01T00:00:00Z')) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
