@@ -31,7 +31,7 @@ export class Enqueuer {
     },
   ) {}
 
-  enqueue(jobClass: JobClass, payload: unknown, opts: EnqueueOptions = {}): Promise<EnqueueResult> {
+  async enqueue(jobClass: JobClass, payload: unknown, opts: EnqueueOptions = {}): Promise<EnqueueResult> {
     return this.enqueueDefinition(this.deps.registry.byClass(jobClass), payload, opts);
   }
 
@@ -47,7 +47,7 @@ export class Enqueuer {
    * Enqueues a cron fire: idempotency key `cron:<jobName>:<fireAt ISO>` (one job per slot, however
    * many schedulers race), `scheduledFor` and `runAt` = the fire time.
    */
-  enqueueFire(jobName: string, fireAt: Date, payload: unknown): Promise<EnqueueResult> {
+  async enqueueFire(jobName: string, fireAt: Date, payload: unknown): Promise<EnqueueResult> {
     const def = this.deps.registry.byName(jobName);
     if (!def) throw new InvalidArgumentError('cron job name', `no job named "${jobName}" is registered`);
     return this.enqueueDefinition(def, payload, { runAt: fireAt, idempotencyKey: `cron:${jobName}:${fireAt.toISOString()}` }, { scheduledFor: fireAt });

@@ -88,13 +88,13 @@ export class Loom {
    * a refused payload throws `InvalidPayloadError` naming the path and stores nothing. A taken
    * idempotency key returns the existing job's id with `deduplicated: true`.
    */
-  enqueue<C extends JobClass>(job: C, ...args: EnqueueArgs<C>): Promise<EnqueueResult> {
+  async enqueue<C extends JobClass>(job: C, ...args: EnqueueArgs<C>): Promise<EnqueueResult> {
     const [payload, options] = args;
     return this.engine.enqueuer.enqueue(job, payload, options);
   }
 
   /** Stores several jobs of one class; if any payload is refused, none is stored. Results are in input order. */
-  enqueueMany<C extends JobClass>(job: C, payloads: readonly PayloadOf<C>[], options?: Omit<EnqueueOptions, 'idempotencyKey'>): Promise<EnqueueResult[]> {
+  async enqueueMany<C extends JobClass>(job: C, payloads: readonly PayloadOf<C>[], options?: Omit<EnqueueOptions, 'idempotencyKey'>): Promise<EnqueueResult[]> {
     return this.engine.enqueuer.enqueueMany(job, payloads, options);
   }
 
