@@ -51,6 +51,8 @@ export class WorkerPool {
   private cancelPoll: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private claimFailures = 0;
+  /** After a failed claim, no claim before this instant (ms), however often the pool is woken. */
+  private retryAfter = 0;
   private activity = 0;
   private readonly settleListeners = new Set<() => void>();
   private readonly pendingReleases = new Set<Promise<void>>();
@@ -146,6 +148,7 @@ export class WorkerPool {
   private async claimWhileRoom(): Promise<void> {
     const { store, clock, owner, queues, leaseMs } = this.o;
     for (;;) {
+      if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
       if (!plan) return;
       let jobs: JobRecord[];
@@ -153,8 +156,10 @@ export class WorkerPool {
         const now = clock.now();
         jobs = await store.claim({ owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now });
         this.claimFailures = 0;
+        this.retryAfter = 0;
       } catch (err) {
         this.claimFailures++;
+        this.retryAfter = clock.now().getTime() + this.pollDelay();
         const error = toError(err);
         this.o.logger.error({ err: error, failures: this.claimFailures }, `Claiming jobs failed (${error.message}); retrying in ${this.pollDelay()} ms`);
         this.o.events.emit('worker:error', { error, operation: 'claim' });

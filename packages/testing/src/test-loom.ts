@@ -121,10 +121,12 @@ export class TestLoom {
 
   /**
    * Lets everything that can happen without time moving happen: claims, runs, store writes and
-   * the promise chains between them. Settled when no store call is pending and neither the store
-   * nor the worker pool did anything across two event-loop turns.
+   * the promise chains between them. Unlike {@link TestLoom.runUntilIdle}, runs that wait on
+   * something (time, a promise the test controls) may still be in flight afterwards. Settled when
+   * no store call is pending and neither the store nor the worker pool did anything across two
+   * event-loop turns (so a handler awaiting I/O outside the store is not waited for).
    */
-  private async settle(): Promise<void> {
+  async settle(): Promise<void> {
     const hooks = this.loom.testHooks;
     await hooks.pump();
     let last = '';
