@@ -28,9 +28,9 @@ export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
   };
 }
 
-/** The candidates of a batch claim, re-checked per document by the update that takes them. */
-export function batchClaimFilter(req: Parameters<typeof claimFilter>[0], ids: ObjectId[]): Filter<JobDocument> {
-  return { ...claimFilter(req), _id: { $in: ids } };
+/** One candidate of a batch claim, re-checked by the update that takes it. */
+export function claimCandidateFilter(req: Parameters<typeof claimFilter>[0], id: ObjectId): Filter<JobDocument> {
+  return { ...claimFilter(req), _id: id };
 }
 
 /** Extra conditions a fenced write can carry on top of the lease check. */

@@ -25,7 +25,7 @@ import { detectDeployment, type Deployment } from './deployment.js';
 import type { JobDocument } from './documents.js';
 import { enqueueJobs } from './enqueue.js';
 import {
-  batchClaimFilter,
+  claimCandidateFilter,
   CLAIM_SORT,
   claimFilter,
   deadLetterFilter,
@@ -64,6 +64,15 @@ function completedStep(job: JobDocument, name: string): StepRecord | undefined {
 
 /** A conditional write that lost a race is retried this often before giving up loudly. */
 const MAX_CONDITIONAL_ROUNDS = 5;
+/** A safety bound only: a batch claim round fails only when a concurrent claimer progressed. */
+const MAX_BATCH_ROUNDS = 100;
+
+/** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */
+function sortForClaim(docs: JobDocument[]): JobDocument[] {
+  return docs.sort(
+    (a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
+  );
+}
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -156,23 +165,29 @@ export class MongoStore implements JobStore {
   }
 
   /**
-   * Three commands for up to `limit` jobs: read candidate ids in claim order, take them with one
-   * `updateMany` that re-checks the claim filter per document (so concurrent claimers never share a
-   * job), then read back the ones this batch's token won. The batch shares one fresh token; the fence
-   * is `_id` + token, so sharing it gives no job to anyone else.
+   * Three commands per round for up to `limit` jobs: read candidate ids in claim order; take them
+   * with one unordered bulk `update` whose statements each re-check the claim filter for one
+   * document (so concurrent claimers never share a job) and give it its own fresh token; read back
+   * the ones this round won. Candidates lost to a concurrent claimer are replaced in the next round
+   * until `limit` is reached or nothing claimable is left; a lost round means another claimer made
+   * progress, so the loop ends.
    */
-  private async claimBatch(req: ClaimRequest, lease: { owner: string; token: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
+  private async claimBatch(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
     const { jobs } = this.collections;
-    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, limit, projection: { _id: 1 } }).toArray();
-      if (candidates.length === 0) return [];
-      const ids = candidates.map((c) => c._id);
-      const taken = await jobs.updateMany(batchClaimFilter(req, ids), claimUpdate(lease, now));
-      if (taken.modifiedCount === 0) continue; // all taken by concurrent claimers: look again
-      const won = await jobs.find({ _id: { $in: ids }, 'lease.token': lease.token }, { sort: CLAIM_SORT }).toArray();
-      return won.map(toJobRecord);
+    const claimed: JobDocument[] = [];
+    for (let round = 0; claimed.length < limit && round < MAX_BATCH_ROUNDS; round++) {
+      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, limit: limit - claimed.length, projection: { _id: 1 } }).toArray();
+      if (candidates.length === 0) break;
+      const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
+      const taken = await jobs.bulkWrite(
+        leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
+        { ordered: false },
+      );
+      if (taken.modifiedCount === 0) continue;
+      const won = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
+      claimed.push(...(await jobs.find(won).toArray()));
     }
-    return [];
+    return sortForClaim(claimed).map(toJobRecord);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------

@@ -1,0 +1,9 @@
+import { describeStoreConformance } from '@loom/testing';
+import { useMongoFixture } from './fixture.js';
+
+// ... and on a standalone, where dead-letter moves and replays take the two-step path.
+const standalone = useMongoFixture({ topology: 'standalone' });
+// Retention off, as in conformance.test.ts.
+describeStoreConformance('MongoStore (standalone)', () => ({ store: standalone.newStore({ retention: { completed: false } }) }), {
+  transactions: false,
+});
