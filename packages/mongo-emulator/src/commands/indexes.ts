@@ -1,5 +1,5 @@
 /** createIndexes, listIndexes and dropIndexes, with mongod's conflict codes (85/86). */
-import { CommandError } from '../errors.js';
+import { CommandError, notImplemented } from '../errors.js';
 import { valueKey } from '../bson-order.js';
 import { IteratorSource, openCursor, DEFAULT_FIRST_BATCH } from '../cursors.js';
 import { parseIndexSpec, sameKey, sameOptions, type IndexSpec } from '../storage/index-spec.js';
@@ -97,7 +97,35 @@ function dropIndexes(ctx: CommandContext): Doc {
   return { nIndexesWas: was, ok: 1 };
 }
 
+/**
+ * collMod, index form only: `{ collMod, index: { name | keyPattern, expireAfterSeconds } }` changes
+ * a TTL index's expiry in place, as mongod does (reply `expireAfterSeconds_old/_new`).
+ */
+function collMod(ctx: CommandContext): Doc {
+  const name = collectionName(ctx);
+  const coll = ctx.engine.catalog.get(ctx.db, name);
+  if (!coll) throw new CommandError('NamespaceNotFound', `ns does not exist: ${ctx.db}.${name}`);
+  const change = ctx.body.index;
+  if (!isPlainObject(change)) throw notImplemented('collMod without an index modification');
+  const table =
+    typeof change.name === 'string'
+      ? coll.indexes.get(change.name)
+      : [...coll.indexes.values()].find((i) => isPlainObject(change.keyPattern) && formatDoc(i.spec.description.key as Doc) === formatDoc(change.keyPattern));
+  if (!table) throw new CommandError('IndexNotFound', `cannot find index ${formatDoc(change)} for ns ${ctx.db}.${name}`);
+  const seconds = change.expireAfterSeconds;
+  if (seconds === undefined) throw notImplemented('collMod index options other than expireAfterSeconds');
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
+    throw new CommandError('BadValue', 'expireAfterSeconds must be a non-negative integer');
+  }
+  const old = table.spec.expireAfterSeconds;
+  if (old === undefined) throw new CommandError('InvalidOptions', 'no expireAfterSeconds field to update');
+  table.spec.expireAfterSeconds = seconds;
+  table.spec.description.expireAfterSeconds = seconds;
+  return { expireAfterSeconds_old: old, expireAfterSeconds_new: seconds, ok: 1 };
+}
+
 export const indexCommands: CommandTable = {
+  collMod: { run: collMod, fields: ['index'] },
   createIndexes: { run: createIndexes, fields: ['indexes', 'commitQuorum'] },
   listIndexes: { run: listIndexes, fields: ['cursor'] },
   dropIndexes: { run: dropIndexes, fields: ['index'] },

@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { LoomError } from '@loom/core';
+import { indexPlan } from '../src/index.js';
+import { useMongoFixture } from './fixture.js';
+
+const fixture = useMongoFixture();
+
+async function indexNames(store: { client: import('mongodb').MongoClient }, database: string, collection: string) {
+  return (await store.client.db(database).collection(collection).listIndexes().toArray()).map((ix) => ix.name as string).sort();
+}
+
+async function initError(store: { init(): Promise<void> }): Promise<LoomError> {
+  try {
+    await store.init();
+  } catch (err) {
+    if (LoomError.is(err)) return err;
+    throw err;
+  }
+  throw new Error('init() succeeded, expected a startup error');
+}
+
+describe('MongoStore indexes', () => {
+  it('creates every planned index, and init() again (even from a second store) changes nothing', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const first = fixture.newStore({ database });
+    await first.init();
+    const plan = indexPlan({ retentionSeconds: { completed: 7 * 86_400, dead: false } });
+    const jobs = await indexNames(first, database, 'loom_jobs');
+    expect(jobs).toEqual(['_id_', ...plan.jobs.map((ix) => ix.name)].sort());
+    expect(await indexNames(first, database, 'loom_dead_letters')).toEqual(['_id_', ...plan.deadLetters.map((ix) => ix.name)].sort());
+
+    await first.init();
+    const second = fixture.newStore({ database });
+    await second.init();
+    expect(await indexNames(second, database, 'loom_jobs')).toEqual(jobs);
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it('refuses to start when an index has Loom\'s name but other options, naming it', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    // A non-unique index under the idempotency index's name would silently allow duplicate jobs.
+    await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ idempotencyKey: 1 }, { name: 'loom_idempotency_key' });
+    const err = await initError(fixture.newStore({ database }));
+    expect(err.code).toBe('STORE_ERROR');
+    expect(err.message).toContain('"loom_idempotency_key"');
+    expect(err.message).toContain('loom_jobs');
+    expect(err.message).toContain('unique false instead of true');
+  });
+
+  it('refuses to start when Loom\'s keys are indexed under another name, naming that index', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ parentId: 1 }, { name: 'by_parent' });
+    const err = await initError(fixture.newStore({ database }));
+    expect(err.message).toContain('"by_parent"');
+    expect(err.message).toContain('"loom_parent"');
+  });
+
+  it('applies a retention change in place and drops the TTL index when retention is turned off', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const ttl = async () =>
+      (await fixture.mongo.client.db(database).collection('loom_jobs').listIndexes().toArray()).find((ix) => ix.name === 'loom_retention_completed')
+        ?.expireAfterSeconds;
+    await fixture.newStore({ database, retention: { completed: '1d' } }).init();
+    expect(await ttl()).toBe(86_400);
+    await fixture.newStore({ database, retention: { completed: '2h' } }).init();
+    expect(await ttl()).toBe(7_200);
+    await fixture.newStore({ database, retention: { completed: false } }).init();
+    expect(await ttl()).toBeUndefined();
+  });
+
+  it('rejects bad options before touching the database', () => {
+    expect(() => fixture.newStore({ retention: { completed: 'soon' } })).toThrow(/retention.completed/);
+    expect(() => fixture.newStore({ dedupe: 'always' as never })).toThrow(/dedupe/);
+    expect(() => fixture.newStore({ url: 'mongodb://x', client: fixture.mongo.client })).toThrow(/exactly one of url and client/);
+  });
+});
