@@ -34,9 +34,10 @@ function execute(ctx: CommandContext): Doc {
   const [item] = firstOnly(matchingItems(view, query, sort, variables));
   if (body.remove === true) {
     if (!item) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
+    const removed = item.doc;
     view.remove(item);
     engine.opCounters.delete++;
-    return { lastErrorObject: { n: 1 }, value: project(item.doc), ok: 1 };
+    return { lastErrorObject: { n: 1 }, value: project(removed), ok: 1 };
   }
   if (!item) {
     if (body.upsert !== true) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
@@ -50,12 +51,13 @@ function execute(ctx: CommandContext): Doc {
     };
   }
   view.reserve([item]);
-  const outcome = applyUpdate(item.doc, body.update, { query, arrayFilters, inserting: false, now, variables });
+  const before = item.doc; // the item may be the stored record itself, which update() changes
+  const outcome = applyUpdate(before, body.update, { query, arrayFilters, inserting: false, now, variables });
   if (outcome.modified) view.update(item, outcome.doc, outcome.kind);
   engine.opCounters.update++;
   return {
     lastErrorObject: { n: 1, updatedExisting: true },
-    value: project(body.new === true ? outcome.doc : item.doc),
+    value: project(body.new === true ? outcome.doc : before),
     ok: 1,
   };
 }

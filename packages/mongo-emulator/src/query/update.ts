@@ -90,6 +90,28 @@ function checkTypes(doc: Doc, update: Doc): void {
   }
 }
 
+/** `_id` may only be "set" to its current value (or chosen while building an upsert). */
+function checkImmutableId(doc: Doc, modifier: Doc, inserting: boolean): void {
+  for (const [op, args] of Object.entries(modifier)) {
+    if (!isPlainObject(args)) continue;
+    for (const [path, value] of Object.entries(args)) {
+      const targets = op === '$rename' && typeof value === 'string' ? [path, value] : [path];
+      for (const target of targets) {
+        if (target !== '_id' && !target.startsWith('_id.')) continue;
+        if (op === '$set' && inserting && !('_id' in doc)) continue;
+        if (op === '$set' && target === '_id' && compareBson(doc._id, value) === 0) {
+          // A no-op; mingo would refuse any write to _id, so drop it.
+          const rest = { ...args };
+          delete rest._id;
+          modifier.$set = rest;
+          continue;
+        }
+        throw new CommandError('ImmutableField', "Performing an update on the path '_id' would modify the immutable field '_id'");
+      }
+    }
+  }
+}
+
 function normalizeOperators(update: Doc, options: UpdateOptions): Doc {
   const out: Doc = {};
   for (const [op, args] of Object.entries(update)) {
@@ -149,11 +171,17 @@ export function applyUpdate(doc: Doc, update: unknown, options: UpdateOptions): 
   if (isOperatorUpdate(update)) {
     const modifier = normalizeOperators(update as Doc, options);
     checkConflicts(modifier);
+    checkImmutableId(doc, modifier, options.inserting);
     checkTypes(doc, modifier);
     const after = cloneValue(doc);
     let changed: string[];
     try {
-      changed = Object.keys(modifier).length === 0 ? [] : mingoUpdate(after, modifier as never, options.arrayFilters, options.query, { cloneMode: 'deep' });
+      // mingo treats `condition` as a precondition, so pass it only to resolve positional `$`.
+      const positional = Object.values(modifier).some((args) => isPlainObject(args) && Object.keys(args).some((p) => /(^|\.)\$(\.|$)/.test(p)));
+      if (positional && options.inserting) {
+        throw new CommandError('BadValue', 'The positional operator did not find the match needed from the query.');
+      }
+      changed = Object.keys(modifier).length === 0 ? [] : mingoUpdate(after, modifier as never, options.arrayFilters, positional ? options.query : undefined, { cloneMode: 'deep' });
     } catch (err) {
       if (err instanceof CommandError) throw err;
       throw new CommandError('BadValue', err instanceof Error ? err.message : String(err));

@@ -78,6 +78,7 @@ export class CollectionData {
 
   insert(doc: Doc, version: number, rid?: number): StoredRecord {
     const idKey = valueKey(doc._id);
+    if (this.byId.has(idKey)) throw duplicateKeyError(this.ns, ID_INDEX, [doc._id]);
     this.checkUnique(doc, idKey);
     const record: StoredRecord = { rid: rid ?? nextRid++, idKey, doc, version };
     this.addToIndexes(doc, record.rid);
