@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { MongoServerError, type Collection, type Document } from 'mongodb';
+import { againstRealServer, ManualClock, openTarget, type Target } from './target.js';
+
+let t: Target;
+let coll: Collection<Document>;
+let n = 0;
+
+beforeAll(async () => {
+  t = await openTarget();
+});
+afterAll(async () => {
+  await t.close();
+});
+beforeEach(() => {
+  coll = t.db.collection(`idx_${++n}`);
+});
+
+async function error(p: Promise<unknown>): Promise<MongoServerError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
+  return e;
+}
+
+describe('createIndexes / listIndexes / dropIndexes', () => {
+  it('creates indexes with their options and lists them', async () => {
+    const names = await coll.createIndexes([
+      { key: { email: 1 }, unique: true },
+      { key: { status: 1, priority: -1, runAt: 1, _id: 1 }, name: 'claim' },
+      { key: { nick: 1 }, sparse: true },
+      { key: { key: 1 }, unique: true, partialFilterExpression: { key: { $exists: true } } },
+      { key: { expiresAt: 1 }, expireAfterSeconds: 3600, partialFilterExpression: { status: 'done' } },
+    ]);
+    expect(names).toEqual(['email_1', 'claim', 'nick_1', 'key_1', 'expiresAt_1']);
+    const listed = await coll.listIndexes().toArray();
+    const byName = Object.fromEntries(listed.map((i) => [i.name, i]));
+    expect(byName._id_.key).toEqual({ _id: 1 });
+    expect(byName.email_1).toMatchObject({ key: { email: 1 }, unique: true });
+    expect(byName.claim.key).toEqual({ status: 1, priority: -1, runAt: 1, _id: 1 });
+    expect(byName.nick_1.sparse).toBe(true);
+    expect(byName.key_1.partialFilterExpression).toEqual({ key: { $exists: true } });
+    expect(byName.expiresAt_1.expireAfterSeconds).toBe(3600);
+    expect(await coll.indexExists('claim')).toBe(true);
+  });
+
+  it('accepts an identical index again and reports conflicts with codes 85 and 86', async () => {
+    await coll.createIndex({ a: 1 }, { name: 'a_idx' });
+    expect(await coll.createIndex({ a: 1 }, { name: 'a_idx' })).toBe('a_idx');
+    const sameNameOtherKey = await error(coll.createIndex({ b: 1 }, { name: 'a_idx' }));
+    expect([sameNameOtherKey.code, sameNameOtherKey.codeName]).toEqual([86, 'IndexKeySpecsConflict']);
+    const sameKeyOtherName = await error(coll.createIndex({ a: 1 }, { name: 'other' }));
+    expect([sameKeyOtherName.code, sameKeyOtherName.codeName]).toEqual([85, 'IndexOptionsConflict']);
+    const sameNameOtherOptions = await error(coll.createIndex({ a: 1 }, { name: 'a_idx', unique: true }));
+    expect(sameNameOtherOptions.code).toBe(85);
+  });
+
+  it('drops indexes by name and reports unknown ones with IndexNotFound', async () => {
+    await coll.createIndex({ a: 1 });
+    await coll.createIndex({ b: 1 });
+    await coll.dropIndex('a_1');
+    expect((await coll.listIndexes().toArray()).map((i) => i.name).sort()).toEqual(['_id_', 'b_1']);
+    expect((await error(coll.dropIndex('a_1'))).code).toBe(27);
+    await coll.dropIndexes();
+    expect((await coll.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
+  });
+
+  it('reports listIndexes on a missing collection as NamespaceNotFound', async () => {
+    expect((await error(coll.listIndexes().toArray())).code).toBe(26);
+  });
+});
+
+describe('unique indexes', () => {
+  it('rejects duplicates with the E11000 shape, keyPattern and keyValue, changing nothing', async () => {
+    await coll.createIndex({ email: 1 }, { unique: true });
+    await coll.insertOne({ _id: 1 as never, email: 'a@b.c' });
+    const err = await error(coll.insertOne({ _id: 2 as never, email: 'a@b.c' }));
+    expect(err.code).toBe(11000);
+    expect(err.message).toBe(`E11000 duplicate key error collection: ${coll.namespace} index: email_1 dup key: { email: "a@b.c" }`);
+    expect(err.keyPattern).toEqual({ email: 1 });
+    expect(err.keyValue).toEqual({ email: 'a@b.c' });
+    await coll.insertOne({ _id: 3 as never, email: 'x@y.z' });
+    const upd = await error(coll.updateOne({ _id: 3 as never }, { $set: { email: 'a@b.c', other: 1 } }));
+    expect(upd.code).toBe(11000);
+    expect(await coll.findOne({ _id: 3 as never })).toEqual({ _id: 3, email: 'x@y.z' });
+    const fam = await error(coll.findOneAndUpdate({ _id: 3 as never }, { $set: { email: 'a@b.c' } }));
+    expect(fam.code).toBe(11000);
+    expect(fam.keyValue).toEqual({ email: 'a@b.c' });
+    expect(await coll.countDocuments()).toBe(2);
+  });
+
+  it('enforces compound uniqueness on the whole key, treating missing as null', async () => {
+    await coll.createIndex({ q: 1, k: 1 }, { unique: true });
+    await coll.insertMany([
+      { q: 'a', k: 1 },
+      { q: 'a', k: 2 },
+      { q: 'b', k: 1 },
+      { q: 'c' },
+    ]);
+    const err = await error(coll.insertOne({ q: 'c', k: null }));
+    expect(err.message).toContain('dup key: { q: "c", k: null }');
+    expect(err.keyPattern).toEqual({ q: 1, k: 1 });
+  });
+
+  it('lets sparse and partial unique indexes ignore documents they do not cover', async () => {
+    await coll.createIndex({ nick: 1 }, { unique: true, sparse: true });
+    await coll.createIndex({ key: 1 }, { unique: true, partialFilterExpression: { key: { $type: 'string' } } });
+    await coll.insertMany([{}, {}, { nick: 'x' }, { key: 5 }, { key: 5 }, { key: 'k' }]);
+    expect((await error(coll.insertOne({ nick: 'x' }))).code).toBe(11000);
+    expect((await error(coll.insertOne({ key: 'k' }))).code).toBe(11000);
+    expect(await coll.countDocuments()).toBe(6);
+  });
+
+  it('refuses to build a unique index over existing duplicates', async () => {
+    await coll.insertMany([{ v: 1 }, { v: 1 }]);
+    expect((await error(coll.createIndex({ v: 1 }, { unique: true }))).code).toBe(11000);
+    expect((await coll.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
+  });
+
+  it('checks every statement of an unordered batch against the index', async () => {
+    await coll.createIndex({ idem: 1 }, { unique: true, partialFilterExpression: { idem: { $exists: true } } });
+    const result = await coll
+      .insertMany([{ idem: 'k1' }, { idem: 'k2' }, { idem: 'k1' }, { plain: true }, { plain: true }], { ordered: false })
+      .catch((e: { writeErrors?: unknown; insertedCount?: number }) => e);
+    expect((result as { insertedCount: number }).insertedCount).toBe(4);
+    expect(await coll.countDocuments({ idem: 'k1' })).toBe(1);
+  });
+});
+
+describe('queries through indexes', () => {
+  it('returns the same answers through a compound index as without one', async () => {
+    const docs = Array.from({ length: 200 }, (_, i) => ({
+      _id: i,
+      status: ['queued', 'running', 'done'][i % 3],
+      priority: i % 5,
+      runAt: new Date(1_000_000 + ((i * 7919) % 200) * 1000),
+      tags: i % 4 === 0 ? ['x'] : [],
+    }));
+    await coll.insertMany(docs as never[]);
+    const filter = {
+      $or: [
+        { status: 'queued', runAt: { $lte: new Date(1_100_000) } },
+        { status: 'running', runAt: { $lt: new Date(1_050_000) } },
+      ],
+      tags: { $not: { $elemMatch: { $eq: 'nope' } } },
+    };
+    const sort = { priority: -1, runAt: 1, _id: 1 } as const;
+    const before = await coll.find(filter).sort(sort).toArray();
+    await coll.createIndex({ status: 1, priority: -1, runAt: 1, _id: 1 });
+    const after = await coll.find(filter).sort(sort).toArray();
+    expect(after.map((d) => d._id)).toEqual(before.map((d) => d._id));
+    expect(after.length).toBeGreaterThan(10);
+    const firstBatch = await coll.find({ status: { $in: ['queued', 'done'] } }).sort(sort).limit(5).toArray();
+    const reference = docs
+      .filter((d) => d.status !== 'running')
+      .sort((a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id - b._id)
+      .slice(0, 5);
+    expect(firstBatch.map((d) => d._id)).toEqual(reference.map((d) => d._id));
+  });
+});
+
+describe.each(againstRealServer ? [] : [['emulator']])('index use and TTL (%s only)', () => {
+  it('answers the claim shape from the compound index, not a collection scan', async () => {
+    await coll.createIndex({ status: 1, priority: -1, runAt: 1, _id: 1 });
+    const plan = t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { status: 'queued', runAt: { $lte: new Date() } }, { priority: -1, runAt: 1, _id: 1 });
+    expect(plan).toBe('status_1_priority_-1_runAt_1__id_1');
+    const orPlan = t.emulator!.explainPlan(
+      t.db.databaseName,
+      coll.collectionName,
+      { $or: [{ status: 'queued', runAt: { $lte: new Date() } }, { status: 'running', leaseUntil: { $lt: new Date() } }] },
+      { priority: -1, runAt: 1, _id: 1 },
+    );
+    expect(orPlan).toBe('OR(status_1_priority_-1_runAt_1__id_1,status_1_priority_-1_runAt_1__id_1)');
+    expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { other: 1 })).toBe('COLLSCAN');
+  });
+
+  it('expires documents by the emulator clock, honouring a partial filter', async () => {
+    const clock = new ManualClock();
+    const own = await openTarget({ clock });
+    try {
+      const c = own.db.collection('ttl');
+      await c.createIndex({ finishedAt: 1 }, { expireAfterSeconds: 60, partialFilterExpression: { status: 'done' } });
+      const base = clock.now().getTime();
+      await c.insertMany([
+        { _id: 1, status: 'done', finishedAt: new Date(base) },
+        { _id: 2, status: 'done', finishedAt: new Date(base + 30_000) },
+        { _id: 3, status: 'failed', finishedAt: new Date(base) },
+        { _id: 4, status: 'done', finishedAt: 'not a date' },
+      ] as never[]);
+      clock.advance(59_000);
+      expect(own.emulator!.runTtlSweep()).toBe(0);
+      clock.advance(1_000);
+      expect(own.emulator!.runTtlSweep()).toBe(1);
+      expect((await c.find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual([2, 3, 4]);
+      clock.advance(30_000);
+      own.emulator!.runTtlSweep();
+      expect((await c.find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual([3, 4]);
+    } finally {
+      await own.close();
+    }
+  });
+});
