@@ -1,0 +1,46 @@
+import type { NewOrder } from '../orders/order.js';
+
+/** What the demo burst sent and what the API answered. */
+export interface BurstResult {
+  orderIds: string[];
+  /** POSTs answered 202 (new order). */
+  placed: number;
+  /** POSTs of an order already placed (answered 200, `deduplicated: true`). */
+  repeated: number;
+  deduplicated: number;
+}
+
+const HOOKS = 'https://hooks.example';
+/** Webhook endpoints of the demo's customers: most answer, some after a few refusals, some are down. */
+const WEBHOOKS = [`${HOOKS}/ok`, `${HOOKS}/flaky?fails=1`, undefined, `${HOOKS}/flaky?fails=2`, `${HOOKS}/down`, `${HOOKS}/ok`, `${HOOKS}/flaky?fails=3`, `${HOOKS}/down`];
+
+/** The demo's orders, with ids unique to this run (so a persistent MONGODB_URI database gets new ones each time). */
+export function demoOrders(runId: string): NewOrder[] {
+  return WEBHOOKS.map((webhookUrl, i) => {
+    const order: NewOrder = {
+      orderId: `${runId}-${i + 1}`,
+      email: `customer${i + 1}@example.com`,
+      items: [
+        { sku: 'LOOM-MUG', quantity: 1 + (i % 3), priceCents: 1200 },
+        { sku: 'LOOM-TEE', quantity: 1, priceCents: 2500 },
+      ],
+    };
+    if (webhookUrl) order.webhookUrl = webhookUrl;
+    return order;
+  });
+}
+
+/** POSTs every order, then POSTs the first three again (a double-clicked "Buy" button): one receipt each all the same. */
+export async function submitBurst(baseUrl: string, orders: readonly NewOrder[], onResponse: () => void = () => {}): Promise<BurstResult> {
+  const result: BurstResult = { orderIds: orders.map((o) => o.orderId), placed: 0, repeated: 0, deduplicated: 0 };
+  for (const order of [...orders, ...orders.slice(0, 3)]) {
+    const res = await fetch(`${baseUrl}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
+    const body = (await res.json()) as { deduplicated?: boolean; error?: { message: string } };
+    if (res.status !== 202 && res.status !== 200) throw new Error(`POST /orders answered ${res.status}: ${body.error?.message ?? JSON.stringify(body)}`);
+    if (res.status === 202) result.placed++;
+    else result.repeated++;
+    if (body.deduplicated) result.deduplicated++;
+    onResponse();
+  }
+  return result;
+}

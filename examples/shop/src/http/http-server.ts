@@ -1,0 +1,58 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { LoomError, type Logger } from '@loom/core';
+import { HttpError } from './http-error.js';
+import type { Router } from './router.js';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const CLIENT_ERRORS = new Set(['INVALID_PAYLOAD', 'INVALID_ARGUMENT', 'INVALID_IDEMPOTENCY_KEY', 'NOT_PLAIN_DATA']);
+
+/** A node:http server that routes JSON requests through `router` and answers errors as JSON. */
+export function createHttpServer(router: Router, logger: Logger): Server {
+  return createServer((req, res) => {
+    handle(router, req, res).catch((err: unknown) => {
+      const reply = errorReply(err);
+      if (reply.status >= 500) logger.error({ err, method: req.method, url: req.url }, `${req.method} ${req.url} failed`);
+      send(res, reply.status, reply.body);
+    });
+  });
+}
+
+async function handle(router: Router, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+  const match = router.match(req.method ?? 'GET', pathname);
+  if (match === undefined) throw new HttpError(404, 'NOT_FOUND', `No route for ${req.method} ${pathname}`);
+  if (match === 'method-not-allowed') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${pathname}`);
+  const body = await readJson(req);
+  const reply = await match.handler({ params: match.params, body });
+  send(res, reply.status, reply.body);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'BODY_TOO_LARGE', `The body is over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  if (size === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new HttpError(400, 'INVALID_JSON', 'The body is not valid JSON');
+  }
+}
+
+function errorReply(err: unknown): { status: number; body: unknown } {
+  if (err instanceof HttpError) return { status: err.status, body: { error: { code: err.code, message: err.message, details: err.details } } };
+  if (err instanceof z.ZodError) return { status: 400, body: { error: { code: 'VALIDATION', message: z.prettifyError(err), details: err.issues } } };
+  if (LoomError.is(err) && CLIENT_ERRORS.has(err.code)) return { status: 400, body: { error: { code: err.code, message: err.message } } };
+  return { status: 500, body: { error: { code: 'INTERNAL', message: 'Internal error; see the server log' } } };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,13 @@
+/** The receiving endpoint refused a webhook; `retryAfterMs` is its Retry-After, when it sent one. */
+export class WebhookRejectedError extends Error {
+  readonly code = 'WEBHOOK_REJECTED';
+
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(`POST ${url} answered ${status}${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}; Loom retries it with backoff`);
+    this.name = 'WebhookRejectedError';
+  }
+}
