@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Container, inject, injectable } from 'inversify';
-import { Job, Loom, LoomError, MemoryStore, type JobContext } from '@loom/core';
+import { Job, Loom, LoomError, MemoryStore, readJobOptions, type JobContext } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 import { z } from 'zod';
 
@@ -83,6 +83,27 @@ describe('@Job options are validated at Loom.create', () => {
     const err = await startupError([NeedsMissing]);
     expect(err.code).toBe('INVALID_JOB_CLASS');
     expect(err.message).toMatch(/NeedsMissing could not be built by the container/);
+  });
+});
+
+describe('@Job typing', () => {
+  it("checks at compile time that run accepts the payload schema's type", () => {
+    const Amount = z.object({ cents: z.number() });
+    // @ts-expect-error run takes { label: string }, the schema yields { cents: number }
+    @Job({ name: 'mismatch', payload: Amount })
+    class Mismatch {
+      async run(p: { label: string }): Promise<string> {
+        return p.label;
+      }
+    }
+    @Job({ name: 'match', payload: Amount, idempotencyKey: (p) => `amount:${p.cents}` })
+    class Match {
+      async run(p: z.infer<typeof Amount>): Promise<number> {
+        return p.cents;
+      }
+    }
+    expect(readJobOptions(Mismatch)?.payload).toBe(Amount);
+    expect(readJobOptions(Match)?.idempotencyKey?.({ cents: 5 })).toBe('amount:5');
   });
 });
 
