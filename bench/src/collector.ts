@@ -1,0 +1,40 @@
+import { median } from './stats.js';
+
+/** Engine keys of the results: Loom on MongoStore, Agenda 6, Loom on MemoryStore. */
+export type EngineKey = 'loom' | 'agenda' | 'loom-memory';
+
+/** Per engine and metric, the value of every run; medians on demand. */
+export class Collector {
+  private readonly samples = new Map<EngineKey, Map<string, number[]>>();
+  readonly notes: string[] = [];
+
+  add(engine: EngineKey, metrics: Record<string, number>, prefix = ''): void {
+    let byMetric = this.samples.get(engine);
+    if (!byMetric) this.samples.set(engine, (byMetric = new Map()));
+    for (const [name, value] of Object.entries(metrics)) {
+      const key = prefixed(prefix, name);
+      let list = byMetric.get(key);
+      if (!list) byMetric.set(key, (list = []));
+      list.push(value);
+    }
+  }
+
+  /** engine → metric → median of its runs. */
+  medians(): Record<string, Record<string, number>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const [engine, byMetric] of this.samples) out[engine] = Object.fromEntries([...byMetric].map(([k, v]) => [k, median(v)]));
+    return out;
+  }
+
+  /** engine → metric → every run's value. */
+  all(): Record<string, Record<string, number[]>> {
+    const out: Record<string, Record<string, number[]>> = {};
+    for (const [engine, byMetric] of this.samples) out[engine] = Object.fromEntries(byMetric);
+    return out;
+  }
+}
+
+/** `prefixed('batched', 'throughputJobsPerSec')` is `batchedThroughputJobsPerSec`. */
+export function prefixed(prefix: string, name: string): string {
+  return prefix === '' ? name : `${prefix}${name[0]!.toUpperCase()}${name.slice(1)}`;
+}

@@ -1,0 +1,62 @@
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+/** The measurement groups, in the order they run; `--only` picks some. */
+export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim'] as const;
+export type Group = (typeof GROUPS)[number];
+
+/** Sizes of one benchmark run. */
+export interface BenchConfig {
+  quick: boolean;
+  /** Runs per figure; each figure is the median of them (3 by default, 1 in quick mode). */
+  runs: number;
+  out: string;
+  groups: Group[];
+  concurrency: number;
+  throughputJobs: number;
+  batchChunk: number;
+  latencyJobs: number;
+  latencyRatePerSec: number;
+  /** Agenda's lowest sensible `processEvery`, next to its default (5 s). */
+  agendaFastPollMs: number;
+  memoryJobs: number;
+  memoryChunk: number;
+  claimSmall: number;
+  claimLarge: number;
+  claimLoadBudgetMs: number;
+  claimsPerRound: number;
+  /** Per scenario: a run that takes longer fails the benchmark. */
+  timeoutMs: number;
+}
+
+const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
+
+/** Reads `--quick`, `--runs N`, `--only a,b`, `--out FILE` and `BENCH_QUICK` / `BENCH_RUNS`. */
+export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const quick = values.quick || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
+  const runs = Number(values.runs ?? env.BENCH_RUNS ?? (quick ? 1 : 3));
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs / BENCH_RUNS must be an integer >= 1, got ${values.runs ?? env.BENCH_RUNS}`);
+  const groups = values.only === undefined ? [...GROUPS] : values.only.split(',').map((g) => g.trim());
+  for (const g of groups) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only: unknown group "${g}"; known: ${GROUPS.join(', ')}`);
+  const sizes = quick
+    ? { throughputJobs: 300, batchChunk: 100, latencyJobs: 20, latencyRatePerSec: 50, memoryJobs: 5_000, memoryChunk: 1_000, claimSmall: 100, claimLarge: 5_000, claimLoadBudgetMs: 20_000, claimsPerRound: 20, timeoutMs: 60_000 }
+    : { throughputJobs: 10_000, batchChunk: 1_000, latencyJobs: 200, latencyRatePerSec: 20, memoryJobs: 100_000, memoryChunk: 1_000, claimSmall: 1_000, claimLarge: 1_000_000, claimLoadBudgetMs: 150_000, claimsPerRound: 200, timeoutMs: 600_000 };
+  return {
+    quick,
+    runs,
+    out: values.out ?? `${RESULTS}${quick ? 'quick.json' : 'latest.json'}`,
+    groups: groups as Group[],
+    concurrency: 50,
+    agendaFastPollMs: 100,
+    ...sizes,
+  };
+}

@@ -1,0 +1,34 @@
+import { Container } from 'inversify';
+import { Loom, type JobClass } from '@loom/core';
+import { MongoStore } from '@loom/mongo-store';
+import { CommandCounter } from './command-counter.js';
+import { benchLogger } from './loom-jobs.js';
+import type { MongoTargetRef } from './scenario.js';
+
+/** A Loom engine on MongoStore whose every command is counted. */
+export interface LoomOnMongo {
+  loom: Loom;
+  store: MongoStore;
+  counter: CommandCounter;
+  close(): Promise<void>;
+}
+
+/** Builds Loom on a fresh database of the target, with a command-monitored client. */
+export async function openLoomOnMongo(target: MongoTargetRef, jobs: JobClass[], concurrency: number): Promise<LoomOnMongo> {
+  const counter = new CommandCounter(target.uri);
+  await counter.client.connect();
+  await counter.client.db(target.db).dropDatabase();
+  const store = new MongoStore({ client: counter.client, database: target.db, logger: benchLogger });
+  const loom = await Loom.create({ container: new Container(), store, jobs, concurrency, logger: benchLogger });
+  return {
+    loom,
+    store,
+    counter,
+    async close() {
+      await loom.stop({ grace: '5s' });
+      await store.close();
+      await counter.client.db(target.db).dropDatabase();
+      await counter.close();
+    },
+  };
+}

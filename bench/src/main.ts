@@ -1,0 +1,168 @@
+/**
+ * `npm run bench`: Loom against Agenda 6 on the same MongoDB, plus Loom on MemoryStore.
+ * Every scenario runs in a child process of its own; each figure is the median of `runs` runs,
+ * and the engines' runs are interleaved so a noisy machine disturbs them alike.
+ * Prints a table and writes bench/results/latest.json (quick mode: quick.json).
+ */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
+import { dirname } from 'node:path';
+import { runInChild, describeSpec } from './child-runner.js';
+import { Collector, type EngineKey } from './collector.js';
+import { readConfig, type BenchConfig } from './config.js';
+import { openMongoTarget, type MongoTarget } from './mongo-target.js';
+import { checkTargets, renderTable, renderTargets } from './report.js';
+import type { ChildReport, ScenarioSpec } from './scenario.js';
+import type { CommandCounts } from './command-counter.js';
+import { packageVersion } from './versions.js';
+
+const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`);
+
+/** Runs every selected group, filling `collector`; returns a command breakdown per scenario. */
+async function measureAll(c: BenchConfig, target: MongoTarget | undefined, collector: Collector): Promise<Record<string, CommandCounts>> {
+  const breakdown: Record<string, CommandCounts> = {};
+  let seq = 0;
+  const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}` });
+  const run = async (spec: ScenarioSpec, label: string, r: number): Promise<ChildReport> => {
+    const report = await runInChild(spec);
+    const shown = Object.entries(report.metrics)
+      .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`)
+      .join(' ');
+    log(`${label} run ${r + 1}/${c.runs}: ${shown} maxRSS=${report.maxRssMb.toFixed(0)}MB`);
+    if (report.commands) breakdown[label] = report.commands;
+    for (const note of report.notes ?? []) collector.notes.push(`${label}: ${note}`);
+    return report;
+  };
+  const timeoutMs = c.timeoutMs;
+
+  if (c.groups.includes('memory')) {
+    for (let r = 0; r < c.runs; r++) {
+      const rep = await run({ kind: 'memory', jobs: c.memoryJobs, concurrency: c.concurrency, chunk: c.memoryChunk, timeoutMs }, 'memory/loom', r);
+      collector.add('loom-memory', { ...rep.metrics, peakRssMb: rep.maxRssMb });
+    }
+  }
+  if (c.groups.includes('throughput')) {
+    for (let r = 0; r < c.runs; r++) {
+      for (const engine of ['loom', 'agenda'] as const) {
+        const rep = await run({ kind: 'throughput', engine, jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs, ...mongo() }, `throughput/${engine}`, r);
+        collector.add(engine, { ...rep.metrics, peakRssMb: rep.maxRssMb });
+      }
+    }
+  }
+  if (c.groups.includes('batched')) {
+    for (let r = 0; r < c.runs; r++) {
+      const rep = await run({ kind: 'batched', jobs: c.throughputJobs, concurrency: c.concurrency, chunk: c.batchChunk, timeoutMs, ...mongo() }, 'batched/loom', r);
+      collector.add('loom', rep.metrics, 'batched');
+    }
+  }
+  if (c.groups.includes('latency')) {
+    const variants: { engine: 'loom' | 'agenda'; processEveryMs?: number; prefix: string; label: string }[] = [
+      { engine: 'loom', prefix: '', label: 'latency/loom' },
+      { engine: 'agenda', prefix: '', label: 'latency/agenda (processEvery default)' },
+      { engine: 'agenda', processEveryMs: c.agendaFastPollMs, prefix: 'fastPoll', label: `latency/agenda (processEvery ${c.agendaFastPollMs} ms)` },
+    ];
+    for (let r = 0; r < c.runs; r++) {
+      for (const v of variants) {
+        const spec: ScenarioSpec = { kind: 'latency', engine: v.engine, jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs, ...mongo() };
+        if (v.processEveryMs !== undefined) spec.processEveryMs = v.processEveryMs;
+        const rep = await run(spec, v.label, r);
+        collector.add(v.engine, rep.metrics, v.prefix);
+      }
+    }
+  }
+  if (c.groups.includes('claim')) {
+    // One child per size: loading is done once, then `runs` rounds of claims are measured.
+    for (const [prefix, completed] of [['claimSmall', c.claimSmall], ['claimLarge', c.claimLarge]] as const) {
+      const spec: ScenarioSpec = { kind: 'claim-cost', completed, loadBudgetMs: c.claimLoadBudgetMs, claims: c.claimsPerRound, rounds: c.runs, timeoutMs: timeoutMs + c.claimLoadBudgetMs, ...mongo() };
+      const rep = await run(spec, `${describeSpec(spec)} (${completed} completed)`, 0);
+      collector.add('loom', rep.metrics, prefix);
+    }
+  }
+  return breakdown;
+}
+
+/** Every figure the selected groups must produce, so a broken scenario cannot pass silently. */
+function expectedMetrics(c: BenchConfig): [EngineKey, string][] {
+  const want: [EngineKey, string][] = [];
+  if (c.groups.includes('memory')) want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb']);
+  if (c.groups.includes('throughput'))
+    for (const e of ['loom', 'agenda'] as const) want.push([e, 'throughputJobsPerSec'], [e, 'throughputCommandsPerJob'], [e, 'peakRssMb']);
+  if (c.groups.includes('batched')) want.push(['loom', 'batchedThroughputJobsPerSec'], ['loom', 'batchedThroughputCommandsPerJob']);
+  if (c.groups.includes('latency'))
+    want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
+  if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs']);
+  return want;
+}
+
+function versions(): Record<string, string> {
+  const names = ['@loom/core', '@loom/mongo-store', '@loom/mongo-emulator', 'agenda', '@agendajs/mongo-backend', 'mongodb'];
+  return Object.fromEntries(names.map((n) => [n, packageVersion(n)]));
+}
+
+function machine(): Record<string, unknown> {
+  const cpu = cpus();
+  return {
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    cpus: cpu.length,
+    totalMemoryGb: Math.round(totalmem() / 2 ** 30),
+    platform: platform(),
+    arch: arch(),
+    kernel: release(),
+    node: process.version,
+    loadAverage1m: loadavg()[0],
+  };
+}
+
+async function main(): Promise<void> {
+  const c = readConfig(process.argv.slice(2), process.env);
+  const needsMongo = c.groups.some((g) => g !== 'memory');
+  log(`${c.quick ? 'QUICK mode (small counts, for smoke tests only)' : 'full run'}; ${c.runs} run(s) per figure; groups: ${c.groups.join(', ')}`);
+  const target = needsMongo ? await openMongoTarget(process.env) : undefined;
+  if (target) log(`MongoDB: ${target.shownUri} (${target.kind}, server ${target.serverVersion}): ${target.note}`);
+  const collector = new Collector();
+  const startedAt = new Date();
+  const loadBefore = loadavg()[0];
+  let breakdown: Record<string, CommandCounts>;
+  try {
+    breakdown = await measureAll(c, target, collector);
+  } finally {
+    await target?.stop();
+  }
+  const medians = collector.medians();
+  const targets = checkTargets(medians);
+  const missing = expectedMetrics(c).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
+
+  const results = {
+    generatedAt: new Date().toISOString(),
+    durationSec: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    mode: c.quick ? 'quick' : 'full',
+    runsPerFigure: c.runs,
+    config: c,
+    machine: { ...machine(), loadAverage1mAtStart: loadBefore },
+    versions: versions(),
+    mongodb: target ? { kind: target.kind, uri: target.shownUri, serverVersion: target.serverVersion, note: target.note } : null,
+    engines: medians,
+    samples: collector.all(),
+    commandsByScenario: breakdown,
+    targets,
+    notes: collector.notes,
+  };
+  mkdirSync(dirname(c.out), { recursive: true });
+  writeFileSync(`${c.out}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+  renameSync(`${c.out}.tmp`, c.out);
+
+  process.stdout.write(`\n${renderTable(c, medians)}\n\n`);
+  if (target) process.stdout.write(`MongoDB: ${target.kind === 'emulator' ? 'the Loom emulator (separate process); these figures compare engines, not MongoDB' : target.shownUri}\n`);
+  process.stdout.write(`Medians of ${c.runs} run(s). Targets:\n${renderTargets(targets)}\n`);
+  for (const note of collector.notes) process.stdout.write(`note: ${note}\n`);
+  process.stdout.write(`Results written to ${c.out}\n`);
+  if (missing.length > 0) {
+    process.stderr.write(`[bench] missing figures: ${missing.map(([e, m]) => `${e}.${m}`).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+import type { BenchConfig } from './config.js';
+import type { EngineKey } from './collector.js';
+
+type Medians = Record<string, Record<string, number>>;
+
+/** One line of the printed table: a label and, per engine, the metric shown. */
+interface Row {
+  label: string;
+  cells: Partial<Record<EngineKey, string>>;
+}
+
+const COLUMNS: { key: EngineKey; title: string }[] = [
+  { key: 'loom', title: 'Loom (MongoStore)' },
+  { key: 'agenda', title: 'Agenda 6' },
+  { key: 'loom-memory', title: 'Loom (MemoryStore)' },
+];
+
+function rows(c: BenchConfig): Row[] {
+  const n = c.throughputJobs.toLocaleString('en-US');
+  return [
+    { label: `throughput, ${n} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { loom: 'throughputJobsPerSec', agenda: 'throughputJobsPerSec', 'loom-memory': 'jobsPerSec' } },
+    { label: `  batched: enqueueMany by ${c.batchChunk} + batch claim (jobs/s)`, cells: { loom: 'batchedThroughputJobsPerSec' } },
+    { label: 'enqueue, one call per job (jobs/s)', cells: { loom: 'enqueueJobsPerSec', agenda: 'enqueueJobsPerSec', 'loom-memory': 'enqueueJobsPerSec' } },
+    { label: 'jobs per CPU-second (one core)', cells: { 'loom-memory': 'jobsPerCpuSec' } },
+    { label: 'engine CPU per job (µs)', cells: { 'loom-memory': 'cpuUsPerJob' } },
+    { label: `enqueue→start p50 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP50Ms', agenda: 'latencyP50Ms' } },
+    { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms' } },
+    { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p50 (ms)`, cells: { agenda: 'fastPollLatencyP50Ms' } },
+    { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p99 (ms)`, cells: { agenda: 'fastPollLatencyP99Ms' } },
+    { label: 'commands/job, one job at a time (lifecycle)', cells: { loom: 'lifecycleCommandsPerJob', agenda: 'lifecycleCommandsPerJob' } },
+    { label: `  Agenda processEvery ${c.agendaFastPollMs} ms`, cells: { agenda: 'fastPollLifecycleCommandsPerJob' } },
+    { label: `commands/job, ${n}-job run, unbatched`, cells: { loom: 'throughputCommandsPerJob', agenda: 'throughputCommandsPerJob' } },
+    { label: 'commands/job, batched', cells: { loom: 'batchedThroughputCommandsPerJob' } },
+    { label: 'peak RSS of the worker process (MB)', cells: { loom: 'peakRssMb', agenda: 'peakRssMb', 'loom-memory': 'peakRssMb' } },
+    { label: 'claim, small collection (ms)', cells: { loom: 'claimSmallMs' } },
+    { label: 'claim, large collection (ms)', cells: { loom: 'claimLargeMs' } },
+    { label: '  completed jobs: small / large', cells: { loom: 'claimSmallCompletedJobs|claimLargeCompletedJobs' } },
+  ];
+}
+
+function format(value: number | undefined): string {
+  if (value === undefined || Number.isNaN(value)) return '-';
+  const abs = Math.abs(value);
+  const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : 3;
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+}
+
+function cell(medians: Medians, engine: EngineKey, spec: string | undefined): string {
+  if (spec === undefined) return '';
+  return spec
+    .split('|')
+    .map((metric) => format(medians[engine]?.[metric]))
+    .join(' / ');
+}
+
+/** The results as a fixed-width text table, one row per figure. */
+export function renderTable(c: BenchConfig, medians: Medians): string {
+  const table = [['', ...COLUMNS.map((col) => col.title)], ...rows(c).map((r) => [r.label, ...COLUMNS.map((col) => cell(medians, col.key, r.cells[col.key]))])];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((line) => line[i]!.length)));
+  const lines = table.map((line) => line.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join('  '));
+  lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  return lines.join('\n');
+}
+
+/** A target of the issue, checked against the medians. */
+export interface TargetCheck {
+  target: string;
+  value: number;
+  met: boolean;
+}
+
+/** The issue's targets, each with the measured value it is judged on. */
+export function checkTargets(m: Medians): TargetCheck[] {
+  const loom = m.loom ?? {};
+  const agenda = m.agenda ?? {};
+  const memory = m['loom-memory'] ?? {};
+  const checks: [string, number | undefined, (v: number) => boolean][] = [
+    ['Loom throughput / Agenda throughput >= 10', ratio(loom.throughputJobsPerSec, agenda.throughputJobsPerSec), (v) => v >= 10],
+    ['Loom commands per job, one at a time <= 3', loom.lifecycleCommandsPerJob, (v) => v <= 3],
+    ['Loom commands per job, unbatched run <= 3', loom.throughputCommandsPerJob, (v) => v <= 3],
+    ['Loom commands per job, batched <= 0.2', loom.batchedThroughputCommandsPerJob, (v) => v <= 0.2],
+    ['Loom p50 enqueue→start <= 5 ms', loom.latencyP50Ms, (v) => v <= 5],
+    ['MemoryStore jobs/s >= 100,000', memory.jobsPerSec, (v) => v >= 100_000],
+    ['claim cost flat: large / small <= 1.5', ratio(loom.claimLargeMs, loom.claimSmallMs), (v) => v <= 1.5],
+  ];
+  return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
+}
+
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a / b;
+}
+
+export function renderTargets(checks: TargetCheck[]): string {
+  return checks.map((c) => `${c.met ? 'met   ' : 'MISSED'}  ${c.target}: ${format(c.value)}`).join('\n');
+}

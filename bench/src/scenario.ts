@@ -1,0 +1,27 @@
+import type { CommandCounts } from './command-counter.js';
+
+/** Which MongoDB a scenario talks to, and the database it may use (and drop) alone. */
+export interface MongoTargetRef {
+  uri: string;
+  db: string;
+}
+
+/** One measurement, run in a child process of its own so its memory and CPU are its own. */
+export type ScenarioSpec =
+  | ({ kind: 'throughput'; engine: 'loom' | 'agenda'; jobs: number; concurrency: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'batched'; jobs: number; concurrency: number; chunk: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'latency'; engine: 'loom' | 'agenda'; jobs: number; ratePerSec: number; processEveryMs?: number; timeoutMs: number } & MongoTargetRef)
+  | { kind: 'memory'; jobs: number; concurrency: number; chunk: number; timeoutMs: number }
+  | ({ kind: 'claim-cost'; completed: number; loadBudgetMs: number; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef);
+
+/** What a scenario measured: named figures, the commands it sent, free-form notes. */
+export interface ScenarioResult {
+  metrics: Record<string, number>;
+  commands?: CommandCounts;
+  notes?: string[];
+}
+
+/** A scenario result as the child reports it, with the child's peak memory. */
+export interface ChildReport extends ScenarioResult {
+  maxRssMb: number;
+}

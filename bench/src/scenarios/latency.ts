@@ -1,0 +1,75 @@
+import { totalCommands, type CommandCounter } from '../command-counter.js';
+import { Countdown, sleepUntil } from '../countdown.js';
+import { LatencyJob, startProbe } from '../loom-jobs.js';
+import { openLoomOnMongo } from '../loom-on-mongo.js';
+import { openAgendaOnMongo } from '../agenda-on-mongo.js';
+import { percentile } from '../stats.js';
+import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
+
+type LatencySpec = Extract<ScenarioSpec, { kind: 'latency' }>;
+
+/**
+ * Enqueues `jobs` jobs at a steady `ratePerSec` into an engine already running in this process and
+ * records enqueue → handler start for each. Every command sent from the first enqueue to the last
+ * completion is charged to the jobs: that is the load of one job's lifecycle at a low rate,
+ * including whatever the engine polls meanwhile.
+ */
+async function steadyRate(
+  spec: LatencySpec,
+  counter: CommandCounter,
+  samples: number[],
+  completed: Countdown,
+  enqueue: (t0: number) => Promise<unknown>,
+): Promise<ScenarioResult> {
+  const interval = 1000 / spec.ratePerSec;
+  const c0 = counter.snapshot();
+  const begin = performance.now();
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < spec.jobs; i++) {
+    await sleepUntil(begin + i * interval);
+    pending.push(enqueue(performance.now()));
+  }
+  await Promise.all(pending);
+  await completed.wait(spec.timeoutMs);
+  const commands = counter.since(c0);
+  return {
+    metrics: {
+      latencyP50Ms: percentile(samples, 50),
+      latencyP99Ms: percentile(samples, 99),
+      latencyMaxMs: Math.max(...samples),
+      lifecycleCommandsPerJob: totalCommands(commands) / spec.jobs,
+    },
+    commands,
+  };
+}
+
+export async function loomLatency(spec: LatencySpec): Promise<ScenarioResult> {
+  const h = await openLoomOnMongo(spec, [LatencyJob], 50);
+  const samples: number[] = [];
+  startProbe.onStart = (t0) => samples.push(performance.now() - t0);
+  const completed = new Countdown(spec.jobs, 'loom completions');
+  h.loom.on('job:completed', () => completed.tick());
+  await h.loom.start();
+  const result = await steadyRate(spec, h.counter, samples, completed, (t0) => h.loom.enqueue(LatencyJob, { t0 }));
+  await h.close();
+  return result;
+}
+
+export async function agendaLatency(spec: LatencySpec): Promise<ScenarioResult> {
+  const samples: number[] = [];
+  const completed = new Countdown(spec.jobs, 'agenda completions');
+  const h = await openAgendaOnMongo(
+    spec,
+    (agenda) => {
+      agenda.define<{ t0: number }>('bench-latency', async (job) => {
+        samples.push(performance.now() - job.attrs.data.t0);
+      });
+      agenda.on('complete:bench-latency', () => completed.tick());
+    },
+    { concurrency: 50, ...(spec.processEveryMs === undefined ? {} : { processEveryMs: spec.processEveryMs }) },
+  );
+  await h.agenda.start();
+  const result = await steadyRate(spec, h.counter, samples, completed, (t0) => h.agenda.now('bench-latency', { t0 }));
+  await h.close();
+  return result;
+}

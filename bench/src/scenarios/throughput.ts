@@ -1,0 +1,110 @@
+import { totalCommands, type CommandCounter, type CommandCounts } from '../command-counter.js';
+import { Countdown } from '../countdown.js';
+import { NoopJob } from '../loom-jobs.js';
+import { openLoomOnMongo } from '../loom-on-mongo.js';
+import { openAgendaOnMongo } from '../agenda-on-mongo.js';
+import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
+
+type ThroughputSpec = Extract<ScenarioSpec, { kind: 'throughput' }>;
+type BatchedSpec = Extract<ScenarioSpec, { kind: 'batched' }>;
+
+/** Timings and command counts of "enqueue N, then process N". */
+interface Phases {
+  enqueueMs: number;
+  processMs: number;
+  enqueueCommands: CommandCounts;
+  processCommands: CommandCounts;
+}
+
+/** Figures shared by every throughput-style run. */
+function figures(jobs: number, p: Phases): ScenarioResult {
+  const all: CommandCounts = { ...p.enqueueCommands };
+  for (const [k, v] of Object.entries(p.processCommands)) all[k] = (all[k] ?? 0) + v;
+  return {
+    metrics: {
+      throughputJobsPerSec: (jobs / p.processMs) * 1000,
+      enqueueJobsPerSec: (jobs / p.enqueueMs) * 1000,
+      throughputCommandsPerJob: totalCommands(all) / jobs,
+      enqueueCommandsPerJob: totalCommands(p.enqueueCommands) / jobs,
+      processCommandsPerJob: totalCommands(p.processCommands) / jobs,
+    },
+    commands: all,
+  };
+}
+
+/** Enqueues with `enqueue`, then starts processing and waits for every completion. */
+async function measure(counter: CommandCounter, enqueue: () => Promise<void>, start: () => Promise<void>, done: Countdown, timeoutMs: number): Promise<Phases> {
+  const c0 = counter.snapshot();
+  const t0 = performance.now();
+  await enqueue();
+  const t1 = performance.now();
+  const enqueueCommands = counter.since(c0);
+  const c1 = counter.snapshot();
+  await start();
+  await done.wait(timeoutMs);
+  const t2 = performance.now();
+  return { enqueueMs: t1 - t0, processMs: t2 - t1, enqueueCommands, processCommands: counter.since(c1) };
+}
+
+/** Loom on MongoStore: N jobs enqueued one `enqueue` call at a time, then processed. */
+export async function loomThroughput(spec: ThroughputSpec): Promise<ScenarioResult> {
+  const h = await openLoomOnMongo(spec, [NoopJob], spec.concurrency);
+  const done = new Countdown(spec.jobs, 'loom completions');
+  h.loom.on('job:completed', () => done.tick());
+  const phases = await measure(
+    h.counter,
+    async () => {
+      for (let i = 0; i < spec.jobs; i++) await h.loom.enqueue(NoopJob, { i });
+    },
+    () => h.loom.start(),
+    done,
+    spec.timeoutMs,
+  );
+  await h.close();
+  return figures(spec.jobs, phases);
+}
+
+/** Loom on MongoStore, batched: `enqueueMany` in chunks, claims in batches (the engine's own choice). */
+export async function loomBatched(spec: BatchedSpec): Promise<ScenarioResult> {
+  const h = await openLoomOnMongo(spec, [NoopJob], spec.concurrency);
+  const done = new Countdown(spec.jobs, 'loom completions');
+  h.loom.on('job:completed', () => done.tick());
+  const phases = await measure(
+    h.counter,
+    async () => {
+      for (let i = 0; i < spec.jobs; i += spec.chunk) {
+        const n = Math.min(spec.chunk, spec.jobs - i);
+        await h.loom.enqueueMany(NoopJob, Array.from({ length: n }, (_, j) => ({ i: i + j })));
+      }
+    },
+    () => h.loom.start(),
+    done,
+    spec.timeoutMs,
+  );
+  await h.close();
+  return figures(spec.jobs, phases);
+}
+
+/** Agenda 6: N jobs enqueued with `agenda.now`, then processed. */
+export async function agendaThroughput(spec: ThroughputSpec): Promise<ScenarioResult> {
+  const done = new Countdown(spec.jobs, 'agenda completions');
+  const h = await openAgendaOnMongo(
+    spec,
+    (agenda) => {
+      agenda.define('bench-noop', async () => {});
+      agenda.on('complete:bench-noop', () => done.tick());
+    },
+    { concurrency: spec.concurrency },
+  );
+  const phases = await measure(
+    h.counter,
+    async () => {
+      for (let i = 0; i < spec.jobs; i++) await h.agenda.now('bench-noop', { i });
+    },
+    () => h.agenda.start(),
+    done,
+    spec.timeoutMs,
+  );
+  await h.close();
+  return figures(spec.jobs, phases);
+}

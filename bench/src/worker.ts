@@ -1,0 +1,38 @@
+/**
+ * Child-process entry: runs the one scenario given as JSON in argv[2] and reports it (plus this
+ * process's peak RSS) to the parent over IPC. It exits explicitly afterwards, since engine timers
+ * or driver sockets must not keep a finished measurement alive.
+ */
+import type { ChildReport, ScenarioResult, ScenarioSpec } from './scenario.js';
+import { agendaThroughput, loomBatched, loomThroughput } from './scenarios/throughput.js';
+import { agendaLatency, loomLatency } from './scenarios/latency.js';
+import { memoryThroughput } from './scenarios/memory.js';
+import { claimCost } from './scenarios/claim-cost.js';
+
+function run(spec: ScenarioSpec): Promise<ScenarioResult> {
+  switch (spec.kind) {
+    case 'throughput':
+      return spec.engine === 'loom' ? loomThroughput(spec) : agendaThroughput(spec);
+    case 'batched':
+      return loomBatched(spec);
+    case 'latency':
+      return spec.engine === 'loom' ? loomLatency(spec) : agendaLatency(spec);
+    case 'memory':
+      return memoryThroughput(spec);
+    case 'claim-cost':
+      return claimCost(spec);
+  }
+}
+
+function send(message: unknown, code: number): void {
+  process.send!(message, () => process.exit(code));
+}
+
+const spec = JSON.parse(process.argv[2]!) as ScenarioSpec;
+run(spec).then(
+  (result) => {
+    const report: ChildReport = { ...result, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+    send({ ok: true, report }, 0);
+  },
+  (err: unknown) => send({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }, 1),
+);
