@@ -7,6 +7,7 @@ import type { JobRegistry } from './job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from './loom-options.js';
 import { WorkerPool } from './worker-pool.js';
+import { wakeParentsOnFinish } from './workflow/parent-wake.js';
 
 /** Starts and stops cron schedules with the engine. */
 export interface Scheduling {
@@ -40,7 +41,9 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const enqueuer = new Enqueuer({ store, registry, clock, onEnqueued: wake });
   const scheduling = createScheduling({ options, registry, events, enqueuer });
   await store.init();
-  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random });
+  const workflow = { enqueuer, registry, wakeWorkers: wake };
+  wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
+  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow });
   pool = new WorkerPool({
     store,
     clock,

@@ -11,6 +11,8 @@ export interface JobEventInfo {
   maxAttempts: number;
   idempotencyKey?: string;
   scheduledFor?: Date;
+  /** Child jobs (`ctx.enqueue`): the job that enqueued this one. */
+  parentId?: string;
 }
 
 /** Every event `loom.on` can listen to, with what its listener receives. */
@@ -39,6 +41,7 @@ export function jobEventInfo(job: JobRecord): JobEventInfo {
   const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
   if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
   if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;
+  if (job.parentId !== undefined) info.parentId = job.parentId;
   return info;
 }
 

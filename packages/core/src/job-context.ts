@@ -1,8 +1,8 @@
 import type { Duration } from './duration.js';
 import type { EnqueueResult } from './job-record.js';
 import type { JobClass } from './job-class.js';
-import type { EnqueueOptions } from './enqueue-options.js';
 import type { Logger } from './logger.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 
 /** What a handler's `run(payload, ctx)` receives: the job's identity and its durable tools. */
 export interface JobContext {
@@ -19,8 +19,15 @@ export interface JobContext {
   /** A child logger that binds the job id, name and attempt. */
   readonly log: Logger;
   /**
-   * Runs `fn` once and stores its result (plain data) under `name`; later attempts return the
-   * stored result without calling `fn`. A name may be used once per run.
+   * Runs `fn` once and stores its result under `name`; later attempts return the stored result
+   * without calling `fn`. The result must be plain data (`NOT_PLAIN_DATA`) of at most
+   * `MAX_STEP_RESULT_BYTES` (1 MiB, `STEP_RESULT_TOO_LARGE`). A step that throws fails the attempt
+   * (retried with backoff; its error shows on the job's step) and runs again next attempt.
+   *
+   * Workflow rules: a name may be used once per run (`DUPLICATE_STEP`), and every attempt must
+   * reach its steps (`step`, `sleep`, `enqueue`, `waitForJob`, `waitForSignal`) in the same order
+   * (`NON_DETERMINISM`, naming the recorded and the reached step). Branch on step results, never on
+   * time, randomness or external reads outside steps.
    */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /**
@@ -31,8 +38,30 @@ export interface JobContext {
   sleep(name: string, duration: Duration): Promise<void>;
   /** Durable sleep until `at`; see {@link JobContext.sleep}. */
   sleepUntil(name: string, at: Date): Promise<void>;
-  /** Enqueues a child job (durable workflows; not available yet: throws `NOT_IMPLEMENTED`). */
-  enqueue<P>(job: JobClass<P>, payload: P, opts?: EnqueueOptions): Promise<EnqueueResult>;
+  /**
+   * Enqueues a child job (its `parentId` is this job), memoized as an `enqueue` step: a retried
+   * parent gets the same child back and never enqueues twice. The child's idempotency key is
+   * `opts.idempotencyKey`, else the child job's own `idempotencyKey(payload)`, else
+   * `child:<parent id>:<step name>`. The step name defaults to `enqueue:<job name>#<n>`.
+   */
+  enqueue<P>(job: JobClass<P>, payload: P, opts?: ChildEnqueueOptions): Promise<EnqueueResult>;
+  /**
+   * Durably waits until the job(s) have finished and returns their results: one result for an id,
+   * an array in input order for an array (`null` for a job without a result). The run ends while
+   * it waits (no worker is held) and resumes when the last one finishes. A dead job fails the wait
+   * with `CHILD_FAILED` (its error in the message); `timeout` elapsing fails it with `WAIT_TIMEOUT`.
+   * The outcome is memoized as a `wait` step (default name `waitForJob#<n>`): replays see the same
+   * results or the same error, so a handler may catch the error and compensate.
+   */
+  waitForJob<R = unknown>(id: string, opts?: WaitForJobOptions): Promise<R>;
+  waitForJob<R = unknown>(ids: readonly string[], opts?: WaitForJobOptions): Promise<R[]>;
+  /**
+   * Durably waits for a signal sent with `loom.signal(jobId, name, data)` and returns its data.
+   * A signal sent before the wait is stored on the job and taken at once; each signal is delivered
+   * to exactly one wait, once (recorded as a `signal` step, default name `waitForSignal:<name>#<n>`).
+   * `timeout` elapsing fails it with `WAIT_TIMEOUT` (memoized too).
+   */
+  waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T>;
   /** Saves progress (plain data) on the job for operators to read. */
   progress(value: number | Record<string, unknown>): Promise<void>;
   /**

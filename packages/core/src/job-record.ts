@@ -49,6 +49,12 @@ export interface StepRecord {
   /** For sleeps and timed waits: when the job should wake. */
   wakeAt?: Date;
   at: Date;
+  /**
+   * 0-based position at which the run reached this step (its call order, not its completion
+   * order), so replays can check they reach steps in the recorded order. Stores keep it as given;
+   * records written without it (e.g. by `consumeSignal`) are not order-checked.
+   */
+  seq?: number;
 }
 
 /** A signal sent to a job, stored until a run consumes it. */

@@ -16,6 +16,7 @@ import { findPlainDataProblem } from './plain-data.js';
 import { RunContext } from './run-context.js';
 import type { JobStore } from './store.js';
 import type { RunSuspension } from './suspension.js';
+import type { WorkflowServices } from './workflow/run-scope.js';
 import { toError, toErrorRecord } from './to-error.js';
 
 /** How a handler invocation ended. */
@@ -45,6 +46,8 @@ export interface JobRunnerDeps {
   instances: ReadonlyMap<string, JobHandler>;
   leaseMs: number;
   random: RandomSource;
+  /** What `ctx.enqueue` and the waits need from the engine. */
+  workflow: WorkflowServices;
 }
 
 /**
@@ -91,7 +94,7 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const ctx = new RunContext({ job, lease, store, clock, logger: log, signal: controller.signal });
+      const ctx = new RunContext({ job, lease, store, clock, logger: log, signal: controller.signal, workflow: this.deps.workflow });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown);
       await this.settle(run, outcome, ctx, startedAt);

@@ -8,6 +8,7 @@ import type { DeadLetters } from './dead-letters.js';
 import type { EnqueueResult, JobRecord, StoreStats } from './job-record.js';
 import type { LoomOptions } from './loom-options.js';
 import type { InFlightRun } from './worker-pool.js';
+import { sendSignal } from './workflow/signals.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
 export type EnqueueArgs<C> = undefined extends PayloadOf<C>
@@ -101,6 +102,17 @@ export class Loom {
   /** A job by id (also a dead one), with its status, attempts, errors, steps and result; null if unknown. */
   getJob(id: string): Promise<JobRecord | null> {
     return this.engine.options.store.getJob(id);
+  }
+
+  /**
+   * Sends a signal to a job, for `ctx.waitForSignal(name)`: a job waiting for it wakes at once; a
+   * job not (yet) waiting keeps it until a run waits for that name. `data` must be plain data of
+   * at most `MAX_STEP_RESULT_BYTES` (otherwise it throws and nothing is stored). Resolves true when
+   * the signal was stored, false when the job does not exist or has already finished.
+   */
+  signal(jobId: string, name: string, data?: unknown): Promise<boolean> {
+    const { store, clock } = this.engine.options;
+    return sendSignal({ store, clock, onDelivered: () => this.engine.pool.wake() }, jobId, name, data);
   }
 
   /** Listens to an engine event; returns a function that removes the listener. A throwing listener is logged, never fatal. */

@@ -1,14 +1,6 @@
 import type { Clock } from './clock.js';
 import { toMs, type Duration } from './duration.js';
-import {
-  DuplicateStepError,
-  InvalidArgumentError,
-  NonDeterminismError,
-  NotImplementedError,
-  NotPlainDataError,
-  TransactionsUnsupportedError,
-} from './engine-errors.js';
-import type { EnqueueOptions } from './enqueue-options.js';
+import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from './engine-errors.js';
 import type { JobClass } from './job-class.js';
 import type { JobContext } from './job-context.js';
 import type { EnqueueResult, JobRecord, LeaseRef, StepKind, StepRecord } from './job-record.js';
@@ -16,6 +8,13 @@ import type { Logger } from './logger.js';
 import { findPlainDataProblem } from './plain-data.js';
 import type { JobStore } from './store.js';
 import { RunSuspension } from './suspension.js';
+import { enqueueChild, waitForJobs } from './workflow/child-jobs.js';
+import type { RunScope, WorkflowServices } from './workflow/run-scope.js';
+import { waitForSignal } from './workflow/signals.js';
+import { recordStepFailure } from './workflow/step-failure.js';
+import { checkStepValue } from './workflow/step-limits.js';
+import { StepLog } from './workflow/step-log.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
 export class RunContext implements JobContext {
@@ -32,13 +31,36 @@ export class RunContext implements JobContext {
   /** Set when `transaction` completed the job together with the handler's writes. */
   completedInTransaction = false;
 
-  private readonly usedNames = new Set<string>();
+  private readonly steps: StepLog;
+  private readonly scope: RunScope;
   private transactionStarted = false;
 
   constructor(
-    private readonly deps: { job: JobRecord; lease: LeaseRef; store: JobStore; clock: Clock; logger: Logger; signal: AbortSignal },
+    private readonly deps: {
+      job: JobRecord;
+      lease: LeaseRef;
+      store: JobStore;
+      clock: Clock;
+      logger: Logger;
+      signal: AbortSignal;
+      workflow: WorkflowServices;
+    },
   ) {
     const { job } = deps;
+    this.steps = new StepLog(job.id, job.steps);
+    this.scope = {
+      jobId: job.id,
+      attempt: job.attempt,
+      lease: deps.lease,
+      store: deps.store,
+      clock: deps.clock,
+      log: deps.logger,
+      services: deps.workflow,
+      steps: this.steps,
+      reach: (name, kind) => this.claimName(name, kind),
+      record: (step) => deps.store.recordStep(deps.lease, this.steps.stamp(step), deps.clock.now()),
+      suspend: (suspension) => this.suspend(suspension),
+    };
     this.jobId = job.id;
     this.name = job.name;
     this.attempt = job.attempt;
@@ -52,13 +74,17 @@ export class RunContext implements JobContext {
     const recorded = this.claimName(name, 'step');
     if (recorded?.status === 'completed') return recorded.result as T;
     if (typeof fn !== 'function') throw new InvalidArgumentError(`ctx.step("${name}")`, 'needs a function');
-    const result = await fn();
-    const problem = findPlainDataProblem(result);
-    if (problem) throw new NotPlainDataError(`The result of step "${name}"`, problem.path, problem.reason);
-    const now = this.deps.clock.now();
-    const step: StepRecord = { name, kind: 'step', status: 'completed', at: now };
+    let result: T;
+    try {
+      result = await fn();
+      checkStepValue(`The result of step "${name}"`, name, result);
+    } catch (err) {
+      await recordStepFailure(this.scope, name, 'step', err);
+      throw err;
+    }
+    const step: StepRecord = { name, kind: 'step', status: 'completed', at: this.deps.clock.now() };
     if (result !== undefined) step.result = result;
-    const stored = await this.deps.store.recordStep(this.deps.lease, step, now);
+    const stored = await this.scope.record(step);
     // First write wins: a concurrent run that recorded it first decides the result.
     return stored.result as T;
   }
@@ -79,16 +105,30 @@ export class RunContext implements JobContext {
     const now = this.deps.clock.now();
     // A recorded sleep keeps its first wake time: re-running the code before it must not push it back.
     const wakeAt = recorded?.wakeAt ?? at;
-    if (wakeAt.getTime() <= now.getTime()) return;
-    const step: StepRecord | undefined = recorded ? undefined : { name, kind: 'sleep', status: 'pending', wakeAt, at: now };
+    if (wakeAt.getTime() <= now.getTime()) {
+      // Passing a sleep marks it done, so `loom.getJob` shows the workflow past it.
+      if (recorded?.status === 'pending') await this.scope.record({ name, kind: 'sleep', status: 'completed', wakeAt, at: now });
+      return;
+    }
+    const step: StepRecord | undefined = recorded ? undefined : this.steps.stamp({ name, kind: 'sleep', status: 'pending', wakeAt, at: now });
     const store = this.deps.store;
     this.suspend(
       new RunSuspension(`sleep "${name}"`, (lease, when) => store.sleep(lease, step ? { runAt: wakeAt, step, now: when } : { runAt: wakeAt, now: when }), wakeAt),
     );
   }
 
-  enqueue<P>(_job: JobClass<P>, _payload: P, _opts?: EnqueueOptions): Promise<EnqueueResult> {
-    return Promise.reject(new NotImplementedError('ctx.enqueue (child jobs)'));
+  enqueue<P>(job: JobClass<P>, payload: P, opts?: ChildEnqueueOptions): Promise<EnqueueResult> {
+    return enqueueChild(this.scope, job, payload, opts);
+  }
+
+  waitForJob<R = unknown>(id: string, opts?: WaitForJobOptions): Promise<R>;
+  waitForJob<R = unknown>(ids: readonly string[], opts?: WaitForJobOptions): Promise<R[]>;
+  waitForJob(ids: string | readonly string[], opts?: WaitForJobOptions): Promise<unknown> {
+    return waitForJobs(this.scope, ids, opts);
+  }
+
+  waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T> {
+    return waitForSignal(this.scope, name, opts) as Promise<T>;
   }
 
   async progress(value: number | Record<string, unknown>): Promise<void> {
@@ -121,10 +161,6 @@ export class RunContext implements JobContext {
   private claimName(name: string, kind: StepKind): StepRecord | undefined {
     if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(`ctx.${kind} name`, 'must be a non-empty string');
     if (this.suspension) throw this.suspension;
-    if (this.usedNames.has(name)) throw new DuplicateStepError(this.jobId, name);
-    this.usedNames.add(name);
-    const recorded = this.deps.job.steps.find((s) => s.name === name);
-    if (recorded && recorded.kind !== kind) throw new NonDeterminismError(this.jobId, name, recorded.kind, kind);
-    return recorded;
+    return this.steps.reach(name, kind);
   }
 }

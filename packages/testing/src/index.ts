@@ -2,3 +2,5 @@ export * from './fake-clock.js';
 export * from './capture-logger.js';
 export * from './store-activity.js';
 export * from './test-loom.js';
+export * from './crashable-store.js';
+export * from './workflow-scenarios.js';

@@ -1,0 +1,58 @@
+import type { Clock } from '../clock.js';
+import type { EventBus, JobEventInfo } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { JobStore } from '../store.js';
+
+/**
+ * How often a parent waiting in `ctx.waitForJob` looks at its jobs again on its own: 5 minutes.
+ * Children wake their parent when they finish; this bounds the delay when that wake is lost (the
+ * process died between the child's completion and the wake) or when the awaited job is not a child
+ * of the waiting job (an enqueue deduplicated onto a job someone else enqueued).
+ */
+export const JOB_WAIT_RECHECK_MS = 5 * 60_000;
+
+/**
+ * True when a wait for `ids` is decided: one of them is dead (the wait fails) or none can still
+ * change (each is completed, dead or gone).
+ */
+export async function waitDecided(store: JobStore, ids: readonly string[]): Promise<boolean> {
+  const jobs = await Promise.all(ids.map((id) => store.getJob(id)));
+  return jobs.some((job) => job?.status === 'dead') || jobs.every((job) => job === null || job.status === 'completed');
+}
+
+/**
+ * Wakes `parentId` when it waits for jobs and that wait is decided ({@link waitDecided}). The
+ * check and the wake are separate reads/writes, but every finishing child runs this after its own
+ * completion is stored, so the last of them to finish always sees all finished (no lost wake-up).
+ */
+export async function wakeIfJobsFinished(deps: { store: JobStore; clock: Clock; onWoken: () => void }, parentId: string): Promise<boolean> {
+  const parent = await deps.store.getJob(parentId);
+  const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
+  if (!awaited || awaited.length === 0) return false;
+  if (!(await waitDecided(deps.store, awaited))) return false;
+  const woke = await deps.store.wake(parentId, deps.clock.now());
+  if (woke) deps.onWoken();
+  return woke;
+}
+
+/**
+ * Hooks child completion into the engine: when a job with a parent completes or dies, its parent
+ * is woken if it waits for its jobs and they have all finished. A failed wake is logged; the
+ * parent then re-checks within {@link JOB_WAIT_RECHECK_MS}.
+ */
+export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; clock: Clock; logger: Logger; onWoken: () => void }): void {
+  const onFinished = async ({ job }: { job: JobEventInfo }): Promise<void> => {
+    const parentId = job.parentId;
+    if (parentId === undefined) return;
+    try {
+      await wakeIfJobsFinished(deps, parentId);
+    } catch (err) {
+      deps.logger.error(
+        { err, jobId: parentId, childId: job.id },
+        `Job ${parentId}: could not wake it after its child ${job.id} finished; it looks at its children again within ${JOB_WAIT_RECHECK_MS / 60_000} minutes`,
+      );
+    }
+  };
+  deps.events.on('job:completed', onFinished);
+  deps.events.on('job:dead', onFinished);
+}

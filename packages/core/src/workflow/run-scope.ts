@@ -1,0 +1,34 @@
+import type { Clock } from '../clock.js';
+import type { Enqueuer } from '../enqueuer.js';
+import type { LeaseRef, StepKind, StepRecord } from '../job-record.js';
+import type { JobRegistry } from '../job-registry.js';
+import type { Logger } from '../logger.js';
+import type { JobStore } from '../store.js';
+import type { RunSuspension } from '../suspension.js';
+import type { StepLog } from './step-log.js';
+
+/** Engine services workflows need beyond the store: built once per engine, shared by every run. */
+export interface WorkflowServices {
+  enqueuer: Enqueuer;
+  registry: JobRegistry;
+  /** Tells this engine's workers that a job became claimable (woken, signalled, released). */
+  wakeWorkers(): void;
+}
+
+/** What the workflow operations (child jobs, waits, signals) use of one run. */
+export interface RunScope {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly lease: LeaseRef;
+  readonly store: JobStore;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly services: WorkflowServices;
+  readonly steps: StepLog;
+  /** Checks and marks a step name as reached (see `StepLog.reach`); throws a pending suspension. */
+  reach(name: string, kind: StepKind): StepRecord | undefined;
+  /** Records a step (stamped with its position), fenced; first completed write wins. Returns what is stored. */
+  record(step: StepRecord): Promise<StepRecord>;
+  /** Ends the run through the runner's suspend path. */
+  suspend(suspension: RunSuspension): never;
+}

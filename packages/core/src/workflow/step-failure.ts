@@ -1,0 +1,19 @@
+import type { StepKind } from '../job-record.js';
+import { RunSuspension } from '../suspension.js';
+import { toError, toErrorRecord } from '../to-error.js';
+import type { RunScope } from './run-scope.js';
+
+/**
+ * Records a failed step as `pending` with its error, so `loom.getJob` shows where a workflow is
+ * stuck; the next attempt runs the step again and its result replaces the record. Best effort: a
+ * refused write (lost lease, store down) is logged and the step's own error still fails the attempt.
+ */
+export async function recordStepFailure(run: RunScope, name: string, kind: StepKind, thrown: unknown): Promise<void> {
+  if (thrown instanceof RunSuspension) return;
+  const now = run.clock.now();
+  try {
+    await run.record({ name, kind, status: 'pending', error: toErrorRecord(toError(thrown), run.attempt, now), at: now });
+  } catch (err) {
+    run.log.warn({ err, jobId: run.jobId }, `Job ${run.jobId}: could not record the failure of step "${name}" on the job; the attempt fails all the same`);
+  }
+}
