@@ -1,0 +1,9 @@
+import 'reflect-metadata';
+import { describeWorkflowScenarios } from '@loom/testing';
+import { useMongoFixture } from './fixture.js';
+
+// The workflow scenarios MemoryStore runs (packages/core/test/workflows.test.ts), on MongoDB:
+// each test gets a fresh database. Retention is off: the fake clock's times are in the past for the
+// server's TTL monitor.
+const mongo = useMongoFixture();
+describeWorkflowScenarios('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));
