@@ -28,13 +28,22 @@ export class FireTimes {
   private readonly cronTime: CronTime;
   /** The hour field matches every hour: fire in both passes of a repeated hour. */
   readonly followsElapsedTime: boolean;
+  /** Matches only at second 0 (5-field expressions): the next match depends on the minute alone. */
+  private readonly wholeMinutes: boolean;
+  /**
+   * Wall time → next matching wall time. `getNextDateFrom` costs milliseconds (it walks luxon
+   * dates field by field), and every tick of every instance asks about the same few minutes.
+   */
+  private readonly nextWallCache = new Map<number, number>();
 
   /** @throws the `cron` package's `CronError` for an expression it cannot parse. */
   constructor(readonly expression: string, readonly timezone: string) {
     this.cronTime = new CronTime(expression, 'UTC');
     // toJSON() lists the fields as [second, minute, hour, dayOfMonth, month, dayOfWeek], '*' when
     // every value matches.
-    this.followsElapsedTime = this.cronTime.toJSON()[2] === '*';
+    const [second, , hour] = this.cronTime.toJSON();
+    this.followsElapsedTime = hour === '*';
+    this.wholeMinutes = second === '0';
   }
 
   /** The first fire time strictly after `after`. */
@@ -71,6 +80,9 @@ export class FireTimes {
    * downtime of a minutely schedule does not enumerate every missed minute.
    */
   latest(after: Date, until: Date, limit: number): { slots: Date[]; complete: boolean } {
+    // The usual tick has zero or one slot due: walk forward from `after` first.
+    const forward = this.between(after, until, limit + 1);
+    if (forward.length <= limit) return { slots: forward, complete: true };
     const floor = after.getTime();
     for (let window = 60_000; ; window *= 2) {
       const start = Math.max(floor, until.getTime() - window);
@@ -84,10 +96,28 @@ export class FireTimes {
   /** The first canonical fire instant strictly after `t`, walking wall time forward from `wall`. */
   private nextCanonical(t: number, wall = t + this.offsetAt(t)): number {
     for (;;) {
-      wall = this.cronTime.getNextDateFrom(new Date(wall), 'UTC').toMillis();
+      wall = this.nextWall(wall);
       const instant = this.instantOf(wall, t);
       if (instant !== null) return instant;
     }
+  }
+
+  /** The next wall time (encoded as UTC) matching the expression, strictly after `wall`'s second. */
+  private nextWall(wall: number): number {
+    // Results only depend on the whole second (the package drops milliseconds), or on the whole
+    // minute when matches fall on second 0: normalise so nearby questions share one answer.
+    const key = wall - (((wall % this.resolution) + this.resolution) % this.resolution);
+    let next = this.nextWallCache.get(key);
+    if (next === undefined) {
+      next = this.cronTime.getNextDateFrom(new Date(key), 'UTC').toMillis();
+      if (this.nextWallCache.size >= 4096) this.nextWallCache.clear();
+      this.nextWallCache.set(key, next);
+    }
+    return next;
+  }
+
+  private get resolution(): number {
+    return this.wholeMinutes ? 60_000 : 1_000;
   }
 
   /**
@@ -130,6 +160,7 @@ export class FireTimes {
 
   /** The zone's UTC offset at an instant, in milliseconds. */
   private offsetAt(instant: number): number {
+    if (this.timezone === 'UTC') return 0;
     return DateTime.fromMillis(instant, { zone: this.timezone }).offset * 60_000;
   }
 }

@@ -97,8 +97,8 @@ export class Scheduler {
     let wakeAt = clock.now().getTime() + this.#maxTickInterval;
     for (const scheduled of schedules) {
       try {
-        await this.#tickSchedule(scheduled);
-        wakeAt = Math.min(wakeAt, scheduled.schedule.fireTimes.next(clock.now()).getTime());
+        const next = await this.#tickSchedule(scheduled);
+        if (next !== null) wakeAt = Math.min(wakeAt, next.getTime());
       } catch (error) {
         this.#options.logger.error(
           { err: error, schedule: scheduled.jobName },
@@ -119,13 +119,17 @@ export class Scheduler {
     }, delay);
   }
 
-  async #tickSchedule({ jobName, schedule }: ScheduledJob): Promise<void> {
+  /** Fires what is due for one schedule; returns its next fire time (null while paused). */
+  async #tickSchedule({ jobName, schedule }: ScheduledJob): Promise<Date | null> {
     const { store, clock } = this.#options;
     const now = clock.now();
     const state = await store.ensureSchedule(jobName, now);
-    if (state.paused) return;
+    if (state.paused) return null;
     const selection = selectSlots(schedule, state, now);
-    if (selection.advanceTo === null) return;
+    // From the schedule's cursor rather than from `now`: fire times repeat across ticks, so the
+    // computation is shared (see FireTimes), and a lost race leaves a due slot that wakes us at once.
+    const next = schedule.fireTimes.next(selection.advanceTo ?? state.lastFireAt ?? state.firstSeenAt);
+    if (selection.advanceTo === null) return next;
 
     const blocker = schedule.overlap === 'skip' && selection.fire.length > 0 ? await this.#unfinishedRun(jobName, selection.fire[0]) : null;
     const fired: Array<{ fireAt: Date; result: EnqueueResult }> = [];
@@ -140,6 +144,7 @@ export class Scheduler {
         ? false
         : await store.advanceSchedule(jobName, state.lastFireAt, selection.advanceTo, now);
     this.#report(jobName, state, selection, fired, blocker, advanced);
+    return next;
   }
 
   /**
