@@ -16,6 +16,7 @@ import {
   type WaitCondition,
 } from './job-record.js';
 import { ClaimIndex } from './memory-store/claim-index.js';
+import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
 import { StatusCounts } from './memory-store/status-counts.js';
@@ -59,7 +60,7 @@ const copyDate = (date: Date): Date => new Date(date.getTime());
  *
  * Behaviour worth knowing:
  * - It never reads the wall clock: every time comes from the `now` the engine passes.
- * - Data is copied in and out (`structuredClone`): mutating a payload after enqueueing it, or a
+ * - Data is deep-copied in and out: mutating a payload after enqueueing it, or a
  *   record returned by `getJob`/`claim`, never changes what is stored.
  * - Idempotency keys are unique among the jobs in the store: queued, running, waiting and
  *   completed ones (until retention removes them). Dead-lettering a job frees its key.
@@ -127,7 +128,7 @@ export class MemoryStore implements JobStore {
         record.startedAt ??= copyDate(req.now);
         delete record.waitingFor;
       });
-      return structuredClone(job.record);
+      return clonePlain(job.record);
     });
   }
 
@@ -140,7 +141,7 @@ export class MemoryStore implements JobStore {
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     this.#leased(lease);
-    const result = structuredClone(outcome.result);
+    const result = clonePlain(outcome.result);
     if (outcome.session !== undefined) {
       this.#transaction(outcome.session).buffer({
         check: () => void this.#leased(lease),
@@ -212,7 +213,7 @@ export class MemoryStore implements JobStore {
     this.#transition(job, 'waiting', req.now, (record) => {
       delete record.lease;
       record.attempt -= 1;
-      record.waitingFor = structuredClone(req.for);
+      record.waitingFor = clonePlain(req.for);
       if (req.timeoutAt) record.runAt = copyDate(req.timeoutAt);
       if (req.step) putStep(record, req.step);
     });
@@ -234,13 +235,13 @@ export class MemoryStore implements JobStore {
     const { record } = this.#leased(lease);
     const stored = putStep(record, step);
     record.updatedAt = copyDate(now);
-    return structuredClone(stored);
+    return clonePlain(stored);
   }
 
   async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     const { record } = this.#leased(lease);
     const done = record.steps.find((s) => s.name === req.stepName && s.status === 'completed');
-    if (done) return structuredClone(done);
+    if (done) return clonePlain(done);
     const index = record.signals.findIndex((s) => s.name === req.signal);
     if (index < 0) return null;
     const [signal] = record.signals.splice(index, 1);
@@ -252,13 +253,13 @@ export class MemoryStore implements JobStore {
       at: copyDate(req.now),
     });
     record.updatedAt = copyDate(req.now);
-    return structuredClone(stored);
+    return clonePlain(stored);
   }
 
   async signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean> {
     const job = this.#active.get(jobId);
     if (!job) return false;
-    const data = structuredClone(req.data);
+    const data = clonePlain(req.data);
     this.#sweep(req.now);
     const { record } = job;
     record.signals.push({ name: req.name, data, at: copyDate(req.now) });
@@ -269,13 +270,13 @@ export class MemoryStore implements JobStore {
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
     const { record } = this.#leased(lease);
-    record.progress = structuredClone(value);
+    record.progress = clonePlain(value);
     record.updatedAt = copyDate(now);
   }
 
   async getJob(id: string): Promise<JobRecord | null> {
     const job = this.#active.get(id) ?? this.#completed.get(id) ?? this.#dead.get(id)?.job;
-    return job ? structuredClone(job.record) : null;
+    return job ? clonePlain(job.record) : null;
   }
 
   async listJobs(filter: JobFilter): Promise<JobRecord[]> {
@@ -284,7 +285,7 @@ export class MemoryStore implements JobStore {
     const matches: StoredJob[] = [];
     for (const source of sources) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
     matches.sort((a, b) => b.record.createdAt.getTime() - a.record.createdAt.getTime() || b.seq - a.seq);
-    return takeLimit(matches, filter.limit).map((job) => structuredClone(job.record));
+    return takeLimit(matches, filter.limit).map((job) => clonePlain(job.record));
   }
 
   async stats(): Promise<StoreStats> {
@@ -294,7 +295,7 @@ export class MemoryStore implements JobStore {
   async listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
     return this.#matchingDeadLetters(filter).map((entry) => ({
       id: entry.job.record.id,
-      job: structuredClone(entry.job.record),
+      job: clonePlain(entry.job.record),
       reason: entry.reason,
       diedAt: copyDate(entry.diedAt),
     }));
@@ -338,7 +339,7 @@ export class MemoryStore implements JobStore {
       schedule = { name, lastFireAt: null, firstSeenAt: copyDate(now), paused: false, updatedAt: copyDate(now) };
       this.#schedules.set(name, schedule);
     }
-    return structuredClone(schedule);
+    return clonePlain(schedule);
   }
 
   async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
@@ -358,7 +359,7 @@ export class MemoryStore implements JobStore {
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
-    return [...this.#schedules.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((s) => structuredClone(s));
+    return [...this.#schedules.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((s) => clonePlain(s));
   }
 
   /**
@@ -554,7 +555,7 @@ function newRecord(job: NewJob, now: Date): JobRecord {
     id: randomUUID(),
     name: job.name,
     queue: job.queue,
-    payload: structuredClone(job.payload),
+    payload: clonePlain(job.payload),
     status: 'queued',
     priority: job.priority,
     runAt: copyDate(job.runAt),

@@ -1,3 +1,4 @@
+export * from './conformance.js';
 export * from './fake-clock.js';
 export * from './capture-logger.js';
 export * from './store-activity.js';

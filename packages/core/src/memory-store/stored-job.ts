@@ -1,4 +1,5 @@
 import type { ErrorRecord, JobRecord, StepRecord } from '../job-record.js';
+import { clonePlain } from './clone.js';
 
 /** How many failures a job keeps: the newest {@link MEMORY_STORE_ERROR_HISTORY}, oldest first. */
 export const MEMORY_STORE_ERROR_HISTORY = 25;
@@ -40,7 +41,7 @@ export function claimableFrom(job: StoredJob): number | undefined {
 
 /** Appends a failure, keeping only the newest {@link MEMORY_STORE_ERROR_HISTORY}. */
 export function appendError(record: JobRecord, error: ErrorRecord): void {
-  record.errors.push(structuredClone(error));
+  record.errors.push(clonePlain(error));
   if (record.errors.length > MEMORY_STORE_ERROR_HISTORY) {
     record.errors.splice(0, record.errors.length - MEMORY_STORE_ERROR_HISTORY);
   }
@@ -55,7 +56,7 @@ export function putStep(record: JobRecord, step: StepRecord): StepRecord {
   const index = record.steps.findIndex((s) => s.name === step.name);
   const existing = index >= 0 ? record.steps[index] : undefined;
   if (existing?.status === 'completed') return existing;
-  const stored = structuredClone(step);
+  const stored = clonePlain(step);
   if (existing) record.steps[index] = stored;
   else record.steps.push(stored);
   return stored;

@@ -1,0 +1,90 @@
+/// <reference types="jest" />
+import type { JobStore } from '@loom/core';
+import { describeClaim } from './conformance/claim.js';
+import { describeDeadLetters } from './conformance/dead-letters.js';
+import { describeEnqueue } from './conformance/enqueue.js';
+import { describeFencing } from './conformance/fencing.js';
+import type { ConformanceContext } from './conformance/harness.js';
+import { describeQueries } from './conformance/queries.js';
+import { describeSchedules } from './conformance/schedules.js';
+import { describeSignals } from './conformance/signals.js';
+import { describeTransactions } from './conformance/transactions.js';
+import { describeTransitions } from './conformance/transitions.js';
+
+export { REFERENCE as CONFORMANCE_REFERENCE_TIME } from './conformance/harness.js';
+
+/** A fresh, empty store for one test, and how to dispose of it afterwards. */
+export interface ConformanceStore {
+  store: JobStore;
+  /** Runs after the store is closed (e.g. drops the test database). */
+  cleanup?: () => Promise<void>;
+}
+
+/** Options of {@link describeStoreConformance}. */
+export interface ConformanceOptions {
+  /**
+   * Whether to test `withTransaction`. Default true: the store must then implement it. A store
+   * without transactions passes `false` (and the engine refuses `ctx.transaction` on it).
+   */
+  transactions?: boolean;
+}
+
+/**
+ * The jest suite every {@link JobStore} must pass. Call it at the top level of a test file:
+ *
+ * ```ts
+ * import { MemoryStore } from '@loom/core';
+ * import { describeStoreConformance } from '@loom/testing';
+ *
+ * describeStoreConformance('MemoryStore', () => ({ store: new MemoryStore() }));
+ * ```
+ *
+ * `factory` runs before every test and must return an empty store; the suite calls `init()` on
+ * it, and `close()` then `cleanup()` after the test. The tests rely only on the `JobStore` contract
+ * (never on id formats), use fixed times from a reference instant (never the wall clock), and run
+ * truly concurrent calls with `Promise.all` where a store must be atomic.
+ *
+ * Uses jest's global `describe`/`it`/`expect`, so it works only inside a jest test file.
+ */
+export function describeStoreConformance(
+  name: string,
+  factory: () => Promise<ConformanceStore> | ConformanceStore,
+  options: ConformanceOptions = {},
+): void {
+  describe(`JobStore conformance: ${name}`, () => {
+    let current: ConformanceStore | undefined;
+
+    beforeEach(async () => {
+      current = await factory();
+      await current.store.init();
+    });
+
+    afterEach(async () => {
+      const done = current;
+      current = undefined;
+      if (!done) return;
+      try {
+        await done.store.close();
+      } finally {
+        await done.cleanup?.();
+      }
+    });
+
+    const ctx: ConformanceContext = {
+      get store(): JobStore {
+        if (!current) throw new Error('The conformance store exists only while a test runs');
+        return current.store;
+      },
+    };
+
+    describeEnqueue(ctx);
+    describeClaim(ctx);
+    describeTransitions(ctx);
+    describeFencing(ctx);
+    describeDeadLetters(ctx);
+    describeSignals(ctx);
+    describeQueries(ctx);
+    describeSchedules(ctx);
+    if (options.transactions !== false) describeTransactions(ctx);
+  });
+}

@@ -1,0 +1,62 @@
+/// <reference types="jest" />
+import type { StoreStats } from '@loom/core';
+import { at, claimOne, enqueueAndClaim, enqueueOne, idsOf, type ConformanceContext } from './harness.js';
+
+/** Stats without zero counts or empty queues, so stores may report zeros or leave them out. */
+function nonZero(stats: StoreStats): StoreStats {
+  const queues: StoreStats['queues'] = {};
+  for (const [queue, counts] of Object.entries(stats.queues)) {
+    const kept = Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0));
+    if (Object.keys(kept).length > 0) queues[queue] = kept;
+  }
+  return { queues, deadLetters: stats.deadLetters };
+}
+
+export function describeQueries(ctx: ConformanceContext): void {
+  describe('listJobs', () => {
+    it('filters by name, queue, status, parentId and idempotencyKey; newest first; limit', async () => {
+      const a = await enqueueOne(ctx.store, { name: 'a', parentId: 'p1' }, at(1));
+      const b = await enqueueOne(ctx.store, { name: 'b', queue: 'mail', idempotencyKey: 'kb' }, at(2));
+      const c = await enqueueOne(ctx.store, { name: 'a', queue: 'mail', parentId: 'p1' }, at(3));
+      const { id: d, lease } = await enqueueAndClaim(ctx.store, { name: 'a', priority: 1 }, { now: at(4) });
+      await ctx.store.complete(lease, { now: at(5) });
+
+      expect(idsOf(await ctx.store.listJobs({}))).toEqual([d, c, b, a]);
+      expect(idsOf(await ctx.store.listJobs({ name: 'a' }))).toEqual([d, c, a]);
+      expect(idsOf(await ctx.store.listJobs({ queue: 'mail' }))).toEqual([c, b]);
+      expect(idsOf(await ctx.store.listJobs({ status: ['completed'] }))).toEqual([d]);
+      expect(idsOf(await ctx.store.listJobs({ status: ['queued', 'running', 'waiting'], name: 'a' }))).toEqual([c, a]);
+      expect(idsOf(await ctx.store.listJobs({ parentId: 'p1' }))).toEqual([c, a]);
+      expect(idsOf(await ctx.store.listJobs({ idempotencyKey: 'kb' }))).toEqual([b]);
+      expect(idsOf(await ctx.store.listJobs({ name: 'a', queue: 'default' }))).toEqual([d, a]);
+      expect(idsOf(await ctx.store.listJobs({ limit: 2 }))).toEqual([d, c]);
+      expect(await ctx.store.listJobs({ name: 'nothing' })).toEqual([]);
+    });
+  });
+
+  describe('stats', () => {
+    it('counts jobs per queue and status, plus dead letters', async () => {
+      expect(nonZero(await ctx.store.stats())).toEqual({ queues: {}, deadLetters: 0 });
+      for (let i = 0; i < 4; i++) await enqueueOne(ctx.store, { payload: { i } }, at(i));
+      await enqueueOne(ctx.store, { name: 'mail', queue: 'emails' });
+      await enqueueOne(ctx.store, { name: 'mail', queue: 'emails', runAt: at(999_999) });
+
+      const running = await claimOne(ctx.store, { now: at(10) });
+      const done = await claimOne(ctx.store, { now: at(10) });
+      await ctx.store.complete(done.lease, { now: at(11) });
+      const doomed = await claimOne(ctx.store, { now: at(10) });
+      await ctx.store.deadLetter(doomed.lease, { reason: 'gone', now: at(12) });
+      const waiter = await claimOne(ctx.store, { names: ['mail'], queues: ['emails'], now: at(10) });
+      await ctx.store.wait(waiter.lease, { for: { signal: 's' }, now: at(13) });
+      expect(running.job.status).toBe('running');
+
+      expect(nonZero(await ctx.store.stats())).toEqual({
+        queues: {
+          default: { queued: 1, running: 1, completed: 1 },
+          emails: { queued: 1, waiting: 1 },
+        },
+        deadLetters: 1,
+      });
+    });
+  });
+}

@@ -1,0 +1,95 @@
+/// <reference types="jest" />
+import { at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, mustGet, type ConformanceContext } from './harness.js';
+
+export function describeSignals(ctx: ConformanceContext): void {
+  describe('wait, signal, wake and consumeSignal', () => {
+    it('a signal that arrived before the wait: wait says signal-pending and changes nothing; consumed once', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      expect(await ctx.store.signal(id, { name: 'approve', data: { by: 'ann' }, now: at(10) })).toBe(true);
+      const before = await mustGet(ctx.store, id);
+      expect(before.signals).toEqual([{ name: 'approve', data: { by: 'ann' }, at: at(10) }]);
+      expect(await ctx.store.wait(lease, { for: { signal: 'approve' }, timeoutAt: at(60_000), now: at(20) })).toBe('signal-pending');
+      expect(await mustGet(ctx.store, id)).toEqual(before);
+
+      const step = await ctx.store.consumeSignal(lease, { signal: 'approve', stepName: 'approval', now: at(30) });
+      expect(step).toMatchObject({ name: 'approval', status: 'completed', result: { by: 'ann' } });
+      const after = await mustGet(ctx.store, id);
+      expect(after.signals).toEqual([]);
+      expect(after.steps).toEqual([step]);
+      expect(await ctx.store.consumeSignal(lease, { signal: 'approve', stepName: 'approval-2', now: at(40) })).toBeNull();
+      expect((await mustGet(ctx.store, id)).steps).toEqual([step]);
+    });
+
+    it('a signal during the wait queues the job at now; the next run consumes it', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const pending = { name: 'approval', kind: 'wait' as const, status: 'pending' as const, at: at(5) };
+      expect(await ctx.store.wait(lease, { for: { signal: 'approve' }, step: pending, now: at(5) })).toBe('waiting');
+      const waiting = await mustGet(ctx.store, id);
+      expect(waiting).toMatchObject({ status: 'waiting', attempt: 0, waitingFor: { signal: 'approve' }, steps: [pending] });
+      expect(waiting.lease).toBeUndefined();
+      expect(await claimJobs(ctx.store, { now: at(10_000_000) })).toEqual([]);
+
+      expect(await ctx.store.signal(id, { name: 'approve', data: 42, now: at(1_000) })).toBe(true);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', runAt: at(1_000) });
+      const { job, lease: second } = await claimOne(ctx.store, { now: at(1_000) });
+      expect(job).toMatchObject({ id, attempt: 1 });
+      const step = await ctx.store.consumeSignal(second, { signal: 'approve', stepName: 'approval', now: at(1_001) });
+      expect(step).toMatchObject({ name: 'approval', status: 'completed', result: 42 });
+      expect((await mustGet(ctx.store, id)).steps).toEqual([step]);
+    });
+
+    it('consumes the oldest signal of that name first; other names stay', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.signal(id, { name: 'item', data: 1, now: at(1) });
+      await ctx.store.signal(id, { name: 'other', data: 'x', now: at(2) });
+      await ctx.store.signal(id, { name: 'item', data: 2, now: at(3) });
+      expect((await ctx.store.consumeSignal(lease, { signal: 'item', stepName: 'first', now: at(4) }))?.result).toBe(1);
+      expect((await ctx.store.consumeSignal(lease, { signal: 'item', stepName: 'second', now: at(5) }))?.result).toBe(2);
+      expect((await mustGet(ctx.store, id)).signals).toEqual([{ name: 'other', data: 'x', at: at(2) }]);
+    });
+
+    it('a signal of another name is stored but does not wake the job', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.wait(lease, { for: { signal: 'approve' }, now: at(5) });
+      expect(await ctx.store.signal(id, { name: 'cancel', data: null, now: at(6) })).toBe(true);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'waiting', signals: [{ name: 'cancel', data: null, at: at(6) }] });
+    });
+
+    it('signal returns false for unknown and finished jobs', async () => {
+      expect(await ctx.store.signal('no-such-job', { name: 'x', data: 1, now: at(1) })).toBe(false);
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.complete(lease, { now: at(2) });
+      const before = await mustGet(ctx.store, id);
+      expect(await ctx.store.signal(id, { name: 'x', data: 1, now: at(3) })).toBe(false);
+      expect(await mustGet(ctx.store, id)).toEqual(before);
+    });
+
+    it('signal stores on a queued job that has not run yet', async () => {
+      const id = await enqueueOne(ctx.store);
+      expect(await ctx.store.signal(id, { name: 'early', data: [1], now: at(1) })).toBe(true);
+      expect((await mustGet(ctx.store, id)).signals).toEqual([{ name: 'early', data: [1], at: at(1) }]);
+    });
+
+    it('wake queues a waiting job at now and returns false otherwise', async () => {
+      const child = await enqueueOne(ctx.store, { name: 'child' });
+      const { id, lease } = await enqueueAndClaim(ctx.store, { name: 'parent' });
+      expect(await ctx.store.wait(lease, { for: { jobs: [child] }, now: at(5) })).toBe('waiting');
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'waiting', waitingFor: { jobs: [child] } });
+      expect(await ctx.store.wake(id, at(100))).toBe(true);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', runAt: at(100) });
+      expect(await ctx.store.wake(id, at(101))).toBe(false);
+      expect(await ctx.store.wake('no-such-job', at(101))).toBe(false);
+      expect(idsOf(await claimJobs(ctx.store, { names: ['parent'], now: at(100) }))).toEqual([id]);
+      expect(await ctx.store.wake(id, at(102))).toBe(false);
+    });
+
+    it('a waiting job becomes claimable at its timeout', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.wait(lease, { for: { signal: 'approve' }, timeoutAt: at(60_000), now: at(5) });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'waiting', runAt: at(60_000) });
+      expect(await claimJobs(ctx.store, { now: at(59_999) })).toEqual([]);
+      const [timedOut] = await claimJobs(ctx.store, { now: at(60_000) });
+      expect(timedOut).toMatchObject({ id, status: 'running', attempt: 1 });
+    });
+  });
+}

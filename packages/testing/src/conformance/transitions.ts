@@ -1,0 +1,130 @@
+/// <reference types="jest" />
+import type { ErrorRecord } from '@loom/core';
+import { at, claimJobs, enqueueAndClaim, idsOf, mustGet, type ConformanceContext } from './harness.js';
+
+export const sampleError = (attempt: number, message = `attempt ${attempt} failed`): ErrorRecord => ({
+  attempt,
+  at: at(attempt * 1_000),
+  name: 'TypeError',
+  message,
+  stack: `TypeError: ${message}\n    at handler (job.ts:1:1)`,
+  code: 'JOB_FAILED',
+});
+
+export function describeTransitions(ctx: ConformanceContext): void {
+  describe('complete', () => {
+    it('moves the job to completed with its result and finishedAt', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.complete(lease, { result: { sent: true, at: at(7) }, now: at(20) });
+      const job = await mustGet(ctx.store, id);
+      expect(job).toMatchObject({ status: 'completed', result: { sent: true, at: at(7) }, finishedAt: at(20), updatedAt: at(20), attempt: 1 });
+      expect(job.lease).toBeUndefined();
+    });
+
+    it('completes without a result', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.complete(lease, { now: at(20) });
+      const job = await mustGet(ctx.store, id);
+      expect(job.status).toBe('completed');
+      expect(job.result).toBeUndefined();
+    });
+  });
+
+  describe('retry', () => {
+    it('requeues at runAt, appends the error, keeps the attempt', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.retry(lease, { runAt: at(5_000), error: sampleError(1), now: at(1_000) });
+      const job = await mustGet(ctx.store, id);
+      expect(job).toMatchObject({ status: 'queued', runAt: at(5_000), attempt: 1, errors: [sampleError(1)], updatedAt: at(1_000) });
+      expect(job.errors[0].at).toBeInstanceOf(Date);
+      expect(job.lease).toBeUndefined();
+      expect(await claimJobs(ctx.store, { now: at(4_999) })).toEqual([]);
+      const [again] = await claimJobs(ctx.store, { now: at(5_000) });
+      expect(again).toMatchObject({ id, attempt: 2 });
+      await ctx.store.retry({ jobId: id, token: again.lease!.token }, { runAt: at(9_000), error: sampleError(2), now: at(6_000) });
+      expect((await mustGet(ctx.store, id)).errors).toEqual([sampleError(1), sampleError(2)]);
+    });
+  });
+
+  describe('release', () => {
+    it('requeues at now and gives the attempt back', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store, { runAt: at(-10_000) });
+      await ctx.store.release(lease, at(3_000));
+      const job = await mustGet(ctx.store, id);
+      expect(job).toMatchObject({ status: 'queued', attempt: 0, runAt: at(3_000) });
+      expect(job.lease).toBeUndefined();
+      expect(job.errors).toEqual([]);
+      const [again] = await claimJobs(ctx.store, { now: at(3_000), owner: 'other-instance' });
+      expect(again).toMatchObject({ id, attempt: 1 });
+    });
+  });
+
+  describe('sleep', () => {
+    it('requeues at the wake time, gives the attempt back and records the step', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const nap = { name: 'nap', kind: 'sleep' as const, status: 'pending' as const, wakeAt: at(60_000), at: at(10) };
+      await ctx.store.sleep(lease, { runAt: at(60_000), step: nap, now: at(10) });
+      const job = await mustGet(ctx.store, id);
+      expect(job).toMatchObject({ status: 'queued', attempt: 0, runAt: at(60_000), steps: [nap] });
+      expect(job.lease).toBeUndefined();
+      expect(await claimJobs(ctx.store, { now: at(59_999) })).toEqual([]);
+      expect(idsOf(await claimJobs(ctx.store, { now: at(60_000) }))).toEqual([id]);
+    });
+
+    it('sleeps without a step', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.sleep(lease, { runAt: at(100), now: at(10) });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', runAt: at(100), steps: [] });
+    });
+  });
+
+  describe('recordStep', () => {
+    it('stores a step; the first completed write wins', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const first = { name: 'charge', kind: 'step' as const, status: 'completed' as const, result: { chargeId: 'c1' }, at: at(1) };
+      expect(await ctx.store.recordStep(lease, first, at(1))).toEqual(first);
+      const second = { ...first, result: { chargeId: 'c2' }, at: at(2) };
+      expect(await ctx.store.recordStep(lease, second, at(2))).toEqual(first);
+      expect((await mustGet(ctx.store, id)).steps).toEqual([first]);
+    });
+
+    it('keeps steps in the order they were recorded, across attempts', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store, {}, { leaseMs: 1_000 });
+      const a = { name: 'a', kind: 'step' as const, status: 'completed' as const, result: 1, at: at(1) };
+      await ctx.store.recordStep(lease, a, at(1));
+      const [again] = await claimJobs(ctx.store, { now: at(2_000) });
+      expect(again.steps).toEqual([a]);
+      const b = { name: 'b', kind: 'step' as const, status: 'completed' as const, result: null, at: at(2_001) };
+      await ctx.store.recordStep({ jobId: id, token: again.lease!.token }, b, at(2_001));
+      expect((await mustGet(ctx.store, id)).steps).toEqual([a, b]);
+    });
+
+    it('replaces a pending step (a sleep in progress) with the next write of that name', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const pending = { name: 'nap', kind: 'sleep' as const, status: 'pending' as const, wakeAt: at(100), at: at(1) };
+      await ctx.store.recordStep(lease, pending, at(1));
+      const done = { ...pending, status: 'completed' as const, at: at(100) };
+      expect(await ctx.store.recordStep(lease, done, at(100))).toEqual(done);
+      expect((await mustGet(ctx.store, id)).steps).toEqual([done]);
+    });
+  });
+
+  describe('progress', () => {
+    it('stores the latest progress value', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.progress(lease, 0.25, at(1));
+      await ctx.store.progress(lease, { done: 3, of: 4 }, at(2));
+      expect(await mustGet(ctx.store, id)).toMatchObject({ progress: { done: 3, of: 4 }, status: 'running' });
+    });
+  });
+
+  describe('extendLease', () => {
+    it('moves lease.until and keeps the token', async () => {
+      const { id, lease, job } = await enqueueAndClaim(ctx.store);
+      await ctx.store.extendLease(lease, at(90_000), at(20_000));
+      const after = await mustGet(ctx.store, id);
+      expect(after.lease).toEqual({ ...job.lease, until: at(90_000) });
+      expect(after.attempt).toBe(1);
+    });
+  });
+}
