@@ -1,0 +1,202 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { Job, JOB_WAIT_RECHECK_MS, LoomError, MemoryStore, type JobContext, type JobStore, type StepRecord } from '@loom/core';
+import { createTestLoom } from '@loom/testing';
+import { StepLog } from '../src/workflow/step-log.js';
+
+// Store-independent details of workflows; the end-to-end scenarios run on both stores from
+// packages/testing/src/workflow-scenarios.ts.
+
+let flakyStepCalls = 0;
+@Job({ name: 'flaky-step', retries: 1, backoff: { type: 'fixed', delay: '1s' } })
+class FlakyStep {
+  async run(_: undefined, ctx: JobContext) {
+    return ctx.step('call-api', () => {
+      flakyStepCalls++;
+      if (flakyStepCalls === 1) throw new Error('api returned 503');
+      return 'ok';
+    });
+  }
+}
+
+@Job({ name: 'invoice', retries: 0, idempotencyKey: (p: { orderId: string }) => `invoice:${p.orderId}` })
+class Invoice {
+  async run(payload: { orderId: string }) {
+    return `invoice for ${payload.orderId}`;
+  }
+}
+
+@Job({ name: 'leaf', retries: 0 })
+class Leaf {
+  async run(payload: { n: number }) {
+    return payload.n;
+  }
+}
+
+@Job({ name: 'unregistered-child' })
+class UnregisteredChild {
+  async run() {}
+}
+
+@Job({ name: 'one-child', retries: 1, backoff: { type: 'fixed', delay: '1s' } })
+class OneChild {
+  async run(payload: { invoice?: string }, ctx: JobContext) {
+    const { id } = payload.invoice ? await ctx.enqueue(Invoice, { orderId: payload.invoice }) : await ctx.enqueue(Leaf, { n: 7 }, { step: 'spawn-leaf' });
+    return ctx.waitForJob(id);
+  }
+}
+
+let misuse: (ctx: JobContext) => Promise<unknown> = async () => undefined;
+@Job({ name: 'misuse', retries: 0 })
+class Misuse {
+  async run(_: undefined, ctx: JobContext) {
+    return misuse(ctx);
+  }
+}
+
+const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse];
+
+/** A MemoryStore whose first `recordStep` of the given kind fails, as if the process died right before it. */
+function failFirstRecord(kind: StepRecord['kind']): JobStore {
+  const inner = new MemoryStore();
+  let failed = false;
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== 'recordStep' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: Parameters<JobStore['recordStep']>) => {
+        if (!failed && args[1].kind === kind) {
+          failed = true;
+          throw new LoomError('STORE_ERROR', 'connection reset while recording the step');
+        }
+        return inner.recordStep(...args);
+      };
+    },
+  });
+}
+
+describe('workflow details', () => {
+  it('shows a failed step with its error on the job, then its result once a retry succeeds', async () => {
+    flakyStepCalls = 0;
+    const t = await createTestLoom({ jobs });
+    const { id } = await t.enqueue(FlakyStep, undefined);
+    await t.runUntilIdle();
+    let job = await t.getJob(id);
+    expect(job?.steps).toEqual([
+      expect.objectContaining({ name: 'call-api', kind: 'step', status: 'pending', error: expect.objectContaining({ message: 'api returned 503', attempt: 1 }) }),
+    ]);
+    await t.advance('1s');
+    job = await t.getJob(id);
+    expect(job?.status).toBe('completed');
+    expect(job?.steps).toEqual([expect.objectContaining({ name: 'call-api', status: 'completed', result: 'ok' })]);
+    expect(job?.steps[0]?.error).toBeUndefined();
+    await t.stop();
+  });
+
+  it('finds the same child again when the parent died between enqueueing it and recording the step', async () => {
+    const t = await createTestLoom({ jobs, store: failFirstRecord('enqueue') });
+    const { id } = await t.enqueue(OneChild, {});
+    await t.runUntilIdle();
+    expect((await t.getJob(id))?.errors.map((e) => e.code)).toEqual(['STORE_ERROR']);
+    await t.advance('1s');
+    const parent = await t.getJob(id);
+    expect(parent?.status).toBe('completed');
+    expect(parent?.result).toBe(7);
+    const children = await t.store.listJobs({ parentId: id });
+    expect(children).toHaveLength(1);
+    expect(children[0]?.idempotencyKey).toBe(`child:${id}:spawn-leaf`);
+    expect(parent?.steps.find((s) => s.kind === 'enqueue')).toMatchObject({ name: 'spawn-leaf', result: { id: children[0]!.id, deduplicated: true } });
+    await t.stop();
+  });
+
+  it("respects the child job's own idempotency key, and waits for a job that is not its child by re-checking", async () => {
+    const t = await createTestLoom({ jobs });
+    const existing = await t.enqueue(Invoice, { orderId: 'o-1' }, { delay: '7m' });
+    const { id } = await t.enqueue(OneChild, { invoice: 'o-1' });
+    await t.runUntilIdle();
+    const parent = await t.getJob(id);
+    expect(parent?.steps.find((s) => s.kind === 'enqueue')?.result).toEqual({ id: existing.id, deduplicated: true });
+    expect(parent?.status).toBe('waiting');
+    await t.advance('7m'); // the invoice runs, but it has no parent to wake
+    expect((await t.getJob(existing.id))?.status).toBe('completed');
+    expect((await t.getJob(id))?.status).toBe('waiting');
+    await t.advance(JOB_WAIT_RECHECK_MS * 2 - 7 * 60_000);
+    expect((await t.getJob(id))?.result).toBe('invoice for o-1');
+    await t.stop();
+  });
+
+  it.each([
+    ['a child enqueue with a session', (ctx: JobContext) => ctx.enqueue(Leaf, { n: 1 }, { session: {} } as never), 'INVALID_ARGUMENT'],
+    ['a child class this engine does not know', (ctx: JobContext) => ctx.enqueue(UnregisteredChild, undefined), 'JOB_NOT_REGISTERED'],
+    ['a child payload of the wrong shape', (ctx: JobContext) => ctx.enqueue(Leaf, { n: () => 1 } as never), 'INVALID_PAYLOAD'],
+    ['waiting for no jobs', (ctx: JobContext) => ctx.waitForJob([]), 'INVALID_ARGUMENT'],
+    ['waiting for an unknown job', (ctx: JobContext) => ctx.waitForJob('no-such-job'), 'INVALID_ARGUMENT'],
+    ['a bad wait timeout', (ctx: JobContext) => ctx.waitForSignal('go', { timeout: 'soon' }), 'INVALID_ARGUMENT'],
+    ['an empty signal name', (ctx: JobContext) => ctx.waitForSignal(''), 'INVALID_ARGUMENT'],
+  ])('refuses %s with a clear error and enqueues nothing', async (_label, use, code) => {
+    misuse = use;
+    const t = await createTestLoom({ jobs });
+    const { id } = await t.enqueue(Misuse, undefined);
+    await t.runUntilIdle();
+    const job = await t.getJob(id);
+    expect(job?.status).toBe('dead');
+    expect(job?.errors.at(-1)?.code).toBe(code);
+    expect(await t.store.listJobs({ parentId: id })).toEqual([]);
+    await t.stop();
+  });
+
+  it('loom.signal says false for an unknown job and refuses bad names', async () => {
+    const t = await createTestLoom({ jobs });
+    expect(await t.loom.signal('no-such-job', 'go', 1)).toBe(false);
+    await expect(t.loom.signal('', 'go')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(t.loom.signal('x', 42 as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await t.stop();
+  });
+});
+
+describe('StepLog', () => {
+  const at = new Date(0);
+  const history: StepRecord[] = [
+    { name: 'reserve', kind: 'step', status: 'completed', at, seq: 0 },
+    { name: 'nap', kind: 'sleep', status: 'pending', at, seq: 1 },
+    { name: 'waitForSignal:go#1', kind: 'signal', status: 'completed', at },
+  ];
+
+  it('replays a history reached in the same order and numbers new steps after it', () => {
+    const log = new StepLog('j1', history);
+    expect(log.reach('reserve', 'step')?.seq).toBe(0);
+    expect(log.reach('nap', 'sleep')?.status).toBe('pending');
+    expect(log.reach('waitForSignal:go#1', 'signal')?.status).toBe('completed');
+    expect(log.reach('ship', 'step')).toBeUndefined();
+    expect(log.stamp({ name: 'ship', kind: 'step', status: 'completed', at }).seq).toBe(3);
+  });
+
+  it('names the recorded and the reached step when the order differs', () => {
+    const log = new StepLog('j1', history);
+    let error: unknown;
+    try {
+      log.reach('nap', 'sleep');
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({ code: 'NON_DETERMINISM', name: 'StepOrderError' });
+    expect((error as Error).message).toContain('step #1: the history recorded step "reserve" there, but this run reached sleep "nap"');
+  });
+
+  it('reports a step recorded at another position when nothing was recorded at this one', () => {
+    const log = new StepLog('j1', [{ name: 'late', kind: 'step', status: 'completed', at, seq: 5 }]);
+    expect(() => log.reach('late', 'step')).toThrow(/reached step "late" as step #1, but the history recorded it as step #6/);
+  });
+
+  it('refuses a name recorded under another kind, and a name reached twice', () => {
+    expect(() => new StepLog('j1', history).reach('reserve', 'sleep')).toThrow(/"reserve" was recorded as a step but this run uses it as a sleep/);
+    const log = new StepLog('j1', []);
+    log.reach('x', 'step');
+    expect(() => log.reach('x', 'step')).toThrow(expect.objectContaining({ code: 'DUPLICATE_STEP' }));
+  });
+
+  it('numbers default names per prefix', () => {
+    const log = new StepLog('j1', []);
+    expect([log.nextName('enqueue:leaf'), log.nextName('enqueue:leaf'), log.nextName('waitForJob')]).toEqual(['enqueue:leaf#1', 'enqueue:leaf#2', 'waitForJob#1']);
+  });
+});
