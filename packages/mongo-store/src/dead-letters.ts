@@ -65,7 +65,12 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
     if (!dead) return null;
     const key = dead.job.idempotencyKey;
     const keyHeld = (cause?: unknown) =>
-      new LoomError('STORE_ERROR', `Cannot replay dead job ${id.toHexString()}: its idempotency key "${key}" is now held by another job`, { cause });
+      new LoomError(
+        'INVALID_ARGUMENT',
+        `Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
+          'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
+        { cause },
+      );
     if (key !== undefined) {
       // Checked first because inside a transaction a duplicate-key error would abort it.
       const holder = await jobs.findOne({ idempotencyKey: { $eq: key } }, { projection: { _id: 1 }, ...withSession(session) });
