@@ -54,7 +54,14 @@ class Misuse {
   }
 }
 
-const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse];
+@Job({ name: 'awaits-go', retries: 0 })
+class AwaitsGo {
+  async run(_: undefined, ctx: JobContext) {
+    return ctx.waitForSignal('go');
+  }
+}
+
+const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo];
 
 /** A MemoryStore whose first `recordStep` of the given kind fails, as if the process died right before it. */
 function failFirstRecord(kind: StepRecord['kind']): JobStore {
@@ -76,6 +83,30 @@ function failFirstRecord(kind: StepRecord['kind']): JobStore {
 }
 
 describe('workflow details', () => {
+  it('does not lose a signal that arrives while the run is parking to wait for it', async () => {
+    const inner = new MemoryStore();
+    let waits = 0;
+    // The signal lands after the run looked for it and before it parks: the store says 'signal-pending'.
+    const racy = new Proxy(inner, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== 'wait' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<JobStore['wait']>) => {
+          if (waits++ === 0) await inner.signal(args[0].jobId, { name: 'go', data: 'racing', now: args[1].now });
+          return inner.wait(...args);
+        };
+      },
+    });
+    const t = await createTestLoom({ jobs, store: racy });
+    const { id } = await t.enqueue(AwaitsGo, undefined);
+    await t.runUntilIdle();
+    const job = await t.getJob(id);
+    expect(job?.status).toBe('completed');
+    expect(job?.result).toBe('racing');
+    expect(job?.attempt).toBe(1); // parking gave the attempt back
+    await t.stop();
+  });
+
   it('shows a failed step with its error on the job, then its result once a retry succeeds', async () => {
     flakyStepCalls = 0;
     const t = await createTestLoom({ jobs });
