@@ -43,6 +43,10 @@ describe('idempotency keys', () => {
       const [second] = await a.enqueue([newJob({ idempotencyKey: 'pay:1' })], { now: at(3) });
       expect(second).toMatchObject({ deduplicated: false });
       expect(second.id).not.toBe(first.id);
+      // Replaying the dead job now would make two jobs with one key: refused, nothing changes.
+      await expect(a.replayDeadLetter(first.id, at(4))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect(await a.listDeadLetters({})).toHaveLength(1);
+      expect(await a.listJobs({ idempotencyKey: 'pay:1' })).toHaveLength(1);
     } finally {
       await close();
     }
