@@ -217,9 +217,6 @@ export class MemoryStore implements JobStore {
       if (req.timeoutAt) record.runAt = copyDate(req.timeoutAt);
       if (req.step) putStep(record, req.step);
     });
-    // Children that finished before the parent started waiting can no longer wake it: wake it now.
-    const children = req.for.jobs ?? [];
-    if (children.length > 0 && children.every((id) => !this.#active.has(id))) this.#wake(job, req.now);
     return 'waiting';
   }
 

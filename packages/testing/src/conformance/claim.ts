@@ -45,6 +45,17 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(order).toEqual([high, earlier, fifo1, fifo2, low, negative]);
     });
 
+    it('orders jobs of different queues and names as one list', async () => {
+      const mail = await enqueueOne(ctx.store, { name: 'mail', queue: 'emails', priority: 1, runAt: at(-100) }, at(1));
+      const urgent = await enqueueOne(ctx.store, { name: 'sms', queue: 'texts', priority: 9 }, at(2));
+      const older = await enqueueOne(ctx.store, { name: 'sms', queue: 'emails', priority: 1, runAt: at(-200) }, at(3));
+      const tie = await enqueueOne(ctx.store, { name: 'send', queue: 'default', priority: 1, runAt: at(-100) }, at(4));
+      const opts = { names: ['mail', 'sms', 'send'], queues: ['emails', 'texts', 'default'], now: at(10) };
+      const order: string[] = [];
+      for (let i = 0; i < 4; i++) order.push((await claimOne(ctx.store, opts)).job.id);
+      expect(order).toEqual([urgent, older, mail, tie]);
+    });
+
     it('keeps enqueue order for equal priority and runAt, within and across batches', async () => {
       const batch = await ctx.store.enqueue(Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
       const later = await enqueueOne(ctx.store, {}, at(0));
