@@ -114,7 +114,19 @@ interface IndexPlan {
   score: number;
   /** The scans are narrowed by filter bounds (not a whole-index walk for sort order only). */
   bounded: boolean;
+  /** How many index fields the filter bounds (higher: fewer candidates). */
+  tightness: number;
 }
+
+/** A chosen access path: a fresh candidate stream per call. */
+interface Chosen {
+  open(): Iterator<StoredRecord>;
+  sortedPrefix: number;
+  name: string;
+}
+
+/** mongod-like trial: an unsorted but tighter plan wins if it finishes within this many keys. */
+const TRIAL_RECORDS = 256;
 
 /** Top-level field conditions of a filter, with nested `$and`s flattened. */
 function flattenAnd(filter: Doc, out: Doc = {}): Doc {
@@ -125,12 +137,44 @@ function flattenAnd(filter: Doc, out: Doc = {}): Doc {
   return out;
 }
 
-/** A partial index is usable only when the query repeats its filter conditions verbatim. */
+/**
+ * A partial index is usable only when the query implies its filter: each condition repeated
+ * verbatim, or, as mongod also accepts, `{ $exists: true }` implied by a non-null equality or
+ * comparison on that field (Loom's claim index is partial on `claimAt: { $exists: true }` and
+ * claims ask `claimAt: { $lte: now }`).
+ */
 function partialSatisfied(index: IndexTable, filter: Doc): boolean {
   const partial = index.spec.partialFilterExpression;
   if (!partial) return true;
   const flat = flattenAnd(filter);
-  return Object.entries(flattenAnd(partial)).every(([k, v]) => k in flat && valueKey(flat[k]) === valueKey(v));
+  return Object.entries(flattenAnd(partial)).every(
+    ([k, v]) => k in flat && (valueKey(flat[k]) === valueKey(v) || (isExistsTrue(v) && impliesExists(flat[k]))),
+  );
+}
+
+function isExistsTrue(cond: unknown): boolean {
+  return isPlainObject(cond) && Object.keys(cond).length === 1 && cond.$exists === true;
+}
+
+/** Whether a field condition can only match documents where the field exists (null matches missing). */
+function impliesExists(cond: unknown): boolean {
+  if (!isOperatorObject(cond)) return cond !== null && cond !== undefined;
+  return Object.entries(cond).some(([op, v]) => {
+    switch (op) {
+      case '$eq':
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte':
+        return v !== null && v !== undefined;
+      case '$in':
+        return Array.isArray(v) && v.length > 0 && v.every((x) => x !== null && x !== undefined);
+      case '$exists':
+        return v === true;
+      default:
+        return false;
+    }
+  });
 }
 
 function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: SortSpec, filter: Doc): IndexPlan | undefined {
@@ -168,7 +212,10 @@ function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: Sor
       else if (c && 'points' in c && c.points.length === 1) s[i] = { lo: c.points[0], hi: c.points[0] };
     }
   }
-  if (scans.length === 0) scans = [];
+  // A unique index with every field bound to points yields at most one document per scan (mongod's
+  // IDHACK for `_id`): nothing is tighter, however many other fields another index bounds.
+  const exact = spec.unique && !index.multikey && prefix === spec.fields.length;
+  const tightness = exact ? Number.MAX_SAFE_INTEGER : prefix * 4 + (rangeUsed ? 2 : 0) + (scans[0] ?? []).filter((b, i) => b && i > prefix).length;
   // Sort order the scans provide.
   let sortedPrefix = 0;
   let reverse: boolean | undefined;
@@ -190,21 +237,51 @@ function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: Sor
   }
   const score = prefix * 4 + (rangeUsed ? 2 : 0) + (sort.length > 0 && sortedPrefix === sort.length ? 5 : sortedPrefix);
   if (prefix === 0 && !rangeUsed && sortedPrefix === 0) return undefined;
-  return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed };
+  return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed, tightness };
 }
 
-function bestPlan(coll: CollectionData, filter: Doc, sort: SortSpec): IndexPlan | undefined {
+function indexPlans(coll: CollectionData, filter: Doc, sort: SortSpec): IndexPlan[] {
   const raw = new Map<string, Constraint[]>();
-  const ors: Doc[][] = [];
-  conjunction(filter, raw, ors);
+  conjunction(filter, raw, []);
   const fields = new Map<string, Constraint>();
   for (const [f, cs] of raw) fields.set(f, combine(cs));
-  let best: IndexPlan | undefined;
+  const plans: IndexPlan[] = [];
   for (const index of coll.indexes.values()) {
     const plan = planIndex(index, fields, sort, filter);
-    if (plan && (!best || plan.score > best.score)) best = plan;
+    if (plan) plans.push(plan);
   }
-  return best;
+  return plans;
+}
+
+function indexChoice(coll: CollectionData, plan: IndexPlan, sort: SortSpec): Chosen {
+  return { open: () => streamsFor(coll, plan, sort, plan.sortedPrefix), sortedPrefix: plan.sortedPrefix, name: plan.index.spec.name };
+}
+
+/**
+ * The best plan for a conjunction: the one giving the most sort order, unless a tighter
+ * plan's candidates fit in a small trial, in which case those are fetched and sorted.
+ */
+function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen & { bounded: boolean }) | undefined {
+  const plans = indexPlans(coll, filter, sort);
+  if (plans.length === 0) return undefined;
+  const byScore = plans.reduce((a, b) => (b.score > a.score ? b : a));
+  const byTightness = plans.reduce((a, b) => (b.tightness > a.tightness || (b.tightness === a.tightness && b.score > a.score) ? b : a));
+  if (sort.length === 0 || byTightness === byScore || byTightness.tightness <= byScore.tightness) {
+    const best = sort.length === 0 ? byTightness : byScore;
+    return { ...indexChoice(coll, best, sort), bounded: best.bounded };
+  }
+  const trial: StoredRecord[] = [];
+  const it = scanPlan(coll, byTightness, new Set());
+  for (let r = it.next(); !r.done; r = it.next()) {
+    trial.push(r.value);
+    if (trial.length > TRIAL_RECORDS) {
+      it.return(undefined);
+      return { ...indexChoice(coll, byScore, sort), bounded: byScore.bounded };
+    }
+  }
+  const compare = sortComparator(sort);
+  trial.sort((a, b) => compare(a.doc, b.doc));
+  return { open: () => trial[Symbol.iterator](), sortedPrefix: sort.length, name: `${byTightness.index.spec.name}+SORT`, bounded: true };
 }
 
 function* scanPlan(coll: CollectionData, plan: IndexPlan, seen: Set<number>): Generator<StoredRecord> {
@@ -252,24 +329,24 @@ function streamsFor(coll: CollectionData, plan: IndexPlan, sort: SortSpec, sorte
 /** Candidate records for `filter`, ordered by as many leading `sort` fields as an index allows. */
 export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec): Candidates {
   const ors = Array.isArray(filter.$or) ? (filter.$or as unknown[]).filter(isPlainObject) : undefined;
-  const direct = bestPlan(coll, filter, sort);
-  if (ors && ors.length > 0 && (!direct || direct.score < 4)) {
+  const direct = choosePlan(coll, filter, sort);
+  if (ors && ors.length > 0 && (!direct || !direct.bounded)) {
     // Plan each $or branch with the rest of the conjunction; use it only if every branch can.
     const { $or: _ignored, ...rest } = filter;
-    const branches = ors.map((branch) => bestPlan(coll, { $and: [rest, branch] }, sort));
-    if (branches.every((b): b is IndexPlan => b !== undefined && b.bounded)) {
-      const sortedPrefix = Math.min(...branches.map((b) => b.sortedPrefix));
-      const streams = branches.map((b) => streamsFor(coll, b, sort, sortedPrefix));
-      const records =
-        sortedPrefix > 0
-          ? mergeStreams(streams, sortComparator(sort, sortedPrefix))
-          : mergeStreams(streams, () => 0);
-      return { items: { [Symbol.iterator]: () => records }, sortedPrefix, plan: `OR(${branches.map((b) => b.index.spec.name).join(',')})` };
+    const branches = ors.map((branch) => choosePlan(coll, { $and: [rest, branch] }, sort));
+    if (branches.every((b) => b !== undefined && b.bounded)) {
+      const chosen = branches as Chosen[];
+      const sortedPrefix = Math.min(...chosen.map((b) => b.sortedPrefix));
+      const compare = sortedPrefix > 0 ? sortComparator(sort, sortedPrefix) : () => 0;
+      return {
+        items: { [Symbol.iterator]: () => mergeStreams(chosen.map((b) => b.open()), compare) },
+        sortedPrefix,
+        plan: `OR(${chosen.map((b) => b.name).join(',')})`,
+      };
     }
   }
   if (!direct) return scanAll(coll);
-  const it = streamsFor(coll, direct, sort, direct.sortedPrefix);
-  return { items: { [Symbol.iterator]: () => it }, sortedPrefix: direct.sortedPrefix, plan: direct.index.spec.name };
+  return { items: { [Symbol.iterator]: () => direct.open() }, sortedPrefix: direct.sortedPrefix, plan: direct.name };
 }
 
 export { LOWEST, HIGHEST };

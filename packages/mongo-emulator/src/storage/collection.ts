@@ -58,20 +58,21 @@ export class CollectionData {
    */
   checkUnique(doc: Doc, selfIdKey: string, ignore?: (idKey: string) => boolean, extra: Doc[] = []): void {
     for (const index of this.indexes.values()) {
-      if (!index.spec.unique) continue;
-      for (const key of index.keysOf(doc)) {
-        for (const rid of index.ridsWithKey(key)) {
-          const other = this.records.get(rid);
-          if (!other || other.idKey === selfIdKey || ignore?.(other.idKey)) continue;
-          throw duplicateKeyError(this.ns, index.spec, key);
-        }
-        const keyId = IndexTable.keyId(key);
-        for (const pending of extra) {
-          if (valueKey(pending._id) === selfIdKey) continue;
-          if (index.keysOf(pending).some((k) => IndexTable.keyId(k) === keyId)) {
-            throw duplicateKeyError(this.ns, index.spec, key);
-          }
-        }
+      if (index.spec.unique) this.checkUniqueKeys(index, index.keysOf(doc), selfIdKey, ignore, extra);
+    }
+  }
+
+  private checkUniqueKeys(index: IndexTable, keys: unknown[][], selfIdKey: string, ignore?: (idKey: string) => boolean, extra: Doc[] = []): void {
+    for (const key of keys) {
+      for (const rid of index.ridsWithKey(key)) {
+        const other = this.records.get(rid);
+        if (!other || other.idKey === selfIdKey || ignore?.(other.idKey)) continue;
+        throw duplicateKeyError(this.ns, index.spec, key);
+      }
+      const keyId = IndexTable.keyId(key);
+      for (const pending of extra) {
+        if (valueKey(pending._id) === selfIdKey) continue;
+        if (index.keysOf(pending).some((k) => IndexTable.keyId(k) === keyId)) throw duplicateKeyError(this.ns, index.spec, key);
       }
     }
   }
@@ -88,9 +89,20 @@ export class CollectionData {
   }
 
   replace(record: StoredRecord, doc: Doc, version: number): void {
-    this.checkUnique(doc, record.idKey);
-    for (const index of this.indexes.values()) index.remove(record.doc, record.rid);
-    this.addToIndexes(doc, record.rid);
+    // Only indexes whose keys change are checked and touched (a claim changes one or two).
+    const changes: { index: IndexTable; before: unknown[][]; after: ReturnType<IndexTable['extract']> }[] = [];
+    for (const index of this.indexes.values()) {
+      const before = index.keysOf(record.doc);
+      const after = index.extract(doc);
+      if (!index.sameKeys(before, after.keys)) changes.push({ index, before, after });
+    }
+    for (const { index, after } of changes) {
+      if (index.spec.unique) this.checkUniqueKeys(index, after.keys, record.idKey);
+    }
+    for (const { index, before, after } of changes) {
+      index.removeKeys(before, record.rid);
+      index.addKeys(after, record.rid);
+    }
     record.doc = doc;
     record.version = version;
   }

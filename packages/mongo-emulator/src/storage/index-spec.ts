@@ -131,6 +131,21 @@ function coveredByPartial(spec: IndexSpec, doc: Doc): boolean {
   return q.test(doc);
 }
 
+/** The common case without arrays or dotted paths: one key, read directly. */
+function simpleKey(spec: IndexSpec, doc: Doc): unknown[] | undefined {
+  const key: unknown[] = [];
+  let present = 0;
+  for (const field of spec.fields) {
+    if (field.includes('.')) return undefined;
+    const v = doc[field];
+    if (Array.isArray(v)) return undefined;
+    if (v !== undefined) present++;
+    key.push(v === undefined ? null : v);
+  }
+  if (spec.sparse && present === 0) return undefined;
+  return key;
+}
+
 export interface ExtractedKeys {
   keys: unknown[][];
   multikey: boolean;
@@ -143,6 +158,8 @@ export interface ExtractedKeys {
  */
 export function extractKeys(spec: IndexSpec, doc: Doc): ExtractedKeys {
   if (!coveredByPartial(spec, doc)) return { keys: [], multikey: false };
+  const simple = simpleKey(spec, doc);
+  if (simple) return { keys: [simple], multikey: false };
   const perField = spec.fields.map((f) => pathValues(doc, f));
   if (spec.sparse && spec.fields.every((f, i) => perField[i].length === 1 && perField[i][0] === undefined && !pathHitsArray(doc, f))) {
     return { keys: [], multikey: false };

@@ -7,7 +7,7 @@ import * as btreeModule from 'sorted-btree';
 type BTree<K, V> = import('sorted-btree').default<K, V>;
 type BTreeConstructor = new <K, V>(entries: [K, V][] | undefined, compare: (a: K, b: K) => number, maxNodeSize?: number) => BTree<K, V>;
 import { compareBson, HIGHEST, LOWEST, valueKey } from '../bson-order.js';
-import { extractKeys, type IndexSpec } from './index-spec.js';
+import { extractKeys, type ExtractedKeys, type IndexSpec } from './index-spec.js';
 import type { Doc } from '../values.js';
 
 // sorted-btree is CommonJS with `exports.default`; Node's ESM interop nests it one level deeper.
@@ -62,13 +62,30 @@ export class IndexTable {
   }
 
   add(doc: Doc, rid: number): void {
-    const { keys, multikey } = extractKeys(this.spec, doc);
+    this.addKeys(extractKeys(this.spec, doc), rid);
+  }
+
+  addKeys({ keys, multikey }: ExtractedKeys, rid: number): void {
     if (multikey) this.multikey = true;
     for (const key of keys) this.tree.set({ key, rid }, undefined);
   }
 
   remove(doc: Doc, rid: number): void {
-    for (const key of this.keysOf(doc)) this.tree.delete({ key, rid });
+    this.removeKeys(this.keysOf(doc), rid);
+  }
+
+  removeKeys(keys: unknown[][], rid: number): void {
+    for (const key of keys) this.tree.delete({ key, rid });
+  }
+
+  extract(doc: Doc): ExtractedKeys {
+    return extractKeys(this.spec, doc);
+  }
+
+  sameKeys(a: unknown[][], b: unknown[][]): boolean {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (this.compareKeys(a[i], b[i]) !== 0) return false;
+    return true;
   }
 
   /** Record ids holding exactly this key. */
@@ -102,24 +119,50 @@ export class IndexTable {
         if (compareBson(b.lo, b.hi) !== 0) prefixOpen = true;
       }
     }
-    const inBounds = (key: unknown[]): boolean => {
+    const step = reverse ? -1 : 1;
+    // Index-order extremes for a field, in scan direction.
+    const first = (i: number) => (this.dirs[i] * step === 1 ? LOWEST : HIGHEST);
+    const last = (i: number) => (this.dirs[i] * step === 1 ? HIGHEST : LOWEST);
+    /**
+     * Where to continue after an out-of-bounds entry (mongod's index bounds checker): before a
+     * field's interval, jump to its start; past it, jump past every key sharing the prefix.
+     */
+    const seekFor = (key: unknown[]): IndexEntry | undefined => {
       for (let i = 0; i < bounds.length; i++) {
         const b = bounds[i];
         if (!b) continue;
-        if (compareBson(key[i], b.lo) < 0 || compareBson(key[i], b.hi) > 0) return false;
+        const dirEff = this.dirs[i] * step;
+        const from = dirEff === 1 ? b.lo : b.hi;
+        const to = dirEff === 1 ? b.hi : b.lo;
+        if (compareBson(key[i], from) * dirEff < 0) {
+          const seek = [...key.slice(0, i), from];
+          for (let j = i + 1; j < this.dirs.length; j++) seek.push(first(j));
+          return { key: seek, rid: reverse ? Infinity : -Infinity };
+        }
+        if (compareBson(key[i], to) * dirEff > 0) {
+          const seek = [...key.slice(0, i), last(i)];
+          for (let j = i + 1; j < this.dirs.length; j++) seek.push(last(j));
+          return { key: seek, rid: reverse ? -Infinity : Infinity };
+        }
       }
-      return true;
+      return undefined;
     };
-    if (!reverse) {
-      for (const [entry] of this.tree.entries({ key: start, rid: -Infinity })) {
-        if (this.compareKeys(entry.key, end) > 0) return;
-        if (inBounds(entry.key)) yield entry;
+    let from: IndexEntry = reverse ? { key: end, rid: Infinity } : { key: start, rid: -Infinity };
+    for (;;) {
+      let next: IndexEntry | undefined;
+      const entries = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
+      for (const [entry] of entries) {
+        if (!reverse && this.compareKeys(entry.key, end) > 0) return;
+        if (reverse && this.compareKeys(entry.key, start) < 0) return;
+        next = seekFor(entry.key);
+        if (!next) {
+          yield entry;
+          continue;
+        }
+        break;
       }
-    } else {
-      for (const [entry] of this.tree.entriesReversed({ key: end, rid: Infinity })) {
-        if (this.compareKeys(entry.key, start) < 0) return;
-        if (inBounds(entry.key)) yield entry;
-      }
+      if (!next) return;
+      from = next;
     }
   }
 

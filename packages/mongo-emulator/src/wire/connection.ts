@@ -12,7 +12,8 @@ export type CommandHandler = (request: Request, connectionId: number) => Promise
 const MAX_MESSAGE = 48_000_000;
 
 export class WireConnection {
-  private buffered: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private bufferedBytes = 0;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -26,17 +27,24 @@ export class WireConnection {
     socket.on('error', () => socket.destroy());
   }
 
+  // Chunks are joined only once a whole message has arrived: joining on every chunk is
+  // quadratic for multi-megabyte insertMany batches.
   private onData(chunk: Buffer): void {
-    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-    while (this.buffered.length >= 4) {
-      const size = this.buffered.readInt32LE(0);
+    this.chunks.push(chunk);
+    this.bufferedBytes += chunk.length;
+    while (this.bufferedBytes >= 4) {
+      if (this.chunks[0].length < 4) this.chunks = [Buffer.concat(this.chunks)];
+      const size = this.chunks[0].readInt32LE(0);
       if (size < 16 || size > MAX_MESSAGE) {
         this.socket.destroy();
         return;
       }
-      if (this.buffered.length < size) return;
-      const message = this.buffered.subarray(0, size);
-      this.buffered = this.buffered.subarray(size);
+      if (this.bufferedBytes < size) return;
+      const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+      const message = all.subarray(0, size);
+      const rest = all.subarray(size);
+      this.chunks = rest.length > 0 ? [rest] : [];
+      this.bufferedBytes = rest.length;
       this.queue = this.queue.then(() => this.process(message));
     }
   }
