@@ -61,7 +61,37 @@ class AwaitsGo {
   }
 }
 
-const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo];
+/** Lives in a queue the engine under test does not serve: the test plays the worker that runs it. */
+@Job({ name: 'remote-leaf', queue: 'remote', retries: 0 })
+class RemoteLeaf {
+  async run() {}
+}
+
+@Job({ name: 'awaits-remote', retries: 0 })
+class AwaitsRemote {
+  async run(_: undefined, ctx: JobContext) {
+    const { id } = await ctx.enqueue(RemoteLeaf, undefined);
+    return ctx.waitForJob(id);
+  }
+}
+
+const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo, RemoteLeaf, AwaitsRemote];
+
+/** A MemoryStore that runs `beforeFirstWait` just before the first `wait` reaches it. */
+function raceBeforeWait(beforeFirstWait: (inner: MemoryStore, args: Parameters<JobStore['wait']>) => Promise<void>): JobStore {
+  const inner = new MemoryStore();
+  let waits = 0;
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== 'wait' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: Parameters<JobStore['wait']>) => {
+        if (waits++ === 0) await beforeFirstWait(inner, args);
+        return inner.wait(...args);
+      };
+    },
+  });
+}
 
 /** A MemoryStore whose first `recordStep` of the given kind fails, as if the process died right before it. */
 function failFirstRecord(kind: StepRecord['kind']): JobStore {
@@ -84,18 +114,9 @@ function failFirstRecord(kind: StepRecord['kind']): JobStore {
 
 describe('workflow details', () => {
   it('does not lose a signal that arrives while the run is parking to wait for it', async () => {
-    const inner = new MemoryStore();
-    let waits = 0;
     // The signal lands after the run looked for it and before it parks: the store says 'signal-pending'.
-    const racy = new Proxy(inner, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'wait' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return async (...args: Parameters<JobStore['wait']>) => {
-          if (waits++ === 0) await inner.signal(args[0].jobId, { name: 'go', data: 'racing', now: args[1].now });
-          return inner.wait(...args);
-        };
-      },
+    const racy = raceBeforeWait(async (inner, [lease, req]) => {
+      await inner.signal(lease.jobId, { name: 'go', data: 'racing', now: req.now });
     });
     const t = await createTestLoom({ jobs, store: racy });
     const { id } = await t.enqueue(AwaitsGo, undefined);
@@ -104,6 +125,23 @@ describe('workflow details', () => {
     expect(job?.status).toBe('completed');
     expect(job?.result).toBe('racing');
     expect(job?.attempt).toBe(1); // parking gave the attempt back
+    await t.stop();
+  });
+
+  it('wakes a parent whose child finished while the parent was parking to wait for it', async () => {
+    // Another worker completes the child after the parent read it as unfinished and before it
+    // parks: the child's wake found the parent still running, so parking must notice by itself.
+    const racy = raceBeforeWait(async (inner, [, req]) => {
+      const now = req.now;
+      const [child] = await inner.claim({ owner: 'remote-worker', queues: ['remote'], names: ['remote-leaf'], limit: 1, leaseUntil: new Date(now.getTime() + 30_000), now });
+      await inner.complete({ jobId: child!.id, token: child!.lease!.token }, { result: 'done remotely', now });
+    });
+    const t = await createTestLoom({ jobs, store: racy, queues: ['default'] });
+    const { id } = await t.enqueue(AwaitsRemote, undefined);
+    await t.runUntilIdle();
+    const job = await t.getJob(id);
+    expect(job?.status).toBe('completed');
+    expect(job?.result).toBe('done remotely');
     await t.stop();
   });
 
