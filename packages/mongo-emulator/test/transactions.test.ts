@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Long, MongoServerError, type ClientSession, type Collection, type Document } from 'mongodb';
+import { againstRealServer, openTarget, type Target } from './target.js';
+
+let t: Target;
+let coll: Collection<Document>;
+let n = 0;
+const sessions: ClientSession[] = [];
+
+beforeAll(async () => {
+  t = await openTarget();
+});
+afterAll(async () => {
+  await t.close();
+});
+beforeEach(async () => {
+  coll = t.db.collection(`txn_${++n}`);
+  await coll.insertMany([
+    { _id: 1, n: 0, v: 'start' },
+    { _id: 2, n: 0, v: 'start' },
+  ] as never[]);
+});
+
+function session(): ClientSession {
+  const s = t.client.startSession();
+  sessions.push(s);
+  return s;
+}
+
+afterAll(async () => {
+  for (const s of sessions) await s.endSession();
+});
+
+async function failure(p: Promise<unknown>): Promise<MongoServerError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
+  return e;
+}
+
+describe('transactions', () => {
+  it('commits all writes together; reads inside see them, reads outside do not until commit', async () => {
+    const s = session();
+    await s.withTransaction(async () => {
+      await coll.insertOne({ _id: 3, n: 5 } as never, { session: s });
+      await coll.updateOne({ _id: 1 as never }, { $inc: { n: 10 } }, { session: s });
+      await coll.deleteOne({ _id: 2 as never }, { session: s });
+      expect(await coll.countDocuments({}, { session: s })).toBe(2);
+      expect((await coll.find({}, { session: s }).sort({ n: -1 }).toArray()).map((d) => d._id)).toEqual([1, 3]);
+      expect(await coll.findOne({ _id: 1 as never }, { session: s })).toMatchObject({ n: 10 });
+      // Outside the transaction nothing has happened yet.
+      expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
+        [1, 0],
+        [2, 0],
+      ]);
+    });
+    expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
+      [1, 10],
+      [3, 5],
+    ]);
+  });
+
+  it('discards everything on abort', async () => {
+    const s = session();
+    s.startTransaction();
+    await coll.insertOne({ _id: 9 } as never, { session: s });
+    await coll.updateMany({}, { $set: { v: 'changed' } }, { session: s });
+    expect(await coll.countDocuments({ v: 'changed' }, { session: s })).toBe(3);
+    await s.abortTransaction();
+    expect(await coll.countDocuments()).toBe(2);
+    expect(await coll.countDocuments({ v: 'changed' })).toBe(0);
+  });
+
+  it('gives a second writer WriteConflict (112) labelled TransientTransactionError, then NoSuchTransaction (251)', async () => {
+    const a = session();
+    const b = session();
+    a.startTransaction();
+    b.startTransaction();
+    await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } }, { session: a });
+    await coll.findOne({ _id: 2 as never }, { session: b });
+    const conflict = await failure(coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } }, { session: b }));
+    expect([conflict.code, conflict.codeName]).toEqual([112, 'WriteConflict']);
+    expect(conflict.hasErrorLabel('TransientTransactionError')).toBe(true);
+    const gone = await failure(coll.findOne({ _id: 2 as never }, { session: b }));
+    expect([gone.code, gone.codeName]).toEqual([251, 'NoSuchTransaction']);
+    expect(gone.hasErrorLabel('TransientTransactionError')).toBe(true);
+    await b.abortTransaction();
+    await a.commitTransaction();
+    expect((await coll.findOne({ _id: 1 as never }))?.n).toBe(1);
+  });
+
+  it('conflicts with a write committed after the transaction started', async () => {
+    const a = session();
+    a.startTransaction();
+    await coll.findOne({ _id: 2 as never }, { session: a });
+    await coll.updateOne({ _id: 1 as never }, { $set: { v: 'outside' } });
+    const conflict = await failure(coll.updateOne({ _id: 1 as never }, { $set: { v: 'inside' } }, { session: a }));
+    expect(conflict.code).toBe(112);
+    await a.abortTransaction();
+    expect((await coll.findOne({ _id: 1 as never }))?.v).toBe('outside');
+  });
+
+  it('lets withTransaction retry after a transient conflict', async () => {
+    const holder = session();
+    holder.startTransaction();
+    await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } }, { session: holder });
+    const s = session();
+    let attempts = 0;
+    await s.withTransaction(async () => {
+      attempts++;
+      try {
+        await coll.updateOne({ _id: 1 as never }, { $inc: { n: 100 } }, { session: s });
+      } finally {
+        if (attempts === 1) await holder.commitTransaction();
+      }
+    });
+    expect(attempts).toBe(2);
+    expect((await coll.findOne({ _id: 1 as never }))?.n).toBe(101);
+  });
+
+  it('makes a plain write to a document a transaction holds wait for the commit', async () => {
+    const s = session();
+    s.startTransaction();
+    await coll.updateOne({ _id: 1 as never }, { $set: { v: 'txn' }, $inc: { n: 1 } }, { session: s });
+    const plain = coll.updateOne({ _id: 1 as never }, { $set: { v: 'plain' }, $inc: { n: 1 } });
+    await s.commitTransaction();
+    await plain;
+    expect(await coll.findOne({ _id: 1 as never })).toMatchObject({ v: 'plain', n: 2 });
+  });
+
+  it('reports a duplicate key inside a transaction without the transient label and aborts it', async () => {
+    const s = session();
+    s.startTransaction();
+    await coll.insertOne({ _id: 5 } as never, { session: s });
+    const dup = await failure(coll.insertOne({ _id: 1 } as never, { session: s }));
+    expect(dup.code).toBe(11000);
+    expect(dup.hasErrorLabel('TransientTransactionError')).toBe(false);
+    await s.abortTransaction().catch(() => undefined);
+    expect(await coll.countDocuments()).toBe(2);
+  });
+
+  it('answers commitTransaction for an unknown transaction with NoSuchTransaction', async () => {
+    const s = session();
+    await coll.findOne({}, { session: s }); // binds the session's lsid on the server
+    const err = await failure(
+      t.client.db('admin').command({ commitTransaction: 1, txnNumber: Long.fromNumber(4242), autocommit: false }, { session: s }),
+    );
+    expect(err.code).toBe(251);
+  });
+});
+
+describe.each(againstRealServer ? [] : [['emulator']])('standalone mode (%s only)', () => {
+  it('refuses transactions like a real standalone (20 IllegalOperation)', async () => {
+    const standalone = await openTarget({ replicaSet: false });
+    try {
+      const c = standalone.db.collection('c');
+      await c.insertOne({ ok: true });
+      const s = standalone.client.startSession();
+      const read = await failure(s.withTransaction(async () => c.findOne({}, { session: s })));
+      expect([read.code, read.codeName]).toEqual([20, 'IllegalOperation']);
+      expect(read.message).toBe('Transaction numbers are only allowed on a replica set member or mongos');
+      // On writes the driver rewrites code 20 into its retryable-writes advice, keeping the original.
+      const write = await failure(s.withTransaction(async () => c.insertOne({ in: 'txn' }, { session: s })));
+      const original = (write as MongoServerError & { originalError?: MongoServerError }).originalError;
+      expect(original?.code).toBe(20);
+      await s.endSession();
+      expect(await c.countDocuments()).toBe(1);
+    } finally {
+      await standalone.close();
+    }
+  });
+});
