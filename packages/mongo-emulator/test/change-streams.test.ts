@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { ChangeStream, ChangeStreamDocument, Collection, Document, ResumeToken } from 'mongodb';
+import { openTarget, type Target } from './target.js';
+
+let t: Target;
+let coll: Collection<Document>;
+let n = 0;
+const streams: ChangeStream[] = [];
+
+beforeAll(async () => {
+  t = await openTarget();
+});
+afterAll(async () => {
+  for (const s of streams) await s.close();
+  await t.close();
+});
+beforeEach(async () => {
+  coll = t.db.collection(`cs_${++n}`);
+  await t.db.createCollection(coll.collectionName);
+});
+
+function watch(pipeline: Document[] = [], options: Parameters<Collection['watch']>[1] = {}): ChangeStream<Document, ChangeStreamDocument<Document>> {
+  const s = coll.watch(pipeline, { maxAwaitTimeMS: 50, ...options });
+  streams.push(s);
+  return s;
+}
+
+/** Opens the server-side cursor now (the driver opens it lazily) so later writes are seen. */
+async function started<T extends ChangeStream>(s: T): Promise<T> {
+  await s.tryNext();
+  return s;
+}
+
+describe('change streams', () => {
+  it('reports insert, update, replace and delete events in order', async () => {
+    const s = await started(watch());
+    await coll.insertOne({ _id: 1 as never, a: 1, sub: { x: 1 } });
+    await coll.updateOne({ _id: 1 as never }, { $set: { 'sub.x': 2, b: true }, $unset: { a: '' } });
+    await coll.replaceOne({ _id: 1 as never }, { c: 3 });
+    await coll.deleteOne({ _id: 1 as never });
+    const insert = await s.next();
+    expect(insert.operationType).toBe('insert');
+    if (insert.operationType !== 'insert') throw new Error('unreachable');
+    expect(insert.fullDocument).toEqual({ _id: 1, a: 1, sub: { x: 1 } });
+    expect(insert.documentKey).toEqual({ _id: 1 });
+    expect(insert.ns).toEqual({ db: t.db.databaseName, coll: coll.collectionName });
+    const update = await s.next();
+    if (update.operationType !== 'update') throw new Error(`expected update, got ${update.operationType}`);
+    expect(update.updateDescription.updatedFields).toEqual({ 'sub.x': 2, b: true });
+    expect(update.updateDescription.removedFields).toEqual(['a']);
+    expect(update.fullDocument).toBeUndefined();
+    const replace = await s.next();
+    if (replace.operationType !== 'replace') throw new Error(`expected replace, got ${replace.operationType}`);
+    expect(replace.fullDocument).toEqual({ _id: 1, c: 3 });
+    const del = await s.next();
+    expect(del.operationType).toBe('delete');
+    expect((del as { documentKey: unknown }).documentKey).toEqual({ _id: 1 });
+  });
+
+  it('filters with a $match pipeline, as the job store watches inserts', async () => {
+    const s = await started(watch([{ $match: { operationType: 'insert' } }]));
+    await coll.insertOne({ _id: 'x' as never });
+    await coll.updateOne({ _id: 'x' as never }, { $set: { y: 1 } });
+    await coll.deleteOne({ _id: 'x' as never });
+    await coll.insertOne({ _id: 'y' as never });
+    const a = await s.next();
+    const b = await s.next();
+    expect([a.operationType, b.operationType]).toEqual(['insert', 'insert']);
+    expect([(a as { documentKey: { _id: unknown } }).documentKey._id, (b as { documentKey: { _id: unknown } }).documentKey._id]).toEqual(['x', 'y']);
+  });
+
+  it("looks up the current document for updates with fullDocument: 'updateLookup'", async () => {
+    const s = await started(watch([], { fullDocument: 'updateLookup' }));
+    await coll.insertOne({ _id: 1 as never, n: 1 });
+    await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
+    await s.next();
+    const update = await s.next();
+    if (update.operationType !== 'update') throw new Error('expected update');
+    expect(update.fullDocument).toEqual({ _id: 1, n: 2 });
+  });
+
+  it('resumes after a token, delivering only later events', async () => {
+    const s = await started(watch());
+    await coll.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }] as never[]);
+    const first = await s.next();
+    const token: ResumeToken = first._id;
+    await s.close();
+    const resumed = watch([], { resumeAfter: token });
+    const events = [await resumed.next(), await resumed.next()];
+    expect(events.map((e) => (e as { documentKey: { _id: unknown } }).documentKey._id)).toEqual([2, 3]);
+    expect(resumed.resumeToken).toEqual(events[1]._id);
+    expect(events[1]._id).not.toEqual(token);
+  });
+
+  it('returns an empty awaiting getMore after maxAwaitTimeMS and wakes for a new event', async () => {
+    const s = await started(watch());
+    expect(await s.tryNext()).toBeNull();
+    const pending = s.next();
+    await coll.insertOne({ _id: 'late' as never });
+    const event = await pending;
+    expect((event as { documentKey: { _id: unknown } }).documentKey._id).toBe('late');
+  });
+
+  it('shows a committed transaction as its individual events', async () => {
+    const s = await started(watch());
+    const session = t.client.startSession();
+    await session.withTransaction(async () => {
+      await coll.insertOne({ _id: 1 } as never, { session });
+      await coll.updateOne({ _id: 1 as never }, { $set: { done: true } }, { session });
+    });
+    await session.endSession();
+    const a = await s.next();
+    const b = await s.next();
+    expect([a.operationType, b.operationType]).toEqual(['insert', 'update']);
+  });
+});
