@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { EventBus, JobEventInfo } from '../events.js';
+import { ACTIVE_STATUSES } from '../job-record.js';
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../store.js';
 
@@ -21,15 +22,23 @@ export async function waitDecided(store: JobStore, ids: readonly string[]): Prom
 }
 
 /**
- * Wakes `parentId` when it waits for jobs and that wait is decided ({@link waitDecided}). The
- * check and the wake are separate reads/writes, but every finishing child runs this after its own
- * completion is stored, so the last of them to finish always sees all finished (no lost wake-up).
+ * Wakes `parentId` when it waits for jobs and that wait is decided ({@link waitDecided}); `died`
+ * names a job known to be dead (it decides the wait if awaited). The check and the wake are
+ * separate reads/writes, but every finishing child runs this after its own completion is stored,
+ * so the last of them to finish always sees all finished (no lost wake-up).
  */
-export async function wakeIfJobsFinished(deps: { store: JobStore; clock: Clock; onWoken: () => void }, parentId: string): Promise<boolean> {
-  const parent = await deps.store.getJob(parentId);
+export async function wakeIfJobsFinished(deps: { store: JobStore; clock: Clock; onWoken: () => void }, parentId: string, died?: string): Promise<boolean> {
+  const { store } = deps;
+  const parent = await store.getJob(parentId);
   const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
   if (!awaited || awaited.length === 0) return false;
-  if (!(await waitDecided(deps.store, awaited))) return false;
+  if (died === undefined || !awaited.includes(died)) {
+    // Cheap answer for all children but the last of a fan-out: one of them is still active. Only
+    // when that is inconclusive are all awaited jobs read, so a fan-in of n children costs O(n) reads.
+    const [active] = await store.listJobs({ parentId, status: [...ACTIVE_STATUSES], limit: 1 });
+    if (active && awaited.includes(active.id)) return false;
+    if (!(await waitDecided(store, awaited))) return false;
+  }
   const woke = await deps.store.wake(parentId, deps.clock.now());
   if (woke) deps.onWoken();
   return woke;
@@ -41,11 +50,11 @@ export async function wakeIfJobsFinished(deps: { store: JobStore; clock: Clock; 
  * parent then re-checks within {@link JOB_WAIT_RECHECK_MS}.
  */
 export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; clock: Clock; logger: Logger; onWoken: () => void }): void {
-  const onFinished = async ({ job }: { job: JobEventInfo }): Promise<void> => {
+  const onFinished = async (job: JobEventInfo, dead: boolean): Promise<void> => {
     const parentId = job.parentId;
     if (parentId === undefined) return;
     try {
-      await wakeIfJobsFinished(deps, parentId);
+      await wakeIfJobsFinished(deps, parentId, dead ? job.id : undefined);
     } catch (err) {
       deps.logger.error(
         { err, jobId: parentId, childId: job.id },
@@ -53,6 +62,6 @@ export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; c
       );
     }
   };
-  deps.events.on('job:completed', onFinished);
-  deps.events.on('job:dead', onFinished);
+  deps.events.on('job:completed', ({ job }) => onFinished(job, false));
+  deps.events.on('job:dead', ({ job }) => onFinished(job, true));
 }
