@@ -13,6 +13,7 @@ import { toError } from './to-error.js';
  */
 export class LeaseKeeper {
   private cancelTimer: (() => void) | undefined;
+  private cancelDeadline: (() => void) | undefined;
   private stopped = false;
   private leaseUntil: Date;
 
@@ -37,12 +38,26 @@ export class LeaseKeeper {
   }
 
   start(): void {
+    this.armDeadline();
     this.schedule(this.interval());
   }
 
   stop(): void {
     this.stopped = true;
     this.cancelTimer?.();
+    this.cancelDeadline?.();
+  }
+
+  /**
+   * A watchdog at the lease's end: if no extension succeeded by then (the store hangs rather than
+   * failing), the lease is treated as lost instead of the run carrying on unaware.
+   */
+  private armDeadline(): void {
+    this.cancelDeadline?.();
+    const ms = this.leaseUntil.getTime() - this.deps.clock.now().getTime();
+    this.cancelDeadline = this.deps.clock.setTimer(() => {
+      if (!this.stopped) this.lost(new LeaseLostError(this.deps.lease.jobId, 'the lease ran out before this worker could extend it'));
+    }, Math.max(0, ms));
   }
 
   private interval(): number {
@@ -63,6 +78,7 @@ export class LeaseKeeper {
       await store.extendLease(lease, until, now);
       if (this.stopped) return;
       this.leaseUntil = until;
+      this.armDeadline();
       this.schedule(this.interval());
     } catch (err) {
       if (this.stopped) return;

@@ -177,7 +177,7 @@ describe('worker pool', () => {
       expect(started).toEqual(['slow-first']);
 
       await a.advance('30s');
-      expect(partitioned.caused.extendLease).toBeGreaterThanOrEqual(3);
+      expect(partitioned.caused.extendLease).toBeGreaterThanOrEqual(2);
       expect(signals[0]?.aborted).toBe(true);
       expect(LoomError.is(signals[0]?.reason, 'LEASE_LOST')).toBe(true);
 
@@ -211,6 +211,24 @@ describe('worker pool', () => {
       expect(job?.deadReason).toMatch(/^lease expired 1 time: the job crashed or stalled its worker/);
       expect(dead).toHaveLength(1);
       expect(started).toEqual(['crash']);
+    });
+
+    it('treats the lease as lost when extending it hangs past the lease end', async () => {
+      const shared = new MemoryStore();
+      const hanging = new Proxy(shared, {
+        get: (target, prop) => {
+          if (prop === 'extendLease') return () => new Promise(() => {});
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const t = await testLoom({ jobs: [Free], store: hanging, lease: '30s', concurrency: 1 });
+      await t.enqueue(Free, { n: 1 });
+      await t.advance('29s');
+      expect(signals[0]?.aborted).toBe(false);
+      await t.advance('1s');
+      expect(signals[0]?.aborted).toBe(true);
+      expect(String(signals[0]?.reason?.message)).toMatch(/lease lost \(the lease ran out before this worker could extend it\)/);
     });
 
     it('renews the lease while a long handler runs', async () => {
