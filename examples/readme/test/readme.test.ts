@@ -1,0 +1,92 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const SCRIPTS = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+const CHECKED = (JSON.parse(readFileSync(join(ROOT, 'tsconfig.check.json'), 'utf8')) as { include: string[] }).include;
+
+interface Block {
+  lang: string;
+  lines: string[];
+  /** The `<!-- snippet: path -->` line right before the fence, if any. */
+  snippet?: string;
+  line: number;
+}
+
+function codeBlocks(markdown: string): Block[] {
+  const lines = markdown.split('\n');
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\w*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
+    if (end < 0) throw new Error(`README.md:${i + 1}: unclosed code fence`);
+    const marker = /^<!-- snippet: (\S+) -->$/.exec(lines[i - 1] ?? '');
+    blocks.push({ lang: open[1]!, lines: lines.slice(i + 1, end), snippet: marker?.[1], line: i + 1 });
+    i = end;
+  }
+  return blocks;
+}
+
+/** True when `block` appears in `file` as consecutive lines, all shifted by the same indentation. */
+function containsLines(file: string, block: readonly string[]): boolean {
+  const lines = file.split('\n').map((l) => l.trimEnd());
+  const wanted = block.map((l) => l.trimEnd());
+  for (let start = 0; start + wanted.length <= lines.length; start++) {
+    const first = lines[start]!;
+    if (!first.endsWith(wanted[0]!)) continue;
+    const indent = first.slice(0, first.length - wanted[0]!.length);
+    if (indent.trim() !== '') continue;
+    if (wanted.every((w, k) => lines[start + k] === (w === '' ? '' : indent + w))) return true;
+  }
+  return false;
+}
+
+/** Whether tsconfig.check.json's include (folder globs with one `*`) covers the path. */
+function typeChecked(path: string): boolean {
+  return CHECKED.some((pattern) => new RegExp(`^${pattern.replace(/\*/g, '[^/]+')}/`).test(path));
+}
+
+const blocks = codeBlocks(README);
+
+describe('README.md', () => {
+  it('has code blocks, each TypeScript block taken from a type-checked file', () => {
+    const ts = blocks.filter((b) => b.lang === 'ts');
+    expect(ts.length).toBeGreaterThanOrEqual(8);
+    for (const block of ts) {
+      const where = `README.md:${block.line}`;
+      expect({ where, snippet: block.snippet }).toEqual({ where, snippet: expect.any(String) });
+      const path = block.snippet!;
+      expect({ where, path, typeChecked: typeChecked(path) }).toEqual({ where, path, typeChecked: true });
+      expect({ where, path, exists: existsSync(join(ROOT, path)) }).toEqual({ where, path, exists: true });
+      const matches = containsLines(readFileSync(join(ROOT, path), 'utf8'), block.lines);
+      expect({ where, path, matchesFile: matches }).toEqual({ where, path, matchesFile: true });
+    }
+  });
+
+  it('only has TypeScript and shell blocks, and every npm command in them is a script of the root package.json', () => {
+    for (const block of blocks) expect([block.line, block.lang]).toEqual([block.line, expect.stringMatching(/^(ts|sh)$/)]);
+    const commands = blocks.filter((b) => b.lang === 'sh').flatMap((b) => b.lines.map((l) => l.replace(/#.*$/, '').trim()).filter(Boolean));
+    expect(commands.length).toBeGreaterThan(0);
+    for (const command of commands) {
+      const script = /^npm (?:run )?(\S+)$/.exec(command)?.[1];
+      expect({ command, script }).toEqual({ command, script: expect.any(String) });
+      if (script !== 'install') expect(SCRIPTS).toContain(script);
+    }
+  });
+
+  it('links only to files and anchors that exist', () => {
+    const anchors = new Set(
+      [...README.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')),
+    );
+    for (const [, target] of README.matchAll(/\]\(([^)]+)\)/g)) {
+      if (/^https?:/.test(target!)) continue;
+      const [path, anchor] = target!.split('#');
+      if (path) expect({ target, exists: existsSync(join(ROOT, path)) }).toEqual({ target, exists: true });
+      if (anchor && !path) expect({ target, anchor: anchors.has(anchor) }).toEqual({ target, anchor: true });
+    }
+  });
+});
