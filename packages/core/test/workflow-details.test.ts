@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Job, JOB_WAIT_RECHECK_MS, LoomError, MemoryStore, type JobContext, type JobStore, type StepRecord } from '@loom/core';
+import { Job, JOB_WAIT_RECHECK_MS, LoomError, MemoryStore, PermanentError, type JobContext, type JobStore, type StepRecord } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 import { StepLog } from '../src/workflow/step-log.js';
 
@@ -75,7 +75,30 @@ class AwaitsRemote {
   }
 }
 
-const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo, RemoteLeaf, AwaitsRemote];
+@Job({ name: 'napper', retries: 0 })
+class Napper {
+  async run(_: undefined, ctx: JobContext) {
+    await ctx.sleep('nap', '1h');
+  }
+}
+
+@Job({ name: 'doomed', retries: 0 })
+class Doomed {
+  async run() {
+    throw new PermanentError('address does not exist');
+  }
+}
+
+@Job({ name: 'waits-for-both', retries: 0 })
+class WaitsForBoth {
+  async run(_: undefined, ctx: JobContext) {
+    const slow = await ctx.enqueue(Napper, undefined);
+    const doomed = await ctx.enqueue(Doomed, undefined);
+    return ctx.waitForJob([slow.id, doomed.id]);
+  }
+}
+
+const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo, RemoteLeaf, AwaitsRemote, Napper, Doomed, WaitsForBoth];
 
 /** A MemoryStore that runs `beforeFirstWait` just before the first `wait` reaches it. */
 function raceBeforeWait(beforeFirstWait: (inner: MemoryStore, args: Parameters<JobStore['wait']>) => Promise<void>): JobStore {
@@ -142,6 +165,18 @@ describe('workflow details', () => {
     const job = await t.getJob(id);
     expect(job?.status).toBe('completed');
     expect(job?.result).toBe('done remotely');
+    await t.stop();
+  });
+
+  it('fails the parent as soon as one awaited child dies, without waiting for the others', async () => {
+    const t = await createTestLoom({ jobs });
+    const { id } = await t.enqueue(WaitsForBoth, undefined);
+    await t.runUntilIdle();
+    const parent = await t.getJob(id);
+    expect(parent?.status).toBe('dead');
+    expect(parent?.errors.at(-1)?.message).toMatch(/child job \S+ \(doomed\) is dead: address does not exist/);
+    const [napper] = await t.store.listJobs({ parentId: id, name: 'napper' });
+    expect(napper?.status).toBe('queued'); // still asleep
     await t.stop();
   });
 

@@ -22,21 +22,29 @@ export async function waitDecided(store: JobStore, ids: readonly string[]): Prom
 }
 
 /**
- * Wakes `parentId` when it waits for jobs and that wait is decided ({@link waitDecided}); `died`
- * names a job known to be dead (it decides the wait if awaited). The check and the wake are
- * separate reads/writes, but every finishing child runs this after its own completion is stored,
- * so the last of them to finish always sees all finished (no lost wake-up).
+ * Wakes `parentId` when it waits for jobs and that wait is decided ({@link waitDecided}).
+ * `finished` is the child whose completion or death triggered the call, if any. The check and the
+ * wake are separate reads/writes, but every finishing child runs this after its own outcome is
+ * stored, and the parent runs it (without `finished`) after parking, so no wake-up is lost.
  */
-export async function wakeIfJobsFinished(deps: { store: JobStore; clock: Clock; onWoken: () => void }, parentId: string, died?: string): Promise<boolean> {
+export async function wakeIfJobsFinished(
+  deps: { store: JobStore; clock: Clock; onWoken: () => void },
+  parentId: string,
+  finished?: { id: string; dead: boolean },
+): Promise<boolean> {
   const { store } = deps;
   const parent = await store.getJob(parentId);
   const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
   if (!awaited || awaited.length === 0) return false;
-  if (died === undefined || !awaited.includes(died)) {
-    // Cheap answer for all children but the last of a fan-out: one of them is still active. Only
-    // when that is inconclusive are all awaited jobs read, so a fan-in of n children costs O(n) reads.
-    const [active] = await store.listJobs({ parentId, status: [...ACTIVE_STATUSES], limit: 1 });
-    if (active && awaited.includes(active.id)) return false;
+  const decidedByDeath = finished?.dead === true && awaited.includes(finished.id);
+  if (!decidedByDeath) {
+    if (finished) {
+      // Cheap answer for all children but the last of a fan-out: one of them is still active, and
+      // the child that just completed cannot have decided the wait. So a fan-in of n children
+      // costs O(n) reads, not O(n²).
+      const [active] = await store.listJobs({ parentId, status: [...ACTIVE_STATUSES], limit: 1 });
+      if (active && awaited.includes(active.id)) return false;
+    }
     if (!(await waitDecided(store, awaited))) return false;
   }
   const woke = await deps.store.wake(parentId, deps.clock.now());
@@ -54,7 +62,7 @@ export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; c
     const parentId = job.parentId;
     if (parentId === undefined) return;
     try {
-      await wakeIfJobsFinished(deps, parentId, dead ? job.id : undefined);
+      await wakeIfJobsFinished(deps, parentId, { id: job.id, dead });
     } catch (err) {
       deps.logger.error(
         { err, jobId: parentId, childId: job.id },
