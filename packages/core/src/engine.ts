@@ -1,4 +1,4 @@
-import { compileSchedule } from './cron/schedule-options.js';
+import { createScheduling, type Scheduling } from './cron/engine-scheduling.js';
 import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from './discovery.js';
 import { Enqueuer } from './enqueuer.js';
@@ -8,12 +8,6 @@ import { JobRunner } from './job-runner.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from './loom-options.js';
 import { WorkerPool } from './worker-pool.js';
 import { wakeParentsOnFinish } from './workflow/parent-wake.js';
-
-/** Starts and stops cron schedules with the engine. */
-export interface Scheduling {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -39,7 +33,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
   const enqueuer = new Enqueuer({ store, registry, clock, onEnqueued: wake });
-  const scheduling = createScheduling({ options, registry, events, enqueuer });
+  const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
@@ -59,24 +53,4 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   });
   const deadLetters = new DeadLetters({ store, clock, onReplayed: wake });
   return { options, registry, events, enqueuer, pool, deadLetters, scheduling };
-}
-
-/**
- * The cron hook. Compiles every job's `schedule` option (a bad one fails `Loom.create` with an
- * `InvalidJobOptionsError` naming the class) and returns what starts and stops the scheduler with
- * the engine. Fires go through `enqueuer.enqueueFire(jobName, fireAt, payload)`: idempotency key
- * `cron:<jobName>:<fireAt ISO>`, `scheduledFor = runAt = fireAt`.
- */
-function createScheduling(deps: { options: ResolvedLoomOptions; registry: JobRegistry; events: EventBus; enqueuer: Enqueuer }): Scheduling {
-  const schedules = deps.registry
-    .all()
-    .filter((def) => def.schedule !== undefined)
-    .map((def) => ({ jobName: def.name, className: def.className, schedule: compileSchedule(def.className, def.schedule) }));
-  if (schedules.length > 0) {
-    deps.options.logger.warn(
-      { jobs: schedules.map((s) => s.jobName) },
-      'These jobs have a cron schedule, but the scheduler is not wired into the engine yet; they only run when enqueued',
-    );
-  }
-  return { start: async () => {}, stop: async () => {} };
 }

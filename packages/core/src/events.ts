@@ -1,4 +1,5 @@
 import type { JobRecord } from './job-record.js';
+import type { ScheduleEventMap } from './cron/schedule-events.js';
 import type { Logger } from './logger.js';
 
 /** The identity of a job as events report it. */
@@ -16,7 +17,7 @@ export interface JobEventInfo {
 }
 
 /** Every event `loom.on` can listen to, with what its listener receives. */
-export interface LoomEventMap {
+export interface LoomEventMap extends ScheduleEventMap {
   /** A worker claimed the job and is about to run it. */
   'job:started': { job: JobEventInfo };
   /** The job finished and its completion was stored. */

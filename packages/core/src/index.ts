@@ -43,3 +43,4 @@ export { MAX_STEP_RESULT_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, type StepRef } from './workflow/workflow-errors.js';
 export type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
+export * from './cron/index.js';

@@ -1,3 +1,4 @@
+import type { ScheduleControl } from './cron/schedule-control.js';
 import { toMs, type Duration } from './duration.js';
 import { EngineStateError, InvalidArgumentError } from './engine-errors.js';
 import { buildEngine, type Engine } from './engine.js';
@@ -40,10 +41,13 @@ export interface LoomTestHooks {
 export class Loom {
   /** The jobs that ran out of attempts or failed permanently. */
   readonly deadLetters: DeadLetters;
+  /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
+  readonly schedules: ScheduleControl;
   private state: 'created' | 'started' | 'stopped' = 'created';
 
   private constructor(private readonly engine: Engine) {
     this.deadLetters = engine.deadLetters;
+    this.schedules = engine.scheduling.control;
   }
 
   /**

@@ -117,7 +117,7 @@ export function cronInstances(options: {
         store,
         clock,
         logger,
-        emit: (event, payload) => events.push({ event, payload: payload as Record<string, unknown> }),
+        emit: (event, payload) => events.push({ event, payload: payload as unknown as Record<string, unknown> }),
         schedules,
         enqueueFire: async (jobName, fireAt, payload) => {
           const [result] = await store.enqueue(

@@ -11,3 +11,4 @@ export { CATCH_UP_NONE_TOLERANCE_MS, MAX_CATCH_UP_SLOTS, selectSlots, type Misse
 export { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger, type SchedulerOptions } from './scheduler.js';
 export { ScheduleControl, type ScheduleInfo } from './schedule-control.js';
 export { ScheduleNotFoundError } from './schedule-not-found-error.js';
+export type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { EnqueueResult, JobRecord, ScheduleRecord } from '../job-record.js';
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../store.js';
+import type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';
 import type { CompiledSchedule } from './schedule-options.js';
 import { selectSlots, type SlotSelection } from './slot-selection.js';
 
@@ -23,7 +24,7 @@ export interface SchedulerOptions {
   clock: Clock;
   logger: SchedulerLogger;
   /** Emits a `schedule:*` event to the engine's listeners. */
-  emit(event: string, payload: object): void;
+  emit<E extends ScheduleEventName>(event: E, payload: ScheduleEventMap[E]): void;
   schedules: ScheduledJob[];
   /**
    * Enqueues the run of `jobName` for the slot `fireAt`, idempotently: the engine uses the key
@@ -70,7 +71,8 @@ export class Scheduler {
 
   /** Registers the schedules in the store (their `firstSeenAt`), ticks once and keeps ticking. */
   async start(): Promise<void> {
-    if (this.#running) return;
+    // No schedules, no timer: an engine without cron jobs keeps no periodic wake-up.
+    if (this.#running || this.#options.schedules.length === 0) return;
     this.#running = true;
     await this.tick();
   }
