@@ -150,7 +150,7 @@ describe('update', () => {
   });
 
   it('applies operators to one or many and reports matched/modified counts', async () => {
-    const one = await coll.updateOne({ n: { $gte: 2 } }, { $inc: { n: 10 }, $push: { tags: 'new' } });
+    const one = await coll.updateOne({ n: { $gte: 2 } }, { $inc: { n: 10 }, $push: { tags: 'new' } as never });
     expect([one.matchedCount, one.modifiedCount]).toEqual([1, 1]);
     const many = await coll.updateMany({}, { $set: { seen: true } });
     expect([many.matchedCount, many.modifiedCount]).toEqual([3, 3]);
@@ -204,7 +204,7 @@ describe('update', () => {
     await coll.updateOne({ _id: 3 as never }, { $set: { _id: 3 } }); // same value: allowed
     expect((await error(coll.updateOne({ _id: 3 as never }, { $set: { n: 1 }, $inc: { n: 1 } }))).code).toBe(40);
     expect((await error(coll.updateOne({ _id: 3 as never }, { $frob: { n: 1 } } as never))).code).toBe(9);
-    expect((await error(coll.updateOne({ _id: 3 as never }, { $push: { name: 1 } }))).code).toBe(2);
+    expect((await error(coll.updateOne({ _id: 3 as never }, { $push: { name: 1 } } as never))).code).toBe(2);
     expect(await coll.findOne({ _id: 3 as never })).toEqual({ _id: 3, n: 3, name: 'three' });
   });
 });
