@@ -35,6 +35,9 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
 }
 
 
+/** A store call pending this long (real time) with nothing else happening is treated as hung. */
+const HUNG_STORE_CALL_MS = 1_000;
+
 /**
  * A Loom on a {@link FakeClock}, driven by the test: nothing runs late or early because of real
  * time. `runUntilIdle` runs what is due now; `advance` moves time through retries, delays,
@@ -124,21 +127,27 @@ export class TestLoom {
    * the promise chains between them. Unlike {@link TestLoom.runUntilIdle}, runs that wait on
    * something (time, a promise the test controls) may still be in flight afterwards. Settled when
    * no store call is pending and neither the store nor the worker pool did anything across two
-   * event-loop turns (so a handler awaiting I/O outside the store is not waited for).
+   * event-loop turns (so a handler awaiting I/O outside the store is not waited for). A store call
+   * still pending after a second of real time with nothing else happening counts as hung and is
+   * not waited for.
    */
   async settle(): Promise<void> {
     const hooks = this.loom.testHooks;
     await hooks.pump();
     let last = '';
     let stable = 0;
+    let unchangedSince = performance.now();
     while (stable < 2) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const mark = `${this.activity.settled}:${hooks.activityCount()}`;
-      if (this.activity.pending === 0 && mark === last) stable++;
-      else {
-        stable = 0;
-        last = mark;
-      }
+      const changed = mark !== last;
+      if (changed) unchangedSince = performance.now();
+      // A store call that stays pending with nothing else moving is one the test made hang on
+      // purpose (a real store answers far sooner): stop waiting for it.
+      const pendingCounts = this.activity.pending > 0 && performance.now() - unchangedSince < HUNG_STORE_CALL_MS;
+      if (!changed && !pendingCounts) stable++;
+      else stable = 0;
+      last = mark;
     }
   }
 
