@@ -177,6 +177,15 @@ describe('MemoryStore', () => {
       expect(await store.listJobs({})).toEqual([]);
     });
 
+    it('refuses a cyclic payload with NOT_PLAIN_DATA and stores nothing', async () => {
+      const store = new MemoryStore();
+      const cyclic: Record<string, unknown> = { a: 1 };
+      cyclic.self = cyclic;
+      const error = await rejection(store.enqueue([newJob(), newJob({ payload: cyclic })], { now: at(0) }));
+      expect(LoomError.is(error, 'NOT_PLAIN_DATA')).toBe(true);
+      expect(await store.listJobs({})).toEqual([]);
+    });
+
     it('refuses to replay a dead letter whose key another job now holds, changing nothing', async () => {
       const store = new MemoryStore();
       const id = await enqueue(store, { idempotencyKey: 'k' });

@@ -80,7 +80,7 @@ export class ClaimIndex {
    * claim order. The caller must change each returned job (bumping its version) and re-add it.
    */
   take(req: { queues: string[]; names: string[]; excludeNames?: string[]; limit: number; now: number }): StoredJob[] {
-    const lanes = this.#lanesFor(req.queues, req.names, new Set(req.excludeNames ?? []));
+    const lanes = this.#lanesFor(req.queues, req.names, req.excludeNames ?? []);
     for (const lane of lanes) lane.drain(req.now);
     const taken: StoredJob[] = [];
     while (taken.length < req.limit) {
@@ -107,14 +107,15 @@ export class ClaimIndex {
     return taken;
   }
 
-  #lanesFor(queues: string[], names: string[], exclude: Set<string>): Lane[] {
+  #lanesFor(queues: string[], names: string[], exclude: string[]): Lane[] {
     const lanes: Lane[] = [];
-    for (const queue of new Set(queues)) {
+    for (const queue of queues) {
       const byName = this.#lanes.get(queue);
       if (!byName) continue;
-      for (const name of new Set(names)) {
-        const lane = exclude.has(name) ? undefined : byName.get(name);
-        if (lane) lanes.push(lane);
+      for (const name of names) {
+        const lane = exclude.includes(name) ? undefined : byName.get(name);
+        // A queue or name listed twice must not make its lane count twice.
+        if (lane && !lanes.includes(lane)) lanes.push(lane);
       }
     }
     return lanes;

@@ -1,26 +1,33 @@
+import { LoomError } from '../errors.js';
+
+/** Deeper than this is refused: it is either a cycle or nothing a job store should hold. */
+const MAX_DEPTH = 512;
+
 /**
- * Deep-copies plain data (primitives, arrays, plain objects, Dates), keeping shared references and
- * cycles as they were. Other objects (Map, Set, typed arrays, ...) go through `structuredClone`.
+ * Deep-copies plain data (primitives, arrays, plain objects, Dates) the way a database round trip
+ * would: an object referenced twice is copied twice. Other objects (Map, Set, typed arrays, ...)
+ * go through `structuredClone`. A cycle is refused with a `NOT_PLAIN_DATA` error.
  *
  * Not `structuredClone` throughout: it builds its copies in Node's main realm, so inside a jest
- * sandbox a cloned Date fails `instanceof Date` in the test's realm. Copies made here use the
- * constructors of the realm that loaded this module, as a database driver's decoder would.
+ * sandbox a copied Date fails `instanceof Date` in the test's realm. Copies made here use the
+ * constructors of the realm that loaded this module, as a database driver's decoder would. It is
+ * also several times faster for the small objects jobs are made of.
  */
 export function clonePlain<T>(value: T): T {
-  return copy(value, new Map()) as T;
+  return copy(value, 0) as T;
 }
 
-function copy(value: unknown, seen: Map<object, unknown>): unknown {
+function copy(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  const known = seen.get(value);
-  if (known !== undefined) return known;
+  if (depth > MAX_DEPTH) {
+    throw new LoomError('NOT_PLAIN_DATA', `Data nested more than ${MAX_DEPTH} levels deep (or containing a cycle) cannot be stored; flatten it`);
+  }
   if (value instanceof Date || Object.prototype.toString.call(value) === '[object Date]') {
     return new Date((value as Date).getTime());
   }
   if (Array.isArray(value)) {
     const out: unknown[] = new Array(value.length);
-    seen.set(value, out);
-    for (let i = 0; i < value.length; i++) out[i] = copy(value[i], seen);
+    for (let i = 0; i < value.length; i++) out[i] = copy(value[i], depth + 1);
     return out;
   }
   const proto = Object.getPrototypeOf(value) as object | null;
@@ -28,7 +35,8 @@ function copy(value: unknown, seen: Map<object, unknown>): unknown {
     return structuredClone(value);
   }
   const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
-  seen.set(value, out);
-  for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key], seen);
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
+  }
   return out;
 }
