@@ -128,8 +128,8 @@ export class Scheduler {
     const state = await store.ensureSchedule(jobName, now);
     if (state.paused) return null;
     const selection = selectSlots(schedule, state, now);
-    // From the schedule's cursor rather than from `now`: fire times repeat across ticks, so the
-    // computation is shared (see FireTimes), and a lost race leaves a due slot that wakes us at once.
+    // From the schedule's cursor rather than from `now`: the same fire times come up tick after
+    // tick, so FireTimes answers from its cache. Always after `now` (the cursor is the newest due slot).
     const next = schedule.fireTimes.next(selection.advanceTo ?? state.lastFireAt ?? state.firstSeenAt);
     if (selection.advanceTo === null) return next;
 
