@@ -3,7 +3,7 @@
  * cluster, shaped as mongod shapes them, filtered by the user's pipeline, with resume tokens
  * and an awaiting getMore that answers as soon as an event arrives or after maxAwaitTimeMS.
  */
-import { Aggregator } from 'mingo';
+import { MongoAggregator as Aggregator } from './query/mingo-context.js';
 import { CommandError, notImplemented } from './errors.js';
 import { resumeToken, seqFromToken, type ChangeEvent, type ChangeLog } from './change-log.js';
 import type { Catalog } from './storage/catalog.js';

@@ -4,7 +4,7 @@
  * ordering matches mongod. $changeStream opens a change stream cursor. Stages mingo lacks, and
  * $out/$merge, are refused by name.
  */
-import { Aggregator } from 'mingo';
+import { MongoAggregator as Aggregator } from '../query/mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { parseSort, sortComparator } from '../query/sort.js';

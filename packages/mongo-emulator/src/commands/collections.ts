@@ -1,6 +1,6 @@
 /** create, drop, dropDatabase, listCollections and listDatabases. */
 import { calculateObjectSize } from 'bson';
-import { Query } from 'mingo';
+import { MongoQuery as Query } from '../query/mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { IteratorSource, openCursor, DEFAULT_FIRST_BATCH } from '../cursors.js';
 import { validateCollectionName } from '../storage/catalog.js';

@@ -2,7 +2,7 @@
  * Query filters, evaluated by mingo. Operators mingo cannot answer faithfully (geo, text,
  * string `$where`) are refused by name instead of being guessed at.
  */
-import { Query } from 'mingo';
+import { MongoQuery } from './mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { isPlainObject, type Doc } from '../values.js';
 
@@ -28,7 +28,7 @@ export function compileFilter(filter: unknown, variables?: Doc): Matcher {
   if (Object.keys(filter).length === 0) return { test: () => true };
   scan(filter);
   try {
-    const query = new Query(filter, variables ? { variables } : undefined);
+    const query = new MongoQuery(filter, variables ? { variables } : {});
     return query;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

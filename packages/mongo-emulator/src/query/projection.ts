@@ -1,9 +1,11 @@
 /** find/findAndModify projections, evaluated by mingo; `_id` stays the first field as in mongod. */
-import { find } from 'mingo';
+import { MongoQuery } from './mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { isPlainObject, type Doc } from '../values.js';
 
 export type Projector = (doc: Doc) => Doc;
+
+const everything = new MongoQuery({});
 
 export function compileProjection(projection: unknown): Projector {
   if (projection === undefined || projection === null) return (d) => d;
@@ -16,7 +18,7 @@ export function compileProjection(projection: unknown): Projector {
   return (doc) => {
     let out: Doc;
     try {
-      out = find([doc], {}, projection).all()[0] as Doc;
+      out = everything.find([doc], projection).all()[0] as Doc;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       throw new CommandError('Location31254', message);

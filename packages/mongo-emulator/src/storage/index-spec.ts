@@ -2,7 +2,7 @@
  * Index definitions: validation of a createIndexes entry, and key extraction from documents
  * (multikey expansion, sparse and partial filtering) exactly as used for uniqueness and scans.
  */
-import { Query } from 'mingo';
+import { MongoQuery as Query } from '../query/mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { isPlainObject, pathHitsArray, pathValues, type Doc } from '../values.js';
 import { valueKey } from '../bson-order.js';

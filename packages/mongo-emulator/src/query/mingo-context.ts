@@ -1,0 +1,108 @@
+/**
+ * mingo with MongoDB's semantics where its own differ: `$elemMatch` with field conditions only
+ * matches object elements (mingo also matched scalars), and `$type` knows the BSON types mingo
+ * lacks (objectId, binData, timestamp, minKey, maxKey). Numeric subtypes (int/long/double/
+ * decimal) are refused: documents are stored with promoted JS numbers, which cannot tell 2 from
+ * 2.0, so an answer would be a guess.
+ */
+import { Context } from 'mingo/core';
+import { Query as QueryBase } from 'mingo/query';
+import { Aggregator as AggregatorBase } from 'mingo/aggregator';
+import * as accumulatorOperators from 'mingo/operators/accumulator';
+import * as expressionOperators from 'mingo/operators/expression';
+import * as pipelineOperators from 'mingo/operators/pipeline';
+import * as projectionOperators from 'mingo/operators/projection';
+import * as queryOperators from 'mingo/operators/query';
+import * as windowOperators from 'mingo/operators/window';
+import { notImplemented, CommandError } from '../errors.js';
+import { typeRank, TypeRank } from '../bson-order.js';
+import { isPlainObject, pathValues, type Doc } from '../values.js';
+
+type Predicate = (doc: unknown) => boolean;
+type QueryOperator = (selector: string, value: unknown, options: object) => Predicate;
+
+const LOGICAL = new Set(['$and', '$or', '$nor']);
+
+const $elemMatch: QueryOperator = (selector, criteria, options) => {
+  if (!isPlainObject(criteria)) throw new CommandError('BadValue', '$elemMatch needs an Object');
+  const keys = Object.keys(criteria);
+  const operatorsOnly = keys.length > 0 && keys.every((k) => k.startsWith('$') && !LOGICAL.has(k));
+  const query = new QueryBase(operatorsOnly ? { v: criteria } : criteria, options);
+  return (doc) => {
+    for (const value of pathValues(doc, selector, false)) {
+      if (!Array.isArray(value)) continue;
+      for (const el of value) {
+        if (operatorsOnly ? query.test({ v: el }) : isPlainObject(el) && query.test(el)) return true;
+      }
+    }
+    return false;
+  };
+};
+
+const TYPE_RANKS: Record<string, number> = {
+  string: TypeRank.String,
+  2: TypeRank.String,
+  object: TypeRank.Object,
+  3: TypeRank.Object,
+  array: TypeRank.Array,
+  4: TypeRank.Array,
+  binData: TypeRank.BinData,
+  5: TypeRank.BinData,
+  objectId: TypeRank.ObjectId,
+  7: TypeRank.ObjectId,
+  bool: TypeRank.Boolean,
+  8: TypeRank.Boolean,
+  date: TypeRank.Date,
+  9: TypeRank.Date,
+  null: TypeRank.Null,
+  10: TypeRank.Null,
+  regex: TypeRank.RegExp,
+  11: TypeRank.RegExp,
+  timestamp: TypeRank.Timestamp,
+  17: TypeRank.Timestamp,
+  minKey: TypeRank.MinKey,
+  '-1': TypeRank.MinKey,
+  maxKey: TypeRank.MaxKey,
+  127: TypeRank.MaxKey,
+  number: TypeRank.Number,
+};
+
+function typeTest(alias: unknown): (v: unknown) => boolean {
+  const rank = TYPE_RANKS[String(alias)];
+  if (rank === undefined) {
+    if (['double', 'int', 'long', 'decimal', '1', '16', '18', '19'].includes(String(alias))) {
+      throw notImplemented(`$type '${String(alias)}' (numbers are stored without their BSON subtype; use 'number')`);
+    }
+    throw new CommandError('BadValue', `Unknown type name alias: ${String(alias)}`);
+  }
+  if (rank === TypeRank.Null) return (v) => v === null;
+  if (rank === TypeRank.Array) return Array.isArray;
+  return (v) => v !== undefined && typeRank(v) === rank;
+}
+
+const $type: QueryOperator = (selector, spec) => {
+  const tests = (Array.isArray(spec) ? spec : [spec]).map(typeTest);
+  const matches = (v: unknown) => tests.some((t) => t(v));
+  return (doc) => pathValues(doc, selector, false).some((v) => matches(v) || (Array.isArray(v) && v.some(matches)));
+};
+
+export const mongoContext = Context.init({
+  accumulator: accumulatorOperators,
+  expression: expressionOperators,
+  pipeline: pipelineOperators,
+  projection: projectionOperators,
+  query: { ...queryOperators, $elemMatch, $type } as never,
+  window: windowOperators,
+} as never);
+
+export class MongoQuery extends QueryBase<Doc> {
+  constructor(condition: Doc, options: { variables?: Doc } = {}) {
+    super(condition, { ...options, context: mongoContext });
+  }
+}
+
+export class MongoAggregator extends AggregatorBase {
+  constructor(pipeline: Doc[], options: { variables?: Doc; collectionResolver?: (name: string) => Doc[] } = {}) {
+    super(pipeline, { ...options, context: mongoContext } as never);
+  }
+}
