@@ -39,7 +39,7 @@ export type { LoomOptions } from './loom-options.js';
 export { DeadLetters } from './dead-letters.js';
 export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './loom.js';
 export type { InFlightRun } from './worker-pool.js';
-export { MAX_STEP_RESULT_BYTES } from './workflow/step-limits.js';
+export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, type StepRef } from './workflow/workflow-errors.js';
 export type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';

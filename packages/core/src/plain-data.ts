@@ -20,6 +20,21 @@ export interface PlainDataProblem {
  * the serialized (BSON) size and refuses values over `maxBytes`.
  */
 export function findPlainDataProblem(value: unknown, maxBytes = MAX_PLAIN_DATA_BYTES): PlainDataProblem | null {
+  const { problem, size } = inspectPlainData(value);
+  if (problem) return problem;
+  if (size > maxBytes) {
+    return { path: '', reason: `is about ${size} bytes serialized, over the ${maxBytes}-byte limit; store large data elsewhere and pass a reference` };
+  }
+  return null;
+}
+
+/** The estimated serialized (BSON) size of a plain value in bytes, or null when it is not plain data. */
+export function plainDataSize(value: unknown): number | null {
+  const { problem, size } = inspectPlainData(value);
+  return problem ? null : size;
+}
+
+function inspectPlainData(value: unknown): { problem: PlainDataProblem | null; size: number } {
   const ancestors: object[] = [];
   const ancestorPaths: string[] = [];
   let problem: PlainDataProblem | null = null;
@@ -90,9 +105,5 @@ export function findPlainDataProblem(value: unknown, maxBytes = MAX_PLAIN_DATA_B
   };
 
   const size = visit(value, '');
-  if (problem) return problem;
-  if (size > maxBytes) {
-    return { path: '', reason: `is about ${size} bytes serialized, over the ${maxBytes}-byte limit; store large data elsewhere and pass a reference` };
-  }
-  return null;
+  return { problem, size };
 }

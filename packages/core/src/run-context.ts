@@ -12,7 +12,7 @@ import { enqueueChild, waitForJobs } from './workflow/child-jobs.js';
 import type { RunScope, WorkflowServices } from './workflow/run-scope.js';
 import { waitForSignal } from './workflow/signals.js';
 import { recordStepFailure } from './workflow/step-failure.js';
-import { checkStepValue } from './workflow/step-limits.js';
+import { StepBudget } from './workflow/step-limits.js';
 import { StepLog } from './workflow/step-log.js';
 import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 
@@ -57,6 +57,7 @@ export class RunContext implements JobContext {
       log: deps.logger,
       services: deps.workflow,
       steps: this.steps,
+      budget: new StepBudget(job.steps),
       reach: (name, kind) => this.claimName(name, kind),
       record: (step) => deps.store.recordStep(deps.lease, this.steps.stamp(step), deps.clock.now()),
       suspend: (suspension) => this.suspend(suspension),
@@ -77,7 +78,7 @@ export class RunContext implements JobContext {
     let result: T;
     try {
       result = await fn();
-      checkStepValue(`The result of step "${name}"`, name, result);
+      this.scope.budget.admit(`The result of step "${name}"`, name, result);
     } catch (err) {
       await recordStepFailure(this.scope, name, 'step', err);
       throw err;

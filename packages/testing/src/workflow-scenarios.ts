@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { Job, LoomError, MAX_STEP_RESULT_BYTES, PermanentError, type JobContext, type JobRecord, type JobStore, type StepRecord } from '@loom/core';
+import { Job, LoomError, MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES, PermanentError, type JobContext, type JobRecord, type JobStore, type StepRecord } from '@loom/core';
 import { crashableStore } from './crashable-store.js';
 import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
@@ -155,7 +155,18 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
     }
   }
 
-  const jobs = [ThreeStep, Sleeper, Square, Parent, SlowChild, Impatient, Approval, Order, Parallel, Duplicate, Huge];
+  @Job({ name: 'wf-hoarder', retries: 0 })
+  class Hoarder {
+    async run(_: undefined, ctx: JobContext) {
+      // Each result is just under the per-step cap; together they reach the per-job total.
+      const chunk = 'y'.repeat(MAX_STEP_RESULT_BYTES - 1024);
+      for (let i = 1; i <= Math.ceil(MAX_STEP_RESULTS_TOTAL_BYTES / MAX_STEP_RESULT_BYTES) + 1; i++) {
+        await ctx.step(`part-${i}`, () => (effect('part'), chunk));
+      }
+    }
+  }
+
+  const jobs = [ThreeStep, Sleeper, Square, Parent, SlowChild, Impatient, Approval, Order, Parallel, Duplicate, Huge, Hoarder];
 
   describe(`durable workflows on ${label}`, () => {
     let store: JobStore;
@@ -419,6 +430,17 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       expect(lastError(job)?.code).toBe('STEP_RESULT_TOO_LARGE');
       expect(lastError(job)?.message).toContain('step "export"');
       expect(job?.steps).toEqual([expect.objectContaining({ name: 'export', status: 'pending', error: expect.objectContaining({ code: 'STEP_RESULT_TOO_LARGE' }) })]);
+    });
+
+    it('stores step results up to MAX_STEP_RESULTS_TOTAL_BYTES per job and refuses the step that would pass it', async () => {
+      const t = await start();
+      const { id } = await t.enqueue(Hoarder, undefined);
+      await t.runUntilIdle();
+      const job = await t.getJob(id);
+      expect(job?.status).toBe('dead');
+      expect(lastError(job)?.code).toBe('STEP_RESULT_TOO_LARGE');
+      expect(lastError(job)?.message).toMatch(/step "part-9" is about \d+ bytes serialized; with the \d+ bytes this job's earlier steps hold/);
+      expect(job?.steps.filter((s) => s.status === 'completed')).toHaveLength(8);
     });
   });
 }

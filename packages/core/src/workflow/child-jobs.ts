@@ -6,7 +6,6 @@ import { toErrorRecord } from '../to-error.js';
 import { JOB_WAIT_RECHECK_MS, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
-import { checkStepValue } from './step-limits.js';
 import { waitDeadline } from './wait-deadline.js';
 import { ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 import type { ChildEnqueueOptions, WaitForJobOptions } from './workflow-options.js';
@@ -112,7 +111,7 @@ function settledOutcome(run: RunScope, name: string, ids: readonly string[], job
   }
   if (!jobs.every((job) => job!.status === 'completed')) return null;
   const result = single ? jobs[0]!.result : jobs.map((job) => job!.result ?? null);
-  checkStepValue(`The results of the jobs awaited by "${name}"`, name, result);
+  run.budget.admit(`The results of the jobs awaited by "${name}"`, name, result);
   const step: StepRecord = { name, kind: 'wait', status: 'completed', at: now };
   if (result !== undefined) step.result = result;
   return step;

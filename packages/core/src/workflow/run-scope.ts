@@ -5,6 +5,7 @@ import type { JobRegistry } from '../job-registry.js';
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../store.js';
 import type { RunSuspension } from '../suspension.js';
+import type { StepBudget } from './step-limits.js';
 import type { StepLog } from './step-log.js';
 
 /** Engine services workflows need beyond the store: built once per engine, shared by every run. */
@@ -25,6 +26,8 @@ export interface RunScope {
   readonly log: Logger;
   readonly services: WorkflowServices;
   readonly steps: StepLog;
+  /** Checks new step results: plain data, per-step and per-job size caps. */
+  readonly budget: StepBudget;
   /** Checks and marks a step name as reached (see `StepLog.reach`); throws a pending suspension. */
   reach(name: string, kind: StepKind): StepRecord | undefined;
   /** Records a step (stamped with its position), fenced; first completed write wins. Returns what is stored. */
