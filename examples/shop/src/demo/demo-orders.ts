@@ -30,10 +30,13 @@ export function demoOrders(runId: string): NewOrder[] {
   });
 }
 
-/** POSTs every order, then POSTs the first three again (a double-clicked "Buy" button): one receipt each all the same. */
+/**
+ * POSTs every order, four at a time, then the first three again (a double-clicked "Buy" button):
+ * the repeats get the jobs the first POSTs made, so each order still gets one receipt.
+ */
 export async function submitBurst(baseUrl: string, orders: readonly NewOrder[], onResponse: () => void = () => {}): Promise<BurstResult> {
   const result: BurstResult = { orderIds: orders.map((o) => o.orderId), placed: 0, repeated: 0, deduplicated: 0 };
-  for (const order of [...orders, ...orders.slice(0, 3)]) {
+  const post = async (order: NewOrder): Promise<void> => {
     const res = await fetch(`${baseUrl}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });
     const body = (await res.json()) as { deduplicated?: boolean; error?: { message: string } };
     if (res.status !== 202 && res.status !== 200) throw new Error(`POST /orders answered ${res.status}: ${body.error?.message ?? JSON.stringify(body)}`);
@@ -41,6 +44,16 @@ export async function submitBurst(baseUrl: string, orders: readonly NewOrder[], 
     else result.repeated++;
     if (body.deduplicated) result.deduplicated++;
     onResponse();
-  }
+  };
+  await inParallel(orders, 4, post);
+  await inParallel(orders.slice(0, 3), 4, post);
   return result;
+}
+
+async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
 }
