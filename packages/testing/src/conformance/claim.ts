@@ -107,6 +107,13 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(await claimJobs(ctx.store, { now: at(1_002) })).toEqual([]);
     });
 
+    it('hands an expired job to exactly one of many concurrent reclaims', async () => {
+      const { id } = await enqueueAndClaim(ctx.store, {}, { now: at(0), leaseMs: 1_000 });
+      const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => claimJobs(ctx.store, { now: at(2_000), owner: `w${i}` })));
+      expect(idsOf(claims.flat())).toEqual([id]);
+      expect((await mustGet(ctx.store, id)).attempt).toBe(2);
+    });
+
     it('does not reclaim a job whose lease was extended', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store, {}, { now: at(0), leaseMs: 1_000 });
       await ctx.store.extendLease(lease, at(10_000), at(500));

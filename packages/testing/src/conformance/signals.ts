@@ -38,6 +38,19 @@ export function describeSignals(ctx: ConformanceContext): void {
       expect((await mustGet(ctx.store, id)).steps).toEqual([step]);
     });
 
+    it('never loses a signal that races the wait', async () => {
+      for (let round = 0; round < 5; round++) {
+        const { id, lease } = await enqueueAndClaim(ctx.store, { name: `race-${round}` }, { now: at(round) });
+        const waiting = ctx.store.wait(lease, { for: { signal: 'go' }, now: at(round + 1) });
+        const [waited, delivered] = await Promise.all([waiting, ctx.store.signal(id, { name: 'go', data: round, now: at(round + 1) })]);
+        expect(delivered).toBe(true);
+        const job = await mustGet(ctx.store, id);
+        // Either the wait saw the signal (still running), or the signal woke the parked job.
+        expect(job.status).toBe(waited === 'signal-pending' ? 'running' : 'queued');
+        expect(job.signals).toMatchObject([{ name: 'go', data: round }]);
+      }
+    });
+
     it('consumes the oldest signal of that name first; other names stay', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       await ctx.store.signal(id, { name: 'item', data: 1, now: at(1) });

@@ -21,6 +21,19 @@ export function describeTransitions(ctx: ConformanceContext): void {
       expect(job.lease).toBeUndefined();
     });
 
+    it('lets exactly one of two concurrent completions with one lease succeed', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const outcomes = await Promise.allSettled([
+        ctx.store.complete(lease, { result: 'first', now: at(10) }),
+        ctx.store.complete(lease, { result: 'second', now: at(11) }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const [rejected] = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(rejected.reason).toMatchObject({ code: 'LEASE_LOST' });
+      const winner = outcomes[0].status === 'fulfilled' ? 'first' : 'second';
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'completed', result: winner });
+    });
+
     it('completes without a result', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       await ctx.store.complete(lease, { now: at(20) });
