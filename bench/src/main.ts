@@ -22,7 +22,7 @@ const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`);
 async function measureAll(c: BenchConfig, target: MongoTarget | undefined, collector: Collector): Promise<Record<string, CommandCounts>> {
   const breakdown: Record<string, CommandCounts> = {};
   let seq = 0;
-  const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}` });
+  const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}`, ...(target?.serverPid === undefined ? {} : { serverPid: target.serverPid }) });
   const run = async (spec: ScenarioSpec, label: string, r: number): Promise<ChildReport> => {
     const report = await runInChild(spec);
     const shown = Object.entries(report.metrics)

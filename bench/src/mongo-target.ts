@@ -13,6 +13,8 @@ export interface MongoTarget {
   serverVersion: string;
   /** What the figures mean on this target. */
   note: string;
+  /** The server's process id when it is a local child process (its CPU time can then be read). */
+  serverPid?: number;
   stop(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export async function openMongoTarget(env: NodeJS.ProcessEnv): Promise<MongoTarg
     shownUri: uri,
     serverVersion: await serverVersion(uri),
     note: 'the Loom MongoDB emulator (in-memory, one Node process): the figures compare the engines on one server, they are not MongoDB figures',
+    ...(child.pid === undefined ? {} : { serverPid: child.pid }),
     stop: () => stopChild(child),
   };
 }

@@ -4,6 +4,12 @@ import type { CommandCounts } from './command-counter.js';
 export interface MongoTargetRef {
   uri: string;
   db: string;
+  /**
+   * The server's pid when it is a local process (the emulator): scenarios then report its CPU per
+   * job over their measured window, the load each engine puts on the server, which a busy machine
+   * disturbs far less than wall-clock rates.
+   */
+  serverPid?: number;
 }
 
 /** One measurement, run in a child process of its own so its memory and CPU are its own. */

@@ -1,6 +1,7 @@
 /**
  * Child-process entry: runs the one scenario given as JSON in argv[2] and reports it (plus this
- * process's peak RSS) to the parent over IPC. It exits explicitly afterwards, since engine timers
+ * process's peak RSS) to the parent over IPC. To profile one scenario, run it by hand:
+ * `node --cpu-prof bench/dist/worker.js '{"kind":"memory","jobs":20000,...}'`. It exits explicitly afterwards, since engine timers
  * or driver sockets must not keep a finished measurement alive.
  */
 import type { ChildReport, ScenarioResult, ScenarioSpec } from './scenario.js';
@@ -24,8 +25,13 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   }
 }
 
+/** Reports to the parent; run by hand (e.g. under `node --cpu-prof`), prints the report instead. */
 function send(message: unknown, code: number): void {
-  process.send!(message, () => process.exit(code));
+  if (process.send) process.send(message, () => process.exit(code));
+  else {
+    process.stdout.write(`${JSON.stringify(message, null, 2)}\n`);
+    process.exit(code);
+  }
 }
 
 const spec = JSON.parse(process.argv[2]!) as ScenarioSpec;

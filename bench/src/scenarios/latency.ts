@@ -1,5 +1,6 @@
 import { totalCommands, type CommandCounter } from '../command-counter.js';
 import { Countdown, sleepUntil } from '../countdown.js';
+import { ServerCpu } from '../process-cpu.js';
 import { LatencyJob, startProbe } from '../loom-jobs.js';
 import { openLoomOnMongo } from '../loom-on-mongo.js';
 import { openAgendaOnMongo } from '../agenda-on-mongo.js';
@@ -22,6 +23,7 @@ async function steadyRate(
   enqueue: (t0: number) => Promise<unknown>,
 ): Promise<ScenarioResult> {
   const interval = 1000 / spec.ratePerSec;
+  const server = new ServerCpu(spec.serverPid);
   const c0 = counter.snapshot();
   const begin = performance.now();
   const pending: Promise<unknown>[] = [];
@@ -32,12 +34,14 @@ async function steadyRate(
   await Promise.all(pending);
   await completed.wait(spec.timeoutMs);
   const commands = counter.since(c0);
+  const { serverCpuUsPerJob } = server.perJob(spec.jobs);
   return {
     metrics: {
       latencyP50Ms: percentile(samples, 50),
       latencyP99Ms: percentile(samples, 99),
       latencyMaxMs: Math.max(...samples),
       lifecycleCommandsPerJob: totalCommands(commands) / spec.jobs,
+      ...(serverCpuUsPerJob === undefined ? {} : { lifecycleServerCpuUsPerJob: serverCpuUsPerJob }),
     },
     commands,
   };

@@ -1,5 +1,7 @@
+import type { Loom } from '@loom/core';
 import { totalCommands, type CommandCounter, type CommandCounts } from '../command-counter.js';
 import { Countdown } from '../countdown.js';
+import { ServerCpu } from '../process-cpu.js';
 import { NoopJob } from '../loom-jobs.js';
 import { openLoomOnMongo } from '../loom-on-mongo.js';
 import { openAgendaOnMongo } from '../agenda-on-mongo.js';
@@ -12,6 +14,10 @@ type BatchedSpec = Extract<ScenarioSpec, { kind: 'batched' }>;
 interface Phases {
   enqueueMs: number;
   processMs: number;
+  /** CPU time of this (worker) process while processing, ms. */
+  processCpuMs: number;
+  /** Server CPU per job over both phases, when readable. */
+  server: { serverCpuUsPerJob?: number };
   enqueueCommands: CommandCounts;
   processCommands: CommandCounts;
 }
@@ -27,62 +33,68 @@ function figures(jobs: number, p: Phases): ScenarioResult {
       throughputCommandsPerJob: totalCommands(all) / jobs,
       enqueueCommandsPerJob: totalCommands(p.enqueueCommands) / jobs,
       processCommandsPerJob: totalCommands(p.processCommands) / jobs,
+      workerCpuUsPerJob: (p.processCpuMs * 1000) / jobs,
+      ...p.server,
     },
     commands: all,
   };
 }
 
 /** Enqueues with `enqueue`, then starts processing and waits for every completion. */
-async function measure(counter: CommandCounter, enqueue: () => Promise<void>, start: () => Promise<void>, done: Countdown, timeoutMs: number): Promise<Phases> {
+async function measure(
+  spec: ThroughputSpec | BatchedSpec,
+  counter: CommandCounter,
+  enqueue: () => Promise<void>,
+  start: () => Promise<void>,
+  done: Countdown,
+): Promise<Phases> {
+  const server = new ServerCpu(spec.serverPid);
   const c0 = counter.snapshot();
   const t0 = performance.now();
   await enqueue();
   const t1 = performance.now();
   const enqueueCommands = counter.since(c0);
   const c1 = counter.snapshot();
+  const cpu = process.cpuUsage();
   await start();
-  await done.wait(timeoutMs);
+  await done.wait(spec.timeoutMs);
   const t2 = performance.now();
-  return { enqueueMs: t1 - t0, processMs: t2 - t1, enqueueCommands, processCommands: counter.since(c1) };
+  const used = process.cpuUsage(cpu);
+  return {
+    enqueueMs: t1 - t0,
+    processMs: t2 - t1,
+    processCpuMs: (used.user + used.system) / 1000,
+    server: server.perJob(spec.jobs),
+    enqueueCommands,
+    processCommands: counter.since(c1),
+  };
 }
 
-/** Loom on MongoStore: N jobs enqueued one `enqueue` call at a time, then processed. */
-export async function loomThroughput(spec: ThroughputSpec): Promise<ScenarioResult> {
+/** Loom on MongoStore: enqueue N jobs with `enqueue`, start the engine, wait for N completions. */
+async function loomRun(spec: ThroughputSpec | BatchedSpec, enqueue: (loom: Loom) => Promise<void>): Promise<ScenarioResult> {
   const h = await openLoomOnMongo(spec, [NoopJob], spec.concurrency);
   const done = new Countdown(spec.jobs, 'loom completions');
   h.loom.on('job:completed', () => done.tick());
-  const phases = await measure(
-    h.counter,
-    async () => {
-      for (let i = 0; i < spec.jobs; i++) await h.loom.enqueue(NoopJob, { i });
-    },
-    () => h.loom.start(),
-    done,
-    spec.timeoutMs,
-  );
+  const phases = await measure(spec, h.counter, () => enqueue(h.loom), () => h.loom.start(), done);
   await h.close();
   return figures(spec.jobs, phases);
 }
 
-/** Loom on MongoStore, batched: `enqueueMany` in chunks, claims in batches (the engine's own choice). */
-export async function loomBatched(spec: BatchedSpec): Promise<ScenarioResult> {
-  const h = await openLoomOnMongo(spec, [NoopJob], spec.concurrency);
-  const done = new Countdown(spec.jobs, 'loom completions');
-  h.loom.on('job:completed', () => done.tick());
-  const phases = await measure(
-    h.counter,
-    async () => {
-      for (let i = 0; i < spec.jobs; i += spec.chunk) {
-        const n = Math.min(spec.chunk, spec.jobs - i);
-        await h.loom.enqueueMany(NoopJob, Array.from({ length: n }, (_, j) => ({ i: i + j })));
-      }
-    },
-    () => h.loom.start(),
-    done,
-    spec.timeoutMs,
-  );
-  await h.close();
-  return figures(spec.jobs, phases);
+/** Loom on MongoStore, unbatched: one `enqueue` call per job. */
+export function loomThroughput(spec: ThroughputSpec): Promise<ScenarioResult> {
+  return loomRun(spec, async (loom) => {
+    for (let i = 0; i < spec.jobs; i++) await loom.enqueue(NoopJob, { i });
+  });
+}
+
+/** Loom on MongoStore, batched: `enqueueMany` in chunks; claims batch as the engine chooses. */
+export function loomBatched(spec: BatchedSpec): Promise<ScenarioResult> {
+  return loomRun(spec, async (loom) => {
+    for (let i = 0; i < spec.jobs; i += spec.chunk) {
+      const n = Math.min(spec.chunk, spec.jobs - i);
+      await loom.enqueueMany(NoopJob, Array.from({ length: n }, (_, j) => ({ i: i + j })));
+    }
+  });
 }
 
 /** Agenda 6: N jobs enqueued with `agenda.now`, then processed. */
@@ -97,13 +109,13 @@ export async function agendaThroughput(spec: ThroughputSpec): Promise<ScenarioRe
     { concurrency: spec.concurrency },
   );
   const phases = await measure(
+    spec,
     h.counter,
     async () => {
       for (let i = 0; i < spec.jobs; i++) await h.agenda.now('bench-noop', { i });
     },
     () => h.agenda.start(),
     done,
-    spec.timeoutMs,
   );
   await h.close();
   return figures(spec.jobs, phases);
