@@ -320,6 +320,7 @@ export class MemoryStore implements JobStore {
     delete record.deadReason;
     delete record.finishedAt;
     delete record.lease;
+    delete record.waitingFor;
     this.#insert([record], now);
     return id;
   }

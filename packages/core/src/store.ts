@@ -128,7 +128,8 @@ export interface JobStore {
   listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]>;
 
   /**
-   * `dead → queued`: puts a dead job back, same id, attempts reset, `runAt = now`. Conditional:
+   * `dead → queued`: puts a dead job back, same id, attempts reset, `runAt = now`; its errors and
+   * steps are kept, so a replayed workflow does not redo completed side effects. Conditional:
    * two concurrent replays of one dead letter make one job. Returns the job id, or null when the
    * dead letter no longer exists (already replayed or purged).
    */
