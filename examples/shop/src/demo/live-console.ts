@@ -34,6 +34,12 @@ export class LiveConsole {
     }
   }
 
+  /** Removes the status line (before exiting mid-burst, so the shell prompt starts on a clean line). */
+  clearStatus(): void {
+    if (this.tty && this.status) this.stream.write('\r\x1b[2K');
+    this.status = '';
+  }
+
   /** Leaves the status line as printed (final value) and goes back to plain output. */
   endStatus(final: string): void {
     if (this.tty) this.stream.write(`\r\x1b[2K${final}\n`);
