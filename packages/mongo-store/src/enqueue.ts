@@ -87,10 +87,10 @@ async function insertReportingDuplicates(ctx: EnqueueContext, docs: JobDocument[
   try {
     await ctx.collections.jobs.insertMany(docs, { ordered: false });
   } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    const other = writeErrors.find((e) => e.code !== DUPLICATE_KEY);
-    if (other) throw err;
+    // Only duplicate keys are an answer; a bulk error without write errors (a network failure, a
+    // write-concern error) must reach the caller, or jobs that were never stored would look stored.
+    const writeErrors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
+    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== DUPLICATE_KEY) || (err as MongoBulkWriteError).writeConcernError) throw err;
     for (const e of writeErrors) duplicates.add(e.index);
   }
   return duplicates;

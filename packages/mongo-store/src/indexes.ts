@@ -12,14 +12,22 @@ export interface IndexSpec {
   expireAfterSeconds?: number;
 }
 
+/**
+ * The index every claim is answered by. Claims hint it: on a tiny collection a planner may prefer
+ * another index plus a sort, a choice it would then cache for the backlog that follows.
+ */
+export const CLAIM_INDEX = 'loom_claim';
+/** Its key pattern (what `findOneAndUpdate`'s `hint` takes). */
+export const CLAIM_INDEX_KEY = { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 } as const;
+
 /** Indexes per collection, for the given options. Retention indexes appear only when enabled. */
 export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[] } {
   const jobs: IndexSpec[] = [
     {
       // Every claim: equality on queue, sort on priority/runAt/_id, claimAt checked in the index.
       // Partial: only jobs that can become claimable are in it, so finished jobs never slow claims.
-      name: 'loom_claim',
-      key: { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
+      name: CLAIM_INDEX,
+      key: { ...CLAIM_INDEX_KEY },
       partialFilterExpression: { claimAt: { $exists: true } },
     },
     {

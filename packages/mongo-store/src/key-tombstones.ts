@@ -37,7 +37,7 @@ export async function claimTombstones(
     // Two upserts of one new key can race to insert it; the loser's duplicate-key error just means
     // the other won, which the read below reports.
     const writeErrors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
-    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
+    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== DUPLICATE_KEY) || (err as MongoBulkWriteError).writeConcernError) throw err;
   }
   return findTombstones(keys, [...new Set(claims.map((c) => c.key))], session);
 }

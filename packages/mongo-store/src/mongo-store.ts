@@ -36,7 +36,7 @@ import {
   waitingForSignalFilter,
   type FenceConditions,
 } from './filters.js';
-import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
+import { CLAIM_INDEX_KEY, ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
@@ -158,7 +158,7 @@ export class MongoStore implements JobStore {
     const filter = claimFilter(req);
     if (filter.queue && (filter.queue as { $in: string[] }).$in.length === 0) return [];
     if (limit === 1) {
-      const doc = await this.collections.jobs.findOneAndUpdate(filter, claimUpdate(lease, now), { sort: CLAIM_SORT, returnDocument: 'after' });
+      const doc = await this.collections.jobs.findOneAndUpdate(filter, claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after' });
       return doc ? [toJobRecord(doc)] : [];
     }
     return this.claimBatch(req, lease, now, limit);
@@ -170,22 +170,32 @@ export class MongoStore implements JobStore {
    * document (so concurrent claimers never share a job) and give it its own fresh token; read back
    * the ones this round won. Candidates lost to a concurrent claimer are replaced in the next round
    * until `limit` is reached or nothing claimable is left; a lost round means another claimer made
-   * progress, so the loop ends.
+   * progress, so the loop ends. A lone candidate is taken and read back by one `findAndModify`, and
+   * a read that found fewer candidates than wanted ends the loop (it saw every job claimable then),
+   * so a claim that finds one due job costs two commands, not four.
    */
   private async claimBatch(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
     const { jobs } = this.collections;
     const claimed: JobDocument[] = [];
     for (let round = 0; claimed.length < limit && round < MAX_BATCH_ROUNDS; round++) {
-      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, limit: limit - claimed.length, projection: { _id: 1 } }).toArray();
+      const wanted = limit - claimed.length;
+      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted, projection: { _id: 1 } }).toArray();
       if (candidates.length === 0) break;
-      const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
-      const taken = await jobs.bulkWrite(
-        leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
-        { ordered: false },
-      );
-      if (taken.modifiedCount === 0) continue;
-      const won = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
-      claimed.push(...(await jobs.find(won).toArray()));
+      if (candidates.length === 1) {
+        const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, candidates[0]._id), claimUpdate({ ...lease, token: randomUUID() }, now), { returnDocument: 'after' });
+        if (doc) claimed.push(doc);
+      } else {
+        const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
+        const taken = await jobs.bulkWrite(
+          leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
+          { ordered: false },
+        );
+        if (taken.modifiedCount > 0) {
+          const won = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
+          claimed.push(...(await jobs.find(won).toArray()));
+        }
+      }
+      if (candidates.length < wanted) break;
     }
     return sortForClaim(claimed).map(toJobRecord);
   }
