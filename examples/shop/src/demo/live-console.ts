@@ -6,6 +6,7 @@ export class LiveConsole {
   private status = '';
   private lastPlain = 0;
   private lastPlainStatus = '';
+  private cleared = false;
 
   constructor(private readonly stream: NodeJS.WriteStream = process.stdout) {}
 
@@ -21,6 +22,7 @@ export class LiveConsole {
 
   /** Replaces the status line. */
   setStatus(status: string): void {
+    if (this.cleared) return;
     if (this.tty) {
       this.status = status;
       this.stream.write(`\r\x1b[2K${status}`);
@@ -34,10 +36,11 @@ export class LiveConsole {
     }
   }
 
-  /** Removes the status line (before exiting mid-burst, so the shell prompt starts on a clean line). */
+  /** Removes the status line for good (before exiting mid-burst, so the shell prompt starts on a clean line). */
   clearStatus(): void {
     if (this.tty && this.status) this.stream.write('\r\x1b[2K');
     this.status = '';
+    this.cleared = true;
   }
 
   /** Leaves the status line as printed (final value) and goes back to plain output. */
