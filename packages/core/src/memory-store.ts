@@ -19,6 +19,7 @@ import { ClaimIndex } from './memory-store/claim-index.js';
 import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
+import { SecondaryIndex } from './memory-store/secondary-index.js';
 import { StatusCounts } from './memory-store/status-counts.js';
 import { appendError, putStep, type StoredJob } from './memory-store/stored-job.js';
 import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore } from './store.js';
@@ -83,6 +84,10 @@ export class MemoryStore implements JobStore {
   /** Idempotency key → id of the active or completed job holding it. */
   readonly #keys = new Map<string, string>();
   readonly #index = new ClaimIndex();
+  /** Active jobs by name (the scheduler's overlap check). */
+  readonly #activeByName = new SecondaryIndex();
+  /** Active and completed jobs by parent id (a parent's children). */
+  readonly #byParent = new SecondaryIndex();
   readonly #counts = new StatusCounts();
   readonly #schedules = new Map<string, ScheduleRecord>();
   readonly #listeners = new Set<EnqueueListener>();
@@ -172,6 +177,8 @@ export class MemoryStore implements JobStore {
     const { record } = job;
     if (outcome.error) appendError(record, outcome.error);
     this.#active.delete(record.id);
+    this.#activeByName.remove(record.name, job);
+    this.#byParent.remove(record.parentId, job);
     this.#freeKey(record);
     this.#counts.add(record.queue, record.status, -1);
     delete record.lease;
@@ -277,10 +284,8 @@ export class MemoryStore implements JobStore {
   }
 
   async listJobs(filter: JobFilter): Promise<JobRecord[]> {
-    const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
-    const sources: Iterable<StoredJob>[] = onlyActive ? [this.#active.values()] : [this.#active.values(), this.#completed.values()];
     const matches: StoredJob[] = [];
-    for (const source of sources) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
+    for (const source of this.#candidates(filter)) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
     matches.sort((a, b) => b.record.createdAt.getTime() - a.record.createdAt.getTime() || b.seq - a.seq);
     return takeLimit(matches, filter.limit).map((job) => clonePlain(job.record));
   }
@@ -424,6 +429,7 @@ export class MemoryStore implements JobStore {
   #complete(job: StoredJob, result: unknown, now: Date): void {
     const { record } = job;
     this.#active.delete(record.id);
+    this.#activeByName.remove(record.name, job);
     this.#counts.move(record.queue, record.status, 'completed');
     delete record.lease;
     record.status = 'completed';
@@ -484,11 +490,26 @@ export class MemoryStore implements JobStore {
     for (const record of records) {
       const job: StoredJob = { record, seq: ++this.#seq, version: 0, waitHasTimeout: false };
       this.#active.set(record.id, job);
+      this.#activeByName.add(record.name, job);
+      this.#byParent.add(record.parentId, job);
       if (record.idempotencyKey !== undefined) this.#keys.set(record.idempotencyKey, record.id);
       this.#counts.add(record.queue, 'queued', 1);
       this.#index.add(job, now.getTime());
       this.#notify(record);
     }
+  }
+
+  /** The smallest set of jobs that holds every match of `filter`. */
+  #candidates(filter: JobFilter): Iterable<StoredJob>[] {
+    if (filter.idempotencyKey !== undefined) {
+      const holder = this.#keys.get(filter.idempotencyKey);
+      const job = holder === undefined ? undefined : (this.#active.get(holder) ?? this.#completed.get(holder));
+      return [job ? [job] : []];
+    }
+    if (filter.parentId !== undefined) return [this.#byParent.get(filter.parentId)];
+    const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
+    if (onlyActive) return [filter.name === undefined ? this.#active.values() : this.#activeByName.get(filter.name)];
+    return [this.#active.values(), this.#completed.values()];
   }
 
   #freeKey(record: JobRecord): void {
@@ -520,6 +541,7 @@ export class MemoryStore implements JobStore {
       for (const [id, job] of this.#completed) {
         if (job.record.finishedAt!.getTime() > cutoff) break;
         this.#completed.delete(id);
+        this.#byParent.remove(job.record.parentId, job);
         this.#freeKey(job.record);
         this.#counts.add(job.record.queue, 'completed', -1);
       }

@@ -161,6 +161,27 @@ describe('MemoryStore', () => {
     expect(jobs.map((j) => `${j.queue}/${j.name}`)).toEqual(['q3/n4', 'q1/n4']);
   });
 
+  it('keeps listJobs by parent and by name right as jobs finish, die, come back and expire', async () => {
+    const store = new MemoryStore({ retention: { completed: 1_000 } });
+    const ids = await Promise.all([0, 1, 2].map((i) => enqueue(store, { parentId: 'p', payload: { i } }, at(i))));
+    const byParent = async () => (await store.listJobs({ parentId: 'p' })).map((j) => j.id).sort();
+    const activeByName = async () => (await store.listJobs({ name: 'send', status: ['queued', 'running', 'waiting'] })).map((j) => j.id).sort();
+
+    const first = await claim(store, at(10));
+    await store.complete(first.lease, { now: at(10) });
+    const second = await claim(store, at(10));
+    await store.deadLetter(second.lease, { reason: 'boom', now: at(10) });
+    expect(await byParent()).toEqual([ids[0], ids[2]].sort());
+    expect(await activeByName()).toEqual([ids[2]]);
+
+    await store.replayDeadLetter(ids[1], at(20));
+    expect(await byParent()).toEqual([...ids].sort());
+    expect(await activeByName()).toEqual([ids[1], ids[2]].sort());
+
+    await enqueue(store, { name: 'tick' }, at(1_010));
+    expect(await byParent()).toEqual([ids[1], ids[2]].sort());
+  });
+
   describe('input checks', () => {
     it('refuses a claim limit below 1', async () => {
       const store = new MemoryStore();
