@@ -14,6 +14,7 @@ import { waitForSignal } from './workflow/signals.js';
 import { recordStepFailure } from './workflow/step-failure.js';
 import { StepBudget } from './workflow/step-limits.js';
 import { StepLog } from './workflow/step-log.js';
+import { stepNesting } from './workflow/step-nesting.js';
 import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
@@ -77,7 +78,7 @@ export class RunContext implements JobContext {
     if (typeof fn !== 'function') throw new InvalidArgumentError(`ctx.step("${name}")`, 'needs a function');
     let result: T;
     try {
-      result = await fn();
+      result = await stepNesting.run(this, name, fn);
       this.scope.budget.admit(`The result of step "${name}"`, name, result);
     } catch (err) {
       await recordStepFailure(this.scope, name, 'step', err);
@@ -162,6 +163,7 @@ export class RunContext implements JobContext {
   private claimName(name: string, kind: StepKind): StepRecord | undefined {
     if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(`ctx.${kind} name`, 'must be a non-empty string');
     if (this.suspension) throw this.suspension;
+    stepNesting.assertOutside(this, kind, name);
     return this.steps.reach(name, kind);
   }
 }

@@ -237,6 +237,8 @@ describe('workflow details', () => {
     ['waiting for an unknown job', (ctx: JobContext) => ctx.waitForJob('no-such-job'), 'INVALID_ARGUMENT'],
     ['a bad wait timeout', (ctx: JobContext) => ctx.waitForSignal('go', { timeout: 'soon' }), 'INVALID_ARGUMENT'],
     ['an empty signal name', (ctx: JobContext) => ctx.waitForSignal(''), 'INVALID_ARGUMENT'],
+    ['a step inside a step', (ctx: JobContext) => ctx.step('outer', () => ctx.step('inner', () => 1)), 'INVALID_ARGUMENT'],
+    ['a child enqueue inside a step', (ctx: JobContext) => ctx.step('outer', () => ctx.enqueue(Leaf, { n: 1 })), 'INVALID_ARGUMENT'],
   ])('refuses %s with a clear error and enqueues nothing', async (_label, use, code) => {
     misuse = use;
     const t = await createTestLoom({ jobs });
@@ -246,6 +248,20 @@ describe('workflow details', () => {
     expect(job?.status).toBe('dead');
     expect(job?.errors.at(-1)?.code).toBe(code);
     expect(await t.store.listJobs({ parentId: id })).toEqual([]);
+    await t.stop();
+  });
+
+  it('runs steps in parallel without mistaking them for nested ones, and names the outer step when they nest', async () => {
+    misuse = async (ctx) => {
+      const [a, b] = await Promise.all([ctx.step('a', async () => 1), ctx.step('b', async () => 2)]);
+      return ctx.step('outer', () => ctx.sleep('inner-nap', '1m')).catch((err: Error) => ({ a, b, refused: err.message }));
+    };
+    const t = await createTestLoom({ jobs });
+    const { id } = await t.enqueue(Misuse, undefined);
+    await t.runUntilIdle();
+    const job = await t.getJob(id);
+    expect(job?.result).toEqual({ a: 1, b: 2, refused: expect.stringContaining('ctx.sleep("inner-nap")') });
+    expect((job?.result as { refused: string }).refused).toContain('inside the function of step "outer"');
     await t.stop();
   });
 
