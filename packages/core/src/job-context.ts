@@ -27,7 +27,8 @@ export interface JobContext {
    * Workflow rules: a name may be used once per run (`DUPLICATE_STEP`), and every attempt must
    * reach its steps (`step`, `sleep`, `enqueue`, `waitForJob`, `waitForSignal`) in the same order
    * (`NON_DETERMINISM`, naming the recorded and the reached step). Branch on step results, never on
-   * time, randomness or external reads outside steps.
+   * time, randomness or external reads outside steps. Steps do not nest: `fn` must not call `ctx`
+   * workflow methods (`INVALID_ARGUMENT`).
    */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /**
