@@ -16,6 +16,7 @@ import { findPlainDataProblem } from './plain-data.js';
 import { RunContext } from './run-context.js';
 import type { JobStore } from './store.js';
 import type { RunSuspension } from './suspension.js';
+import { withDeadline } from './store-deadline.js';
 import type { WorkflowServices } from './workflow/run-scope.js';
 import { toError, toErrorRecord } from './to-error.js';
 
@@ -235,7 +236,7 @@ export class JobRunner {
     const { job, keeper, log } = run;
     for (let i = 0; ; i++) {
       try {
-        await fn();
+        await withDeadline(this.deps.clock, op, this.deps.leaseMs, fn());
         return true;
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {

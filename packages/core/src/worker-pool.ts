@@ -5,6 +5,7 @@ import type { JobRegistry } from './job-registry.js';
 import type { JobRunner } from './job-runner.js';
 import type { Logger } from './logger.js';
 import type { JobStore } from './store.js';
+import { withDeadline } from './store-deadline.js';
 import { toError } from './to-error.js';
 
 /** A run this pool has in flight. */
@@ -154,7 +155,9 @@ export class WorkerPool {
       let jobs: JobRecord[];
       try {
         const now = clock.now();
-        jobs = await store.claim({ owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now });
+        const claim = store.claim({ owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now });
+        // A claim that answers after we gave up leased jobs nobody runs: hand them straight back.
+        jobs = await withDeadline(clock, 'claim', leaseMs, claim, (late) => late.forEach((job) => this.releaseUnstarted(job)));
         this.claimFailures = 0;
         this.retryAfter = 0;
       } catch (err) {
@@ -210,7 +213,7 @@ export class WorkerPool {
     this.slots.set(key, { jobId: job.id, name: job.name, attempt: job.attempt, shutdown, done });
   }
 
-  /** A claim that returned while stopping: give the job straight back. */
+  /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
   private releaseUnstarted(job: JobRecord): void {
     const lease = { jobId: job.id, token: job.lease!.token };
     const release = this.o.store

@@ -2,10 +2,15 @@ import type { JobStore } from '@loom/core';
 
 /** Counts a store's operations so a harness can tell when nothing is happening any more. */
 export interface StoreActivity {
-  /** Operations started and not yet settled. */
+  /** Operations started and not yet settled, minus those written off as hung. */
   readonly pending: number;
   /** Operations settled so far. */
   readonly settled: number;
+  /**
+   * Stops counting the operations pending now: the harness calls this when they have hung long
+   * enough to be deliberate, so later waits do not stall on them again.
+   */
+  writeOffPending(): void;
 }
 
 /**
@@ -13,7 +18,19 @@ export interface StoreActivity {
  * absent, so the engine still sees exactly the store's capabilities.
  */
 export function trackStoreActivity(store: JobStore): { store: JobStore; activity: StoreActivity } {
-  const activity = { pending: 0, settled: 0 };
+  const pending = new Set<symbol>();
+  let settled = 0;
+  const activity: StoreActivity = {
+    get pending() {
+      return pending.size;
+    },
+    get settled() {
+      return settled;
+    },
+    writeOffPending() {
+      pending.clear();
+    },
+  };
   const wrapped = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
@@ -21,10 +38,11 @@ export function trackStoreActivity(store: JobStore): { store: JobStore; activity
       return (...args: unknown[]) => {
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (!(result instanceof Promise)) return result;
-        activity.pending++;
+        const op = Symbol(String(prop));
+        pending.add(op);
         return result.finally(() => {
-          activity.pending--;
-          activity.settled++;
+          pending.delete(op);
+          settled++;
         });
       };
     },

@@ -144,7 +144,11 @@ export class TestLoom {
       if (changed) unchangedSince = performance.now();
       // A store call that stays pending with nothing else moving is one the test made hang on
       // purpose (a real store answers far sooner): stop waiting for it.
-      const pendingCounts = this.activity.pending > 0 && performance.now() - unchangedSince < HUNG_STORE_CALL_MS;
+      let pendingCounts = this.activity.pending > 0;
+      if (pendingCounts && performance.now() - unchangedSince >= HUNG_STORE_CALL_MS) {
+        this.activity.writeOffPending();
+        pendingCounts = false;
+      }
       if (!changed && !pendingCounts) stable++;
       else stable = 0;
       last = mark;

@@ -1,0 +1,35 @@
+import type { Clock } from './clock.js';
+import { LoomError } from './errors.js';
+
+/** A store call that did not answer in time. The call may still complete later. */
+export class StoreTimeoutError extends LoomError {
+  constructor(operation: string, ms: number) {
+    super('STORE_ERROR', `store.${operation} did not answer within ${ms} ms; the engine gave up waiting and will retry`);
+  }
+}
+
+/**
+ * Waits for a store call for at most `ms` of the clock's time, so a store that hangs (rather than
+ * failing) cannot wedge the worker loop or a run. `onLate` receives the result if it arrives after
+ * the deadline (e.g. to release jobs a late claim leased).
+ */
+export function withDeadline<T>(clock: Clock, operation: string, ms: number, call: Promise<T>, onLate?: (value: T) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let timedOut = false;
+    const cancel = clock.setTimer(() => {
+      timedOut = true;
+      reject(new StoreTimeoutError(operation, ms));
+    }, ms);
+    call.then(
+      (value) => {
+        cancel();
+        if (timedOut) onLate?.(value);
+        else resolve(value);
+      },
+      (err: unknown) => {
+        cancel();
+        if (!timedOut) reject(err);
+      },
+    );
+  });
+}
