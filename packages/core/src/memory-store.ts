@@ -20,6 +20,8 @@ import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
 import { SecondaryIndex } from './memory-store/secondary-index.js';
+import { QueuedListeners, type QueuedEvent } from './memory-store/queued-listeners.js';
+import { ScheduleTable } from './memory-store/schedule-table.js';
 import { StatusCounts } from './memory-store/status-counts.js';
 import { appendError, putStep, type StoredJob } from './memory-store/stored-job.js';
 import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore } from './store.js';
@@ -48,8 +50,6 @@ interface DeadEntry {
   reason: string;
   diedAt: Date;
 }
-
-type EnqueueListener = (event: { queue: string; runAt: Date }) => void;
 
 const copyDate = (date: Date): Date => new Date(date.getTime());
 
@@ -89,10 +89,9 @@ export class MemoryStore implements JobStore {
   /** Active and completed jobs by parent id (a parent's children). */
   readonly #byParent = new SecondaryIndex();
   readonly #counts = new StatusCounts();
-  readonly #schedules = new Map<string, ScheduleRecord>();
-  readonly #listeners = new Set<EnqueueListener>();
+  readonly #schedules = new ScheduleTable();
+  readonly #listeners: QueuedListeners;
   readonly #retentionMs: { completed?: number; dead?: number };
-  readonly #onListenerError: (error: unknown) => void;
   #seq = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -100,8 +99,9 @@ export class MemoryStore implements JobStore {
       completed: parseRetention('completed', options.retention?.completed),
       dead: parseRetention('dead', options.retention?.dead),
     };
-    this.#onListenerError =
-      options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error));
+    this.#listeners = new QueuedListeners(
+      options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error)),
+    );
   }
 
   /** Nothing to connect: resolves at once. */
@@ -337,32 +337,19 @@ export class MemoryStore implements JobStore {
   }
 
   async ensureSchedule(name: string, now: Date): Promise<ScheduleRecord> {
-    let schedule = this.#schedules.get(name);
-    if (!schedule) {
-      schedule = { name, lastFireAt: null, firstSeenAt: copyDate(now), paused: false, updatedAt: copyDate(now) };
-      this.#schedules.set(name, schedule);
-    }
-    return clonePlain(schedule);
+    return this.#schedules.ensure(name, now);
   }
 
   async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
-    const schedule = this.#schedules.get(name);
-    if (!schedule || schedule.lastFireAt?.getTime() !== expected?.getTime()) return false;
-    schedule.lastFireAt = copyDate(next);
-    schedule.updatedAt = copyDate(now);
-    return true;
+    return this.#schedules.advance(name, expected, next, now);
   }
 
   async setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean> {
-    const schedule = this.#schedules.get(name);
-    if (!schedule) return false;
-    schedule.paused = paused;
-    schedule.updatedAt = copyDate(now);
-    return true;
+    return this.#schedules.setPaused(name, paused, now);
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
-    return [...this.#schedules.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((s) => clonePlain(s));
+    return this.#schedules.list();
   }
 
   /**
@@ -387,9 +374,8 @@ export class MemoryStore implements JobStore {
    * `queued`: enqueued, replayed, retried, released, slept, woken or signalled awake. `runAt` says
    * when it will be claimable. Returns an unsubscribe function.
    */
-  subscribe(listener: EnqueueListener): () => void {
-    this.#listeners.add(listener);
-    return () => void this.#listeners.delete(listener);
+  subscribe(listener: (event: QueuedEvent) => void): () => void {
+    return this.#listeners.add(listener);
   }
 
   // ---- internals -------------------------------------------------------------------------------
@@ -556,17 +542,7 @@ export class MemoryStore implements JobStore {
   }
 
   #notify(record: JobRecord): void {
-    if (this.#listeners.size === 0) return;
-    const event = { queue: record.queue, runAt: copyDate(record.runAt) };
-    for (const listener of this.#listeners) {
-      queueMicrotask(() => {
-        try {
-          listener({ queue: event.queue, runAt: copyDate(event.runAt) });
-        } catch (error) {
-          this.#onListenerError(error);
-        }
-      });
-    }
+    this.#listeners.notify(record.queue, record.runAt);
   }
 }
 
