@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { BinaryHeap } from '../src/memory-store/binary-heap.js';
+
+/** A seeded LCG: the same "random" sequence on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+describe('BinaryHeap (the MemoryStore claim index)', () => {
+  it('pops in comparator order through interleaved pushes and pops', () => {
+    const random = seeded(42);
+    const heap = new BinaryHeap<number>((a, b) => a < b);
+    const model: number[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      if (random() < 0.6 || model.length === 0) {
+        const value = Math.floor(random() * 1_000);
+        heap.push(value);
+        model.push(value);
+      } else {
+        model.sort((a, b) => a - b);
+        expect(heap.peek()).toBe(model[0]);
+        expect(heap.pop()).toBe(model.shift());
+      }
+      expect(heap.size).toBe(model.length);
+    }
+    model.sort((a, b) => a - b);
+    const drained: number[] = [];
+    while (heap.size > 0) drained.push(heap.pop()!);
+    expect(drained).toEqual(model);
+    expect(heap.pop()).toBeUndefined();
+    expect(heap.peek()).toBeUndefined();
+  });
+});
