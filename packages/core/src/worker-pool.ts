@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Clock } from './clock.js';
 import type { EventBus } from './events.js';
 import type { JobRecord } from './job-record.js';
@@ -16,7 +17,6 @@ export interface InFlightRun {
 }
 
 interface Slot extends InFlightRun {
-  shutdown: AbortController;
   done: Promise<void>;
 }
 
@@ -57,8 +57,13 @@ export class WorkerPool {
   private activity = 0;
   private readonly settleListeners = new Set<() => void>();
   private readonly pendingReleases = new Set<Promise<void>>();
+  /** Aborted when the shutdown grace is over: every run still going is released. One for all runs (AbortControllers are not cheap). */
+  private readonly shutdown = new AbortController();
 
-  constructor(private readonly o: WorkerPoolOptions) {}
+  constructor(private readonly o: WorkerPoolOptions) {
+    // Every run in flight listens to this one signal; that is by design, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   start(): void {
     if (this.state !== 'idle') return;
@@ -136,7 +141,7 @@ export class WorkerPool {
     if (this.pumping) await Promise.race([this.pumping, grace]);
     await Promise.race([this.allDone(), grace]);
     cancelGrace();
-    if (graceOver) for (const slot of this.slots.values()) slot.shutdown.abort();
+    if (graceOver) this.shutdown.abort();
     await this.allDone();
     await Promise.all(this.pendingReleases);
     this.state = 'stopped';
@@ -201,16 +206,15 @@ export class WorkerPool {
 
   private startRun(job: JobRecord): void {
     const key = `${job.id}:${job.lease?.token}`;
-    const shutdown = new AbortController();
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const done = this.o.runner.run(job, shutdown.signal).finally(() => {
+    const done = this.o.runner.run(job, this.shutdown.signal).finally(() => {
       this.slots.delete(key);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
       this.activity++;
       for (const listener of [...this.settleListeners]) listener();
       this.wake();
     });
-    this.slots.set(key, { jobId: job.id, name: job.name, attempt: job.attempt, shutdown, done });
+    this.slots.set(key, { jobId: job.id, name: job.name, attempt: job.attempt, done });
   }
 
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
