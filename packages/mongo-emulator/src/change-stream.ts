@@ -26,6 +26,7 @@ export class ChangeStreamSource implements CursorSource {
   private readonly aggregator?: Aggregator;
   private first = true;
   private closed = false;
+  private invalidated = false;
 
   constructor(
     private readonly log: ChangeLog,
@@ -61,7 +62,15 @@ export class ChangeStreamSource implements CursorSource {
     if (pipeline.length > 0) this.aggregator = new Aggregator(pipeline);
   }
 
+  /** A drop of the watched collection (or database) ends the stream with an invalidate event. */
+  private invalidates(e: ChangeEvent): boolean {
+    if (this.scope.coll !== undefined) return e.operationType === 'drop' || e.operationType === 'dropDatabase';
+    if (this.scope.db !== undefined) return e.operationType === 'dropDatabase';
+    return false;
+  }
+
   private inScope(e: ChangeEvent): boolean {
+    if (e.operationType === 'dropDatabase') return this.scope.db === undefined || e.db === this.scope.db;
     return (this.scope.db === undefined || e.db === this.scope.db) && (this.scope.coll === undefined || e.coll === this.scope.coll);
   }
 
@@ -71,7 +80,7 @@ export class ChangeStreamSource implements CursorSource {
       operationType: e.operationType,
       clusterTime: e.clusterTime,
       wallTime: e.wallTime,
-      ns: { db: e.db, coll: e.coll },
+      ns: e.operationType === 'dropDatabase' ? { db: e.db } : { db: e.db, coll: e.coll },
     };
     if (e.operationType !== 'drop' && e.operationType !== 'dropDatabase') event.documentKey = { _id: e.documentId };
     if (e.operationType === 'insert' || e.operationType === 'replace') event.fullDocument = e.fullDocument;
@@ -91,25 +100,36 @@ export class ChangeStreamSource implements CursorSource {
       this.position = e.seq;
       if (!this.inScope(e)) continue;
       const event = this.shape(e);
-      const results = this.aggregator ? (this.aggregator.run([event]) as Doc[]) : [event];
-      for (const r of results) {
-        if (!isPlainObject(r) || compareBson(r._id, event._id) !== 0) {
-          throw new CommandError('ChangeStreamFatalError', "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.");
-        }
-        out.push(r);
+      if (this.invalidates(e)) {
+        out.push(...this.filtered(event));
+        out.push({ _id: resumeToken(e.seq), operationType: 'invalidate', clusterTime: e.clusterTime, wallTime: e.wallTime });
+        this.invalidated = true;
+        break;
       }
+      out.push(...this.filtered(event));
     }
     return out;
   }
 
+  private filtered(event: Doc): Doc[] {
+    const results = this.aggregator ? (this.aggregator.run([event]) as Doc[]) : [event];
+    for (const r of results) {
+      if (!isPlainObject(r) || compareBson(r._id, event._id) !== 0) {
+        throw new CommandError('ChangeStreamFatalError', "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.");
+      }
+    }
+    return results;
+  }
+
   async nextBatch(batchSize: number, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean; extra: Doc }> {
+    if (this.invalidated) return { docs: [], exhausted: true, extra: { postBatchResumeToken: resumeToken(this.position) } };
     let docs = this.collect(batchSize);
     if (docs.length === 0 && !this.first && !this.closed) {
       await this.log.waitForEvent(maxTimeMS ?? DEFAULT_AWAIT_MS);
       docs = this.closed ? [] : this.collect(batchSize);
     }
     this.first = false;
-    return { docs, exhausted: false, extra: { postBatchResumeToken: resumeToken(this.position) } };
+    return { docs, exhausted: this.invalidated, extra: { postBatchResumeToken: resumeToken(this.position) } };
   }
 
   close(): void {

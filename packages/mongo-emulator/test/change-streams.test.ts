@@ -113,4 +113,13 @@ describe('change streams', () => {
     const b = await s.next();
     expect([a.operationType, b.operationType]).toEqual(['insert', 'update']);
   });
+
+  it('ends a collection stream with drop and invalidate when the collection is dropped', async () => {
+    const s = await started(watch());
+    await coll.insertOne({ _id: 1 as never });
+    await coll.drop();
+    expect((await s.next()).operationType).toBe('insert');
+    expect((await s.next()).operationType).toBe('drop');
+    expect((await s.next()).operationType).toBe('invalidate');
+  });
 });

@@ -35,6 +35,7 @@ function dropDatabase(ctx: CommandContext): Doc {
   for (const name of ctx.engine.catalog.dropDatabase(ctx.db)) {
     ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'drop' });
   }
+  ctx.engine.changeLog.append({ db: ctx.db, coll: '', operationType: 'dropDatabase' });
   return { dropped: ctx.db, ok: 1 };
 }
 

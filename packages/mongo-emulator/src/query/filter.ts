@@ -31,6 +31,7 @@ export function compileFilter(filter: unknown, variables?: Doc): Matcher {
     const query = new MongoQuery(filter, variables ? { variables } : {});
     return query;
   } catch (err) {
+    if (err instanceof CommandError) throw err;
     const message = err instanceof Error ? err.message : String(err);
     const unknown = /unknown query operator (\$\w+)/.exec(message);
     throw new CommandError('BadValue', unknown ? `unknown operator: ${unknown[1]}` : message);

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MongoServerError, type Collection, type Document } from 'mongodb';
+import { againstRealServer, openTarget, type Target } from './target.js';
+
+// What the emulator does not implement must fail loudly, naming the feature, rather than
+// answer wrongly. These are emulator-only by nature: a real server supports all of them.
+describe.each(againstRealServer ? [] : [['emulator']])('loud refusals (%s only)', () => {
+  let t: Target;
+  let coll: Collection<Document>;
+  beforeAll(async () => {
+    t = await openTarget();
+    coll = t.db.collection('refusals');
+    await coll.insertOne({ a: 1, loc: [0, 0] });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
+    const e = await p.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
+    return e;
+  }
+
+  it.each([
+    ['a non-simple collation', () => coll.find({}, { collation: { locale: 'fr' } }).toArray(), 'collation'],
+    ['a 2dsphere index', () => coll.createIndex({ loc: '2dsphere' }), "'2dsphere'"],
+    ['a text query', () => coll.find({ $text: { $search: 'x' } }).toArray(), '$text'],
+    ['a $geoNear stage', () => coll.aggregate([{ $geoNear: { near: [0, 0], distanceField: 'd' } }]).toArray(), '$geoNear'],
+    ['$merge', () => coll.aggregate([{ $merge: { into: 'other' } }]).toArray(), '$merge'],
+    ["$type 'double'", () => coll.find({ a: { $type: 'double' } }).toArray(), "'double'"],
+    ['a capped collection', () => t.db.createCollection('capped', { capped: true, size: 4096 }), 'capped'],
+    ['tailable cursors', () => coll.find({}, { tailable: true }).toArray(), 'tailable'],
+    ["fullDocument 'required'", () => coll.watch([], { fullDocument: 'required' }).tryNext(), 'required'],
+  ])('refuses %s with NotImplemented naming it', async (_what, run, named) => {
+    const err = await refusal((run as () => Promise<unknown>)());
+    expect([err.code, err.codeName]).toEqual([238, 'NotImplemented']);
+    expect(err.message).toContain(named as string);
+  });
+});
