@@ -3,6 +3,7 @@ import { MongoEmulator } from '@loom/mongo-emulator';
 import { MongoStore } from '../src/index.js';
 import { CLAIM_SORT, claimFilter } from '../src/filters.js';
 import { at, claimRequest, newJob } from './jobs.js';
+import { waitUntil } from './wait-until.js';
 
 // These tests need the emulator object itself (to stop it, or to ask for a query plan), so they
 // start one directly rather than through startTestMongo.
@@ -43,6 +44,29 @@ describe('MongoDB going away', () => {
     const [{ id }] = await store.enqueue([newJob()], { now: at(2) });
     const [job] = await store.claim(claimRequest('worker-a', at(3)));
     expect(job.id).toBe(id);
+  });
+});
+
+describe('the change stream across a server restart', () => {
+  it('reopens by itself after the server comes back, and wakes listeners again', async () => {
+    emulator = await MongoEmulator.start({ port: 0 });
+    const { port } = emulator;
+    store = storeOn(emulator.uri);
+    await store.init();
+    const heard: string[] = [];
+    const unsubscribe = store.subscribe((e) => heard.push(e.queue));
+    const s = store;
+    const hears = (queue: string) =>
+      waitUntil(async () => {
+        await s.enqueue([newJob({ queue })], { now: at(0) }).catch(() => undefined);
+        return heard.includes(queue);
+      }, 20_000, `an insert event for ${queue}`);
+    await hears('before');
+
+    await emulator.stop();
+    emulator = await MongoEmulator.start({ port });
+    await hears('after');
+    unsubscribe();
   });
 });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import { MongoStore } from '../src/index.js';
-import { spawnTs, startEmulatorProcess, waitUntil, WORKER, type Child } from './processes/children.js';
+import { spawnTs, startEmulatorProcess, WORKER, type Child } from './processes/children.js';
+import { waitUntil } from './wait-until.js';
 
 // Real processes against the emulator run by its bin: workers are killed for real, and leases
 // expire in real time (1.5 s), so every wait below is on a condition with a deadline.
@@ -93,6 +94,14 @@ describe('several processes on one MongoDB', () => {
     expect(await jobs.findOne({})).toMatchObject({ status: 'completed', attempt: 2 });
     await rerun.kill('SIGTERM');
   }, 2 * STARTUP_MS + RECOVERY_MS);
+
+  it('a process that subscribed and closed its store ends by itself (no stream or timer left)', async () => {
+    const database = `mp_close_${process.pid}_${++databases}`;
+    const child = worker(database, 'subscribe-close');
+    await child.waitForLine(/^CLOSED$/, STARTUP_MS);
+    const deadline = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 20_000).unref());
+    expect(await Promise.race([child.exited, deadline])).toBe(0);
+  }, STARTUP_MS + 30_000);
 
   it('two processes enqueueing the same keys at once store one job per key and agree on its id', async () => {
     const database = `mp_dup_${process.pid}_${++databases}`;

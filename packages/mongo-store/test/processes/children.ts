@@ -71,12 +71,3 @@ export async function startEmulatorProcess(ms: number): Promise<{ uri: string; c
   const uri = await child.waitForLine(/^mongodb:\/\//, ms);
   return { uri, child };
 }
-
-/** Polls `check` until it returns true, failing after `ms`: waiting on a condition, never a fixed sleep. */
-export async function waitUntil(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
