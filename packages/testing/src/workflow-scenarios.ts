@@ -160,9 +160,17 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
     async run(_: undefined, ctx: JobContext) {
       // Each result is just under the per-step cap; together they reach the per-job total.
       const chunk = 'y'.repeat(MAX_STEP_RESULT_BYTES - 1024);
-      for (let i = 1; i <= Math.ceil(MAX_STEP_RESULTS_TOTAL_BYTES / MAX_STEP_RESULT_BYTES) + 1; i++) {
-        await ctx.step(`part-${i}`, () => (effect('part'), chunk));
+      try {
+        for (let i = 1; i <= Math.ceil(MAX_STEP_RESULTS_TOTAL_BYTES / MAX_STEP_RESULT_BYTES) + 1; i++) {
+          await ctx.step(`part-${i}`, () => (effect('part'), chunk));
+        }
+      } catch (err) {
+        // Completing (rather than dying) keeps the test off the slow path of moving an 8 MiB
+        // document to the dead letters on the emulator.
+        if (LoomError.is(err, 'STEP_RESULT_TOO_LARGE')) return err.message;
+        throw err;
       }
+      return 'no limit';
     }
   }
 
@@ -437,10 +445,10 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       const { id } = await t.enqueue(Hoarder, undefined);
       await t.runUntilIdle();
       const job = await t.getJob(id);
-      expect(job?.status).toBe('dead');
-      expect(lastError(job)?.code).toBe('STEP_RESULT_TOO_LARGE');
-      expect(lastError(job)?.message).toMatch(/step "part-9" is about \d+ bytes serialized; with the \d+ bytes this job's earlier steps hold/);
+      expect(job?.status).toBe('completed');
+      expect(job?.result).toMatch(/step "part-9" is about \d+ bytes serialized; with the \d+ bytes this job's earlier steps hold/);
       expect(job?.steps.filter((s) => s.status === 'completed')).toHaveLength(8);
+      expect(job?.steps.at(-1)).toMatchObject({ name: 'part-9', status: 'pending', error: { code: 'STEP_RESULT_TOO_LARGE' } });
     });
   });
 }
