@@ -13,7 +13,14 @@ export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = 
   const problem = findPlainDataProblem(payload);
   if (problem) throw new InvalidPayloadError(def.name, joinPath(pathPrefix, problem.path), `${problem.reason} (payloads must be plain data)`);
   if (!def.payload) return payload;
-  const result = def.payload.safeParse(payload);
+  let result: ReturnType<NonNullable<JobDefinition['payload']>['safeParse']>;
+  try {
+    result = def.payload.safeParse(payload);
+  } catch (err) {
+    // Async refinements and throwing transforms land here rather than in the issues list.
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new InvalidPayloadError(def.name, pathPrefix, `the payload schema threw: ${detail} (payload schemas must be synchronous)`, { cause: err });
+  }
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = (issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');

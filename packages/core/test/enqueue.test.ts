@@ -66,6 +66,17 @@ describe('enqueue', () => {
       await t.stop();
     });
 
+    it('a schema that cannot check synchronously', async () => {
+      @Job({ name: 'async-schema', payload: z.object({ n: z.number() }).refine(async () => true) })
+      class AsyncSchema {
+        async run(_: { n: number }): Promise<void> {}
+      }
+      const t = await createTestLoom({ jobs: [AsyncSchema] });
+      await expect(t.enqueue(AsyncSchema, { n: 1 })).rejects.toThrow(/the payload schema threw: .*payload schemas must be synchronous/);
+      expect(await t.store.listJobs({})).toEqual([]);
+      await t.stop();
+    });
+
     it('a Date is plain data', async () => {
       const t = await createTestLoom({ jobs: [Recorder] });
       const { id } = await t.enqueue(Recorder, { tag: 'd', at: new Date('2026-01-01T00:00:00Z') } as { tag: string });
