@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The measurement groups, in the order they run; `--only` picks some. */
@@ -27,11 +28,13 @@ export interface BenchConfig {
   claimsPerRound: number;
   /** Per scenario: a run that takes longer fails the benchmark. */
   timeoutMs: number;
+  /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
+  profileDir?: string;
 }
 
 const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 
-/** Reads `--quick`, `--runs N`, `--only a,b`, `--out FILE` and `BENCH_QUICK` / `BENCH_RUNS`. */
+/** Reads `--quick`, `--runs N`, `--only a,b`, `--out FILE`, `--profile DIR` and `BENCH_QUICK` / `BENCH_RUNS`. */
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
   const { values } = parseArgs({
     args: argv,
@@ -40,6 +43,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
       runs: { type: 'string' },
       only: { type: 'string' },
       out: { type: 'string' },
+      profile: { type: 'string' },
     },
   });
   const quick = values.quick || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
@@ -49,7 +53,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
   for (const g of groups) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only: unknown group "${g}"; known: ${GROUPS.join(', ')}`);
   const sizes = quick
     ? { throughputJobs: 300, batchChunk: 100, latencyJobs: 20, latencyRatePerSec: 50, memoryJobs: 5_000, memoryChunk: 1_000, claimSmall: 100, claimLarge: 5_000, claimLoadBudgetMs: 20_000, claimsPerRound: 20, timeoutMs: 60_000 }
-    : { throughputJobs: 10_000, batchChunk: 1_000, latencyJobs: 200, latencyRatePerSec: 20, memoryJobs: 100_000, memoryChunk: 1_000, claimSmall: 1_000, claimLarge: 1_000_000, claimLoadBudgetMs: 150_000, claimsPerRound: 200, timeoutMs: 600_000 };
+    : { throughputJobs: 10_000, batchChunk: 1_000, latencyJobs: 200, latencyRatePerSec: 20, memoryJobs: 100_000, memoryChunk: 1_000, claimSmall: 1_000, claimLarge: 1_000_000, claimLoadBudgetMs: 150_000, claimsPerRound: 200, timeoutMs: 900_000 };
   return {
     quick,
     runs,
@@ -58,5 +62,6 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
     concurrency: 50,
     agendaFastPollMs: 100,
     ...sizes,
+    ...(values.profile === undefined ? {} : { profileDir: resolve(values.profile) }),
   };
 }

@@ -23,12 +23,13 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
   const breakdown: Record<string, CommandCounts> = {};
   let seq = 0;
   const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}`, ...(target?.serverPid === undefined ? {} : { serverPid: target.serverPid }) });
-  const run = async (spec: ScenarioSpec, label: string, r: number): Promise<ChildReport> => {
-    const report = await runInChild(spec);
+  const execArgv = c.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${c.profileDir}`];
+  const run = async (spec: ScenarioSpec, label: string, r: number | undefined): Promise<ChildReport> => {
+    const report = await runInChild(spec, execArgv);
     const shown = Object.entries(report.metrics)
       .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`)
       .join(' ');
-    log(`${label} run ${r + 1}/${c.runs}: ${shown} maxRSS=${report.maxRssMb.toFixed(0)}MB`);
+    log(`${label} ${r === undefined ? `(${c.runs} rounds)` : `run ${r + 1}/${c.runs}`}: ${shown} maxRSS=${report.maxRssMb.toFixed(0)}MB`);
     if (report.commands) breakdown[label] = report.commands;
     for (const note of report.notes ?? []) collector.notes.push(`${label}: ${note}`);
     return report;
@@ -71,12 +72,19 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     }
   }
   if (c.groups.includes('claim')) {
-    // One child per size: loading is done once, then `runs` rounds of claims are measured.
-    for (const [prefix, completed] of [['claimSmall', c.claimSmall], ['claimLarge', c.claimLarge]] as const) {
-      const spec: ScenarioSpec = { kind: 'claim-cost', completed, loadBudgetMs: c.claimLoadBudgetMs, claims: c.claimsPerRound, rounds: c.runs, timeoutMs: timeoutMs + c.claimLoadBudgetMs, ...mongo() };
-      const rep = await run(spec, `${describeSpec(spec)} (${completed} completed)`, 0);
-      collector.add('loom', rep.metrics, prefix);
-    }
+    // One child: both collections are loaded once, then `runs` rounds of claims alternate between them.
+    const spec: ScenarioSpec = {
+      kind: 'claim-cost',
+      small: c.claimSmall,
+      large: c.claimLarge,
+      loadBudgetMs: c.claimLoadBudgetMs,
+      claims: c.claimsPerRound,
+      rounds: c.runs,
+      timeoutMs: timeoutMs + c.claimLoadBudgetMs,
+      ...mongo(),
+    };
+    const rep = await run(spec, 'claim-cost/loom', undefined);
+    collector.add('loom', rep.metrics);
   }
   return breakdown;
 }
@@ -117,7 +125,8 @@ async function main(): Promise<void> {
   const c = readConfig(process.argv.slice(2), process.env);
   const needsMongo = c.groups.some((g) => g !== 'memory');
   log(`${c.quick ? 'QUICK mode (small counts, for smoke tests only)' : 'full run'}; ${c.runs} run(s) per figure; groups: ${c.groups.join(', ')}`);
-  const target = needsMongo ? await openMongoTarget(process.env) : undefined;
+  const target = needsMongo ? await openMongoTarget(process.env, c.profileDir) : undefined;
+  if (c.profileDir !== undefined) log(`CPU profiles of every child process (and the emulator) go to ${c.profileDir}; read one with node bench/dist/profile-summary.js FILE`);
   if (target) log(`MongoDB: ${target.shownUri} (${target.kind}, server ${target.serverVersion}): ${target.note}`);
   const collector = new Collector();
   const startedAt = new Date();

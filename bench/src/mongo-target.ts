@@ -21,12 +21,12 @@ export interface MongoTarget {
 const START_TIMEOUT_MS = 30_000;
 
 /** `MONGODB_URI` when set; otherwise the Loom emulator, started as a process of its own through its bin. */
-export async function openMongoTarget(env: NodeJS.ProcessEnv): Promise<MongoTarget> {
+export async function openMongoTarget(env: NodeJS.ProcessEnv, profileDir?: string): Promise<MongoTarget> {
   if (env.MONGODB_URI) {
     const uri = env.MONGODB_URI;
     return { kind: 'external', uri, shownUri: redact(uri), serverVersion: await serverVersion(uri), note: 'a real MongoDB server (MONGODB_URI)', stop: async () => {} };
   }
-  const { child, uri } = await startEmulator();
+  const { child, uri } = await startEmulator(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   return {
     kind: 'emulator',
     uri,
@@ -38,11 +38,11 @@ export async function openMongoTarget(env: NodeJS.ProcessEnv): Promise<MongoTarg
   };
 }
 
-async function startEmulator(): Promise<{ child: ChildProcess; uri: string }> {
+async function startEmulator(execArgv: string[]): Promise<{ child: ChildProcess; uri: string }> {
   const dir = packageDir('@loom/mongo-emulator');
   const pkg = JSON.parse(readFileSync(`${dir}/package.json`, 'utf8')) as { bin: Record<string, string> };
   const bin = `${dir}/${pkg.bin['loom-mongo-emulator']}`;
-  const child = spawn(process.execPath, [bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...execArgv, bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const uri = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the emulator (${bin}) printed no URI within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
     const lines = createInterface({ input: child.stdout! });

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { ObjectId, type Document } from 'mongodb';
+import { ObjectId, type Db, type Document } from 'mongodb';
 import { MongoStore } from '@loom/mongo-store';
 import type { NewJob } from '@loom/core';
 import { CommandCounter } from '../command-counter.js';
@@ -17,67 +16,97 @@ function newJob(i: number, now: Date): NewJob {
   return { name: NAME, queue: QUEUE, payload: { i }, priority: 0, runAt: now, maxAttempts: 1 };
 }
 
-/**
- * How long one `claim` takes with `completed` finished jobs of the same queue and name in the
- * collection. The finished jobs are copies of a job the store itself completed (so they are exactly
- * what a busy installation accumulates), loaded in bulk; loading stops at the time budget, and the
- * count actually loaded is reported.
- */
-export async function claimCost(spec: ClaimCostSpec): Promise<ScenarioResult> {
-  const counter = new CommandCounter(spec.uri);
-  await counter.client.connect();
-  const db = counter.client.db(spec.db);
-  await db.dropDatabase();
-  const store = new MongoStore({ client: counter.client, database: spec.db, logger: benchLogger });
-  await store.init();
-  const owner = `bench-${process.pid}`;
-  const lease = (now: Date) => ({ owner, queues: [QUEUE], names: [NAME], limit: 1, leaseUntil: new Date(now.getTime() + 60_000), now });
+/** One store on its own database, holding `loaded` completed jobs. */
+interface Side {
+  store: MongoStore;
+  db: Db;
+  loaded: number;
+  times: number[];
+  roundMedians: number[];
+}
 
-  // One job through the store's own lifecycle gives the exact shape of a completed document.
+const owner = `bench-${process.pid}`;
+function claimRequest(now: Date) {
+  return { owner, queues: [QUEUE], names: [NAME], limit: 1, leaseUntil: new Date(now.getTime() + 60_000), now };
+}
+
+/**
+ * A store on a fresh database with `target` completed jobs of the claimed queue and name. They are
+ * copies of a job the store itself completed (exactly what a busy installation accumulates), loaded
+ * in bulk until `target` or the time budget, whichever comes first.
+ */
+async function prepare(counter: CommandCounter, dbName: string, target: number, budgetMs: number): Promise<Side> {
+  const db = counter.client.db(dbName);
+  await db.dropDatabase();
+  const store = new MongoStore({ client: counter.client, database: dbName, logger: benchLogger });
+  await store.init();
   const [first] = await store.enqueue([newJob(0, new Date())], { now: new Date() });
-  const [claimed] = await store.claim(lease(new Date()));
+  const [claimed] = await store.claim(claimRequest(new Date()));
   if (!claimed || claimed.id !== first!.id) throw new Error('claim-cost: could not claim the template job');
   await store.complete({ jobId: claimed.id, token: claimed.lease!.token }, { now: new Date() });
   const jobs = db.collection('loom_jobs');
   const template = await jobs.findOne({ _id: new ObjectId(claimed.id) });
   if (!template || template.status !== 'completed') throw new Error('claim-cost: the template job is not completed in loom_jobs');
-
-  const loadStart = performance.now();
+  const start = performance.now();
   let loaded = 1;
-  while (loaded < spec.completed && performance.now() - loadStart < spec.loadBudgetMs) {
-    const n = Math.min(INSERT_BATCH, spec.completed - loaded);
+  while (loaded < target && performance.now() - start < budgetMs) {
+    const n = Math.min(INSERT_BATCH, target - loaded);
     const docs: Document[] = Array.from({ length: n }, (_, j) => ({ ...template, _id: new ObjectId(), payload: { i: loaded + j } }));
     await jobs.insertMany(docs, { ordered: false });
     loaded += n;
   }
-  const loadMs = performance.now() - loadStart;
+  return { store, db, loaded, times: [], roundMedians: [] };
+}
 
-  const roundMedians: number[] = [];
-  const all: number[] = [];
-  for (let round = 0; round < spec.rounds; round++) {
-    await store.enqueue(Array.from({ length: spec.claims }, (_, i) => newJob(i, new Date())), { now: new Date() });
-    const times: number[] = [];
-    for (let i = 0; i < spec.claims; i++) {
-      const now = new Date();
-      const t0 = performance.now();
-      const [job] = await store.claim(lease(now));
-      times.push(performance.now() - t0);
-      if (!job) throw new Error(`claim-cost: claim ${i} of round ${round} found nothing`);
-      await store.complete({ jobId: job.id, token: job.lease!.token }, { now: new Date() });
-    }
-    roundMedians.push(median(times));
-    all.push(...times);
+/** One round: enqueue `claims` jobs, then claim them one by one (timed) and complete each. */
+async function round(side: Side, claims: number): Promise<void> {
+  await side.store.enqueue(Array.from({ length: claims }, (_, i) => newJob(i, new Date())), { now: new Date() });
+  const times: number[] = [];
+  for (let i = 0; i < claims; i++) {
+    const now = new Date();
+    const t0 = performance.now();
+    const [job] = await side.store.claim(claimRequest(now));
+    times.push(performance.now() - t0);
+    if (!job) throw new Error(`claim-cost: claim ${i} found nothing`);
+    await side.store.complete({ jobId: job.id, token: job.lease!.token }, { now: new Date() });
   }
-  await store.close();
-  await db.dropDatabase();
+  side.roundMedians.push(median(times));
+  side.times.push(...times);
+}
+
+/**
+ * How long one `claim` takes with few vs many completed jobs of the same queue and name in the
+ * collection. Both collections live side by side on the same server and their rounds alternate,
+ * so a busy machine disturbs both alike.
+ */
+export async function claimCost(spec: ClaimCostSpec): Promise<ScenarioResult> {
+  const counter = new CommandCounter(spec.uri);
+  await counter.client.connect();
+  const small = await prepare(counter, `${spec.db}_small`, spec.small, spec.loadBudgetMs);
+  const loadStart = performance.now();
+  const large = await prepare(counter, `${spec.db}_large`, spec.large, spec.loadBudgetMs);
+  const loadSec = (performance.now() - loadStart) / 1000;
+  for (let r = 0; r < spec.rounds; r++) {
+    await round(small, spec.claims);
+    await round(large, spec.claims);
+  }
+  for (const side of [small, large]) {
+    await side.store.close();
+    await side.db.dropDatabase();
+  }
   await counter.close();
-  const notes = loaded < spec.completed ? [`loaded ${loaded} of ${spec.completed} completed jobs within the ${spec.loadBudgetMs} ms budget`] : [];
+  const notes = large.loaded < spec.large ? [`loaded ${large.loaded} of ${spec.large} completed jobs within the ${spec.loadBudgetMs / 1000} s budget`] : [];
+  const ratios = small.roundMedians.map((s, i) => large.roundMedians[i]! / s);
   return {
     metrics: {
-      completedJobs: loaded,
-      ms: median(roundMedians),
-      p99Ms: percentile(all, 99),
-      loadSec: loadMs / 1000,
+      claimSmallCompletedJobs: small.loaded,
+      claimLargeCompletedJobs: large.loaded,
+      claimSmallMs: median(small.roundMedians),
+      claimLargeMs: median(large.roundMedians),
+      claimSmallP99Ms: percentile(small.times, 99),
+      claimLargeP99Ms: percentile(large.times, 99),
+      claimLargeOverSmall: median(ratios),
+      claimLoadSec: loadSec,
     },
     notes,
   };
