@@ -38,7 +38,7 @@ export interface CollectionView {
   readonly ns: string;
   /** The committed collection (indexes, options), if it exists. */
   collection(): CollectionData | undefined;
-  candidates(filter: Doc, sort: SortSpec): CandidateStream;
+  candidates(filter: Doc, sort: SortSpec, hint?: unknown): CandidateStream;
   get(id: unknown): Item | undefined;
   /** Checks, before a statement changes anything, that these documents can be written. */
   reserve(items: Item[]): void;
@@ -66,9 +66,9 @@ export class CommittedView implements CollectionView {
     return this.catalog.get(this.db, this.name);
   }
 
-  candidates(filter: Doc, sort: SortSpec): CandidateStream {
+  candidates(filter: Doc, sort: SortSpec, hint?: unknown): CandidateStream {
     const coll = this.collection();
-    return coll ? planCandidates(coll, filter, sort) : EMPTY;
+    return coll ? planCandidates(coll, filter, sort, hint) : EMPTY;
   }
 
   get(id: unknown): Item | undefined {
@@ -133,9 +133,9 @@ export class TransactionView implements CollectionView {
     return this.catalog.get(this.db, this.name);
   }
 
-  candidates(filter: Doc, sort: SortSpec): CandidateStream {
+  candidates(filter: Doc, sort: SortSpec, hint?: unknown): CandidateStream {
     const coll = this.collection();
-    const base = coll ? planCandidates(coll, filter, sort) : EMPTY;
+    const base = coll ? planCandidates(coll, filter, sort, hint) : EMPTY;
     const overlay = this.overlay;
     const own: Item[] = [];
     for (const [idKey, doc] of overlay) if (doc) own.push({ idKey, doc });

@@ -161,7 +161,34 @@ describe('queries through indexes', () => {
   });
 });
 
+describe('hints', () => {
+  it('answers through a hinted index by name or key pattern and rejects unknown hints', async () => {
+    await coll.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, q: i % 2 ? 'a' : 'b', p: i % 5 })) as never[]);
+    await coll.createIndex({ q: 1, p: -1, _id: 1 }, { name: 'qp' });
+    const expected = (await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).toArray()).map((d) => d._id);
+    expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint('qp').toArray()).map((d) => d._id)).toEqual(expected);
+    expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint({ q: 1, p: -1, _id: 1 }).toArray()).map((d) => d._id)).toEqual(expected);
+    const claimed = await coll.findOneAndUpdate({ q: 'a' }, { $set: { taken: true } }, { sort: { p: -1, _id: 1 }, hint: 'qp', returnDocument: 'after' });
+    expect(claimed?._id).toBe(expected[0]);
+    expect(await coll.countDocuments({ q: 'b' }, { hint: 'qp' })).toBe(10);
+    const err = await error(coll.find({ q: 'a' }).hint('nope').toArray());
+    expect(err.code).toBe(2);
+    expect(err.message).toContain('hint provided does not correspond to an existing index');
+  });
+});
+
 describe.each(againstRealServer ? [] : [['emulator']])('index use and TTL (%s only)', () => {
+  it("uses a partial claim index when the query implies its filter (the job store's claim)", async () => {
+    await coll.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });
+    await coll.createIndex({ idempotencyKey: 1 }, { name: 'idem', unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
+    const claim = { claimAt: { $lte: new Date() }, queue: { $in: ['default', 'mail'] }, name: { $in: ['a', 'b'] }, status: { $in: ['queued', 'running'] } };
+    expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, claim, { priority: -1, runAt: 1, _id: 1 })).toBe('loom_claim');
+    expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { idempotencyKey: 'k1' })).toBe('idem');
+    // Without the implying condition the partial index could miss documents: not used.
+    expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { queue: 'default' })).toBe('COLLSCAN');
+  });
+
+
   it('answers the claim shape from the compound index, not a collection scan', async () => {
     await coll.createIndex({ status: 1, priority: -1, runAt: 1, _id: 1 });
     const plan = t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { status: 'queued', runAt: { $lte: new Date() } }, { priority: -1, runAt: 1, _id: 1 });

@@ -123,7 +123,7 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
   let docs: Doc[];
   if (isCollection) {
     const prefix = leadingPrefix(stages);
-    const items = matchingItems(ctx.view(target as string), prefix.filter, parseSort(prefix.sort), variables);
+    const items = matchingItems(ctx.view(target as string), prefix.filter, parseSort(prefix.sort), { variables, hint: body.hint });
     docs = [];
     let skipped = 0;
     for (const { doc } of items) {

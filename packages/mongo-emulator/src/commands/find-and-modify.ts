@@ -31,7 +31,7 @@ function execute(ctx: CommandContext): Doc {
   const variables = optionalDoc(body, 'findAndModify', 'let');
   const arrayFilters = body.arrayFilters as Doc[] | undefined;
   const now = engine.clock.now();
-  const [item] = firstOnly(matchingItems(view, query, sort, variables));
+  const [item] = firstOnly(matchingItems(view, query, sort, { variables, hint: body.hint }));
   if (body.remove === true) {
     if (!item) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
     const removed = item.doc;

@@ -42,7 +42,7 @@ async function find(ctx: CommandContext): Promise<Doc> {
   const batchSize = batchSizeOf(body, 'find') ?? DEFAULT_FIRST_BATCH;
   const variables = optionalDoc(body, 'find', 'let');
   ctx.engine.opCounters.query++;
-  const docs = skipLimitProject(matchingItems(ctx.view(coll), filter, sort, variables), skip, project);
+  const docs = skipLimitProject(matchingItems(ctx.view(coll), filter, sort, { variables, hint: body.hint }), skip, project);
   const source = new IteratorSource(docs, limit);
   const ns = `${ctx.db}.${coll}`;
   if (singleBatch) {
@@ -87,7 +87,7 @@ function count(ctx: CommandContext): Doc {
   const skip = nonNegative(body, 'count', 'skip') ?? 0;
   const limit = Math.abs(optionalNumber(body, 'count', 'limit') ?? 0);
   let n = 0;
-  for (const _ of matchingItems(ctx.view(coll), query, [])) n++;
+  for (const _ of matchingItems(ctx.view(coll), query, [], { hint: body.hint })) n++;
   n = Math.max(0, n - skip);
   if (limit > 0) n = Math.min(n, limit);
   return { n, ok: 1 };
@@ -101,7 +101,7 @@ function distinct(ctx: CommandContext): Doc {
   const key = body.key;
   const query = optionalDoc(body, 'distinct', 'query');
   const seen = new Map<string, unknown>();
-  for (const { doc } of matchingItems(ctx.view(coll), query, [])) {
+  for (const { doc } of matchingItems(ctx.view(coll), query, [], { hint: body.hint })) {
     for (const v of pathValues(doc, key)) {
       if (v === undefined) continue;
       const k = valueKey(v);

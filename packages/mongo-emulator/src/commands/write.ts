@@ -103,7 +103,7 @@ function updateStatement(ctx: CommandContext, view: CollectionView, stmt: Doc, i
   const arrayFilters = stmt.arrayFilters as Doc[] | undefined;
   const variables = (stmt.c ?? ctx.body.let) as Doc | undefined;
   const now = ctx.engine.clock.now();
-  const matches = matchingItems(view, q, parseSort(stmt.sort), variables);
+  const matches = matchingItems(view, q, parseSort(stmt.sort), { variables, hint: stmt.hint });
   const items = multi ? [...matches] : firstOnly(matches);
   if (items.length === 0) {
     if (stmt.upsert === true) {
@@ -148,7 +148,7 @@ async function remove(ctx: CommandContext): Promise<Doc> {
         if (!['q', 'limit', 'hint', 'collation'].includes(key)) throw new CommandError('IDLUnknownField', `BSON field 'delete.deletes.${key}' is an unknown field.`);
       }
       rejectCollation(stmt, 'delete');
-      const matches = matchingItems(view, stmt.q, [], ctx.body.let as Doc | undefined);
+      const matches = matchingItems(view, stmt.q, [], { variables: ctx.body.let as Doc | undefined, hint: stmt.hint });
       const items = stmt.limit === 1 ? firstOnly(matches) : [...matches];
       view.reserve(items);
       for (const item of items) {

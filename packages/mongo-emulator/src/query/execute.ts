@@ -7,9 +7,16 @@ import type { Doc } from '../values.js';
 import { compileFilter } from './filter.js';
 import { sortComparator, type SortSpec } from './sort.js';
 
-export function* matchingItems(view: CollectionView, filter: Doc | undefined, sort: SortSpec, variables?: Doc): Generator<Item> {
-  const matcher = compileFilter(filter, variables);
-  const candidates = view.candidates(filter ?? {}, sort);
+export interface MatchOptions {
+  /** `let` variables for `$$name` in `$expr`. */
+  variables?: Doc;
+  /** An index name or key pattern the query must use. */
+  hint?: unknown;
+}
+
+export function* matchingItems(view: CollectionView, filter: Doc | undefined, sort: SortSpec, options: MatchOptions = {}): Generator<Item> {
+  const matcher = compileFilter(filter, options.variables);
+  const candidates = view.candidates(filter ?? {}, sort, options.hint);
   const fullCompare = sortComparator(sort);
   if (sort.length === 0 || candidates.sortedPrefix >= sort.length) {
     for (const item of candidates.items) if (matcher.test(item.doc)) yield item;

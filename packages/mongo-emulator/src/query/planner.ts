@@ -8,9 +8,11 @@
  */
 import { compareBson, TypeBound, typeRank, valueKey, LOWEST, HIGHEST } from '../bson-order.js';
 import { isPlainObject, type Doc } from '../values.js';
+import { CommandError } from '../errors.js';
 import type { CollectionData, StoredRecord } from '../storage/collection.js';
 import type { FieldBounds, IndexTable } from '../storage/index-table.js';
 import { sortComparator, type SortSpec } from './sort.js';
+import { impliesPartialFilter } from './implication.js';
 
 export interface Candidates {
   items: Iterable<StoredRecord>;
@@ -128,58 +130,19 @@ interface Chosen {
 /** mongod-like trial: an unsorted but tighter plan wins if it finishes within this many keys. */
 const TRIAL_RECORDS = 256;
 
-/** Top-level field conditions of a filter, with nested `$and`s flattened. */
-function flattenAnd(filter: Doc, out: Doc = {}): Doc {
-  for (const [k, v] of Object.entries(filter)) {
-    if (k === '$and' && Array.isArray(v)) v.forEach((s) => isPlainObject(s) && flattenAnd(s, out));
-    else out[k] = v;
-  }
-  return out;
-}
-
-/**
- * A partial index is usable only when the query implies its filter: each condition repeated
- * verbatim, or, as mongod also accepts, `{ $exists: true }` implied by a non-null equality or
- * comparison on that field (Loom's claim index is partial on `claimAt: { $exists: true }` and
- * claims ask `claimAt: { $lte: now }`).
- */
+/** A partial index is usable only when the query implies its filter. */
 function partialSatisfied(index: IndexTable, filter: Doc): boolean {
   const partial = index.spec.partialFilterExpression;
-  if (!partial) return true;
-  const flat = flattenAnd(filter);
-  return Object.entries(flattenAnd(partial)).every(
-    ([k, v]) => k in flat && (valueKey(flat[k]) === valueKey(v) || (isExistsTrue(v) && impliesExists(flat[k]))),
-  );
+  return !partial || impliesPartialFilter(filter, partial);
 }
 
-function isExistsTrue(cond: unknown): boolean {
-  return isPlainObject(cond) && Object.keys(cond).length === 1 && cond.$exists === true;
-}
-
-/** Whether a field condition can only match documents where the field exists (null matches missing). */
-function impliesExists(cond: unknown): boolean {
-  if (!isOperatorObject(cond)) return cond !== null && cond !== undefined;
-  return Object.entries(cond).some(([op, v]) => {
-    switch (op) {
-      case '$eq':
-      case '$gt':
-      case '$gte':
-      case '$lt':
-      case '$lte':
-        return v !== null && v !== undefined;
-      case '$in':
-        return Array.isArray(v) && v.length > 0 && v.every((x) => x !== null && x !== undefined);
-      case '$exists':
-        return v === true;
-      default:
-        return false;
-    }
-  });
-}
-
-function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: SortSpec, filter: Doc): IndexPlan | undefined {
+function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: SortSpec, filter: Doc, hinted = false): IndexPlan | undefined {
   const spec = index.spec;
-  if (spec.sparse || spec.description.hidden || !partialSatisfied(index, filter)) return undefined;
+  if (!hinted && (spec.sparse || spec.description.hidden)) return undefined;
+  if (!partialSatisfied(index, filter)) {
+    if (hinted) throw new CommandError('BadValue', 'hint provided does not correspond to an existing index');
+    return undefined;
+  }
   const perField: (Constraint | undefined)[] = spec.fields.map((f) => fields.get(f));
   if (index.multikey) {
     // Two range predicates on an array field may be met by different elements, so intersected
@@ -236,15 +199,20 @@ function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: Sor
     }
   }
   const score = prefix * 4 + (rangeUsed ? 2 : 0) + (sort.length > 0 && sortedPrefix === sort.length ? 5 : sortedPrefix);
-  if (prefix === 0 && !rangeUsed && sortedPrefix === 0) return undefined;
+  if (!hinted && prefix === 0 && !rangeUsed && sortedPrefix === 0) return undefined;
   return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed, tightness };
 }
 
-function indexPlans(coll: CollectionData, filter: Doc, sort: SortSpec): IndexPlan[] {
+function fieldConstraints(filter: Doc): Map<string, Constraint> {
   const raw = new Map<string, Constraint[]>();
   conjunction(filter, raw, []);
   const fields = new Map<string, Constraint>();
   for (const [f, cs] of raw) fields.set(f, combine(cs));
+  return fields;
+}
+
+function indexPlans(coll: CollectionData, filter: Doc, sort: SortSpec): IndexPlan[] {
+  const fields = fieldConstraints(filter);
   const plans: IndexPlan[] = [];
   for (const index of coll.indexes.values()) {
     const plan = planIndex(index, fields, sort, filter);
@@ -326,8 +294,30 @@ function streamsFor(coll: CollectionData, plan: IndexPlan, sort: SortSpec, sorte
   return mergeStreams(streams, compare);
 }
 
-/** Candidate records for `filter`, ordered by as many leading `sort` fields as an index allows. */
-export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec): Candidates {
+/** The index a `hint` names (by name or key pattern); `$natural` means a collection scan. */
+function hintedIndex(coll: CollectionData, hint: unknown): IndexTable | 'natural' {
+  if (isPlainObject(hint) && '$natural' in hint) return 'natural';
+  const found =
+    typeof hint === 'string'
+      ? coll.indexes.get(hint)
+      : isPlainObject(hint)
+        ? [...coll.indexes.values()].find((i) => valueKey(i.spec.description.key) === valueKey(hint))
+        : undefined;
+  if (!found) throw new CommandError('BadValue', 'hint provided does not correspond to an existing index');
+  return found;
+}
+
+/**
+ * Candidate records for `filter`, ordered by as many leading `sort` fields as an index allows.
+ * A `hint` forces its index (as mongod does, `$or` branches then share it).
+ */
+export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec, hint?: unknown): Candidates {
+  if (hint !== undefined && hint !== null && !(typeof hint === 'string' && hint === '')) {
+    const index = hintedIndex(coll, hint);
+    if (index === 'natural') return scanAll(coll);
+    const plan = planIndex(index, fieldConstraints(filter), sort, filter, true)!;
+    return { items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) }, sortedPrefix: plan.sortedPrefix, plan: `${index.spec.name} (hinted)` };
+  }
   const ors = Array.isArray(filter.$or) ? (filter.$or as unknown[]).filter(isPlainObject) : undefined;
   const direct = choosePlan(coll, filter, sort);
   if (ors && ors.length > 0 && (!direct || !direct.bounded)) {
