@@ -104,9 +104,9 @@ describe('Scheduler: exactly one job per fire time across instances', () => {
 });
 
 describe('Scheduler: three hours of downtime', () => {
-  async function downtime(catchUp: 'latest' | 'all' | 'none', cron = '*/5 * * * *', wakeAt = '2026-01-01T13:00:20Z') {
+  async function downtime(catchUp: 'latest' | 'all' | 'none', cron = '*/5 * * * *', wakeAt = '2026-01-01T13:00:20Z', overlap: 'skip' | 'allow' = 'skip') {
     const clock = new ManualClock('2026-01-01T09:59:00Z');
-    const loom = cronInstances({ clock, instances: 2, schedules: { report: { cron, catchUp } } });
+    const loom = cronInstances({ clock, instances: 2, schedules: { report: { cron, catchUp, overlap } } });
     await loom.tickAll();
     clock.set('2026-01-01T10:00:00Z');
     await loom.tickAll(); // the last run before every instance goes down; it finishes
@@ -128,21 +128,39 @@ describe('Scheduler: three hours of downtime', () => {
     ]);
   });
 
-  it("'all' runs every missed slot", async () => {
-    const { fired } = await downtime('all');
+  it("'all' with overlap 'allow' enqueues every missed slot at once", async () => {
+    const { fired } = await downtime('all', '*/5 * * * *', '2026-01-01T13:00:20Z', 'allow');
     expect(fired).toHaveLength(1 + 36);
     expect(fired[1]).toBe('2026-01-01T10:05:00.000Z');
     expect(fired.at(-1)).toBe('2026-01-01T13:00:00.000Z');
   });
 
   it(`'all' is bounded: the newest ${MAX_CATCH_UP_SLOTS} slots, with a warning and an event for the rest`, async () => {
-    const { loom, fired } = await downtime('all', '* * * * *');
+    const { loom, fired } = await downtime('all', '* * * * *', '2026-01-01T13:00:20Z', 'allow');
     expect(fired).toHaveLength(1 + MAX_CATCH_UP_SLOTS);
     expect(fired[1]).toBe('2026-01-01T11:21:00.000Z');
     expect(loom.events.filter((e) => e.event === 'schedule:missed').map((e) => e.payload.reason)).toEqual(['catch-up-all-limit']);
     expect(loom.logs.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
       'schedule report: did not run the slots after 2026-01-01T10:00:00.000Z up to 2026-01-01T11:20:00.000Z (catch-up-all-limit)',
     ]);
+  });
+
+  it("'all' with overlap 'skip' runs every missed slot one at a time, oldest first", async () => {
+    const { loom } = await downtime('all', '*/30 * * * *', '2026-01-01T13:00:20Z');
+    const order: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const unfinished = await loom.store.listJobs({ name: 'report', status: ['queued', 'running', 'waiting'] });
+      expect(unfinished.length).toBeLessThanOrEqual(1);
+      const [job] = await loom.store.claim({ owner: 'w', queues: ['default'], names: ['report'], limit: 1, leaseUntil: new Date('2026-01-01T14:00:00Z'), now: new Date('2026-01-01T13:00:20Z') });
+      if (!job) break;
+      await loom.tickAll(); // the run is in progress: nothing new
+      expect(await loom.store.listJobs({ name: 'report', status: ['queued'] })).toEqual([]);
+      await loom.store.complete({ jobId: job.id, token: job.lease!.token }, { now: new Date('2026-01-01T13:00:20Z') });
+      order.push(iso(job.scheduledFor)!);
+      await loom.tickAll();
+    }
+    expect(order).toEqual(['10:30', '11:00', '11:30', '12:00', '12:30', '13:00'].map((hm) => `2026-01-01T${hm}:00.000Z`));
+    expect(loom.events.filter((e) => e.event === 'schedule:skipped')).toEqual([]);
   });
 
   it("'none' runs nothing missed, then fires on time again", async () => {

@@ -25,6 +25,18 @@ class NightlyReport {
   }
 }
 
+let storeRef: MemoryStore | undefined;
+/** The most unfinished backfill runs (queued or running, this one included) any run saw. */
+let maxUnfinishedBackfills = 0;
+@Job({ name: 'backfill', concurrency: 4, schedule: { cron: '*/30 * * * *', catchUp: 'all' } })
+class Backfill {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    const unfinished = await storeRef!.listJobs({ name: 'backfill', status: ['queued', 'running', 'waiting'] });
+    maxUnfinishedBackfills = Math.max(maxUnfinishedBackfills, unfinished.length);
+    runs.push({ job: ctx.name, scheduledFor: ctx.scheduledFor?.toISOString(), ranAt: clockRef!.now().toISOString(), payload: _ });
+  }
+}
+
 const open: TestLoom[] = [];
 async function testLoom(options: Parameters<typeof createTestLoom>[0]): Promise<TestLoom> {
   const t = await createTestLoom(options);
@@ -64,6 +76,21 @@ describe('cron through the engine', () => {
       await b.settle();
     }
     expect(runs.map((run) => run.scheduledFor)).toEqual(fiveMinuteSlots(6));
+  });
+
+  it("after downtime, catchUp 'all' runs every missed slot one at a time once an engine is back", async () => {
+    clockRef = new FakeClock('2026-01-01T00:00:00Z');
+    const store = (storeRef = new MemoryStore());
+    const before = await createTestLoom({ jobs: [Backfill], clock: clockRef, store });
+    await before.advance('30m');
+    await before.stop(); // every engine down for three hours
+    clockRef.set('2026-01-01T03:10:00Z');
+    const after = await testLoom({ jobs: [Backfill], clock: clockRef, store });
+    await after.runUntilIdle();
+    expect(runs.map((run) => run.scheduledFor)).toEqual(
+      ['00:30', '01:00', '01:30', '02:00', '02:30', '03:00'].map((hm) => `2026-01-01T${hm}:00.000Z`),
+    );
+    expect(maxUnfinishedBackfills).toBe(1);
   });
 
   it('gives the schedule payload to each run and lists, pauses and resumes schedules', async () => {

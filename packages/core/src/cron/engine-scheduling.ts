@@ -54,6 +54,14 @@ export function createScheduling(deps: {
     schedules,
     enqueueFire: (jobName, fireAt, payload) => enqueuer.enqueueFire(jobName, fireAt, payload),
   });
+  // A finished cron run may unblock the next slot (overlap 'skip'): look at once rather than at the
+  // next regular wake-up. Runs finished by other instances are seen at that wake-up.
+  const scheduled = new Set(schedules.map((s) => s.jobName));
+  const onFinished = ({ job }: { job: { name: string; scheduledFor?: Date } }): void => {
+    if (job.scheduledFor !== undefined && scheduled.has(job.name)) scheduler.wake();
+  };
+  events.on('job:completed', onFinished);
+  events.on('job:dead', onFinished);
   return {
     start: () => scheduler.start(),
     stop: () => scheduler.stop(),

@@ -7,7 +7,7 @@ export {
   type OverlapPolicy,
   type ScheduleOptions,
 } from './schedule-options.js';
-export { CATCH_UP_NONE_TOLERANCE_MS, MAX_CATCH_UP_SLOTS, selectSlots, type MissedSlots, type SlotSelection } from './slot-selection.js';
+export { CATCH_UP_NONE_TOLERANCE_MS, MAX_CATCH_UP_SLOTS, oldestOnly, selectSlots, type MissedSlots, type SlotSelection } from './slot-selection.js';
 export { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger, type SchedulerOptions } from './scheduler.js';
 export { ScheduleControl, type ScheduleInfo } from './schedule-control.js';
 export { ScheduleNotFoundError } from './schedule-not-found-error.js';

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { JobStore } from '../store.js';
 import type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';
 import type { CompiledSchedule } from './schedule-options.js';
-import { selectSlots, type SlotSelection } from './slot-selection.js';
+import { oldestOnly, selectSlots, type SlotSelection } from './slot-selection.js';
 
 /** A job class with a schedule, as the engine registered it. */
 export interface ScheduledJob {
@@ -85,6 +85,11 @@ export class Scheduler {
     await this.#queue;
   }
 
+  /** Ticks soon if started (the engine calls it when a cron run finishes). */
+  wake(): void {
+    if (this.#running) void this.tick();
+  }
+
   /** One pass over every schedule (public for tests). Never rejects: failures are logged. */
   tick(): Promise<void> {
     const run = this.#queue
@@ -121,19 +126,25 @@ export class Scheduler {
     }, delay);
   }
 
-  /** Fires what is due for one schedule; returns its next fire time (null while paused). */
+  /**
+   * Fires what is due for one schedule; returns when it needs the next tick (null: nothing sooner
+   * than the regular wake-up, e.g. while paused or waiting for a run to finish).
+   */
   async #tickSchedule({ jobName, schedule }: ScheduledJob): Promise<Date | null> {
     const { store, clock } = this.#options;
     const now = clock.now();
     const state = await store.ensureSchedule(jobName, now);
     if (state.paused) return null;
-    const selection = selectSlots(schedule, state, now);
+    const sequential = schedule.catchUp === 'all' && schedule.overlap === 'skip';
+    const selection = sequential ? oldestOnly(selectSlots(schedule, state, now)) : selectSlots(schedule, state, now);
     // From the schedule's cursor rather than from `now`: the same fire times come up tick after
-    // tick, so FireTimes answers from its cache. Always after `now` (the cursor is the newest due slot).
+    // tick, so FireTimes answers from its cache. After `now`, except when `sequential` left slots due.
     const next = schedule.fireTimes.next(selection.advanceTo ?? state.lastFireAt ?? state.firstSeenAt);
     if (selection.advanceTo === null) return next;
 
     const blocker = schedule.overlap === 'skip' && selection.fire.length > 0 ? await this.#unfinishedRun(jobName, selection.fire[0]) : null;
+    // Sequential catch-up waits for the run instead of skipping: nothing is enqueued or advanced.
+    if (blocker !== null && sequential) return null;
     const fired: Array<{ fireAt: Date; result: EnqueueResult }> = [];
     if (blocker === null) {
       for (const fireAt of selection.fire) {

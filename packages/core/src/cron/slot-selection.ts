@@ -32,6 +32,16 @@ export interface SlotSelection {
   missed: MissedSlots | null;
 }
 
+/**
+ * `catchUp: 'all'` with `overlap: 'skip'`: every slot must run and no two may overlap, so they run
+ * one after another, oldest first. This keeps only the oldest chosen slot and advances to it; the
+ * next one is chosen once that run has finished.
+ */
+export function oldestOnly(selection: SlotSelection): SlotSelection {
+  const [oldest] = selection.fire;
+  return oldest === undefined ? selection : { ...selection, fire: [oldest], advanceTo: oldest };
+}
+
 const NOTHING_DUE: SlotSelection = { fire: [], advanceTo: null, missed: null };
 
 /**
