@@ -187,6 +187,7 @@ export class MemoryStore implements JobStore {
     record.finishedAt = copyDate(outcome.now);
     record.updatedAt = copyDate(outcome.now);
     job.version += 1;
+    this.#index.update(job, outcome.now.getTime());
     this.#dead.set(record.id, { job, reason: outcome.reason, diedAt: copyDate(outcome.now) });
   }
 
@@ -401,7 +402,7 @@ export class MemoryStore implements JobStore {
     record.updatedAt = copyDate(now);
     job.version += 1;
     if (from !== to) this.#counts.move(record.queue, from, to);
-    this.#index.add(job, now.getTime());
+    this.#index.update(job, now.getTime());
     if (to === 'queued') this.#notify(record);
   }
 
@@ -423,6 +424,7 @@ export class MemoryStore implements JobStore {
     record.finishedAt = copyDate(now);
     record.updatedAt = copyDate(now);
     job.version += 1;
+    this.#index.update(job, now.getTime());
     this.#completed.set(record.id, job);
   }
 
@@ -474,13 +476,13 @@ export class MemoryStore implements JobStore {
   /** Stores new (or replayed) `queued` records. */
   #insert(records: JobRecord[], now: Date): void {
     for (const record of records) {
-      const job: StoredJob = { record, seq: ++this.#seq, version: 0, waitHasTimeout: false };
+      const job: StoredJob = { record, seq: ++this.#seq, version: 0, waitHasTimeout: false, indexed: false };
       this.#active.set(record.id, job);
       this.#activeByName.add(record.name, job);
       this.#byParent.add(record.parentId, job);
       if (record.idempotencyKey !== undefined) this.#keys.set(record.idempotencyKey, record.id);
       this.#counts.add(record.queue, 'queued', 1);
-      this.#index.add(job, now.getTime());
+      this.#index.update(job, now.getTime());
       this.#notify(record);
     }
   }

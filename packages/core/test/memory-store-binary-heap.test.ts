@@ -34,4 +34,15 @@ describe('BinaryHeap (the MemoryStore claim index)', () => {
     expect(heap.pop()).toBeUndefined();
     expect(heap.peek()).toBeUndefined();
   });
+
+  it('retain keeps only the accepted items, still in order', () => {
+    const random = seeded(7);
+    const heap = new BinaryHeap<number>((a, b) => a < b);
+    const values = Array.from({ length: 1_000 }, () => Math.floor(random() * 10_000));
+    for (const value of values) heap.push(value);
+    heap.retain((value) => value % 3 === 0);
+    const drained: number[] = [];
+    while (heap.size > 0) drained.push(heap.pop()!);
+    expect(drained).toEqual(values.filter((v) => v % 3 === 0).sort((a, b) => a - b));
+  });
 });

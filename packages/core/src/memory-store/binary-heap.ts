@@ -39,6 +39,15 @@ export class BinaryHeap<T> {
     return top;
   }
 
+  /** Keeps only the items `keep` accepts and restores heap order, in O(n). */
+  retain(keep: (item: T) => boolean): void {
+    const items = this.#items;
+    let kept = 0;
+    for (const item of items) if (keep(item)) items[kept++] = item;
+    items.length = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) this.#siftDown(i);
+  }
+
   #siftDown(start: number): void {
     const items = this.#items;
     const n = items.length;

@@ -19,6 +19,8 @@ export interface StoredJob {
   version: number;
   /** For a `waiting` job: whether it has a timeout (`runAt`); without one it is never claimable. */
   waitHasTimeout: boolean;
+  /** Owned by the claim index: whether an entry for the current version is in it. */
+  indexed: boolean;
 }
 
 /**
