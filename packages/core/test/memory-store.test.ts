@@ -247,6 +247,20 @@ describe('MemoryStore', () => {
       expect(await store.listJobs({})).toHaveLength(1);
     });
 
+    it('rejects the commit with LEASE_LOST when the lease was taken over while the block ran', async () => {
+      const store = new MemoryStore();
+      const id = await enqueue(store);
+      const { lease } = await claim(store, at(0), 1_000);
+      const error = await rejection(
+        store.withTransaction(async (session) => {
+          await store.complete(lease, { result: 'late', now: at(500), session });
+          await claim(store, at(2_000)); // the lease expired meanwhile and another worker took the job
+        }),
+      );
+      expect(LoomError.is(error, 'LEASE_LOST')).toBe(true);
+      expect(await store.getJob(id)).toMatchObject({ status: 'running', attempt: 2 });
+    });
+
     it('applies nothing when a key was taken outside while the transaction ran', async () => {
       const store = new MemoryStore();
       await enqueue(store, { name: 'running' });
