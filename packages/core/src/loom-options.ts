@@ -34,6 +34,11 @@ export interface LoomOptions {
   random?: RandomSource;
   /** Names this instance in leases (`lease.owner`). @default `<host>:<pid>:<random>` */
   owner?: string;
+  /**
+   * Keep the process alive between `start()` and `stop()`. @default true with the system clock,
+   * false with any other clock (tests)
+   */
+  keepAlive?: boolean;
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -50,6 +55,7 @@ export interface ResolvedLoomOptions {
   logger: Logger;
   random: RandomSource;
   owner: string;
+  keepAlive: boolean;
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -77,6 +83,7 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
     throw new InvalidArgumentError('Loom option "queues"', 'must be an array of non-empty queue names');
   }
   if (options.jobs !== undefined && !Array.isArray(options.jobs)) throw new InvalidArgumentError('Loom option "jobs"', 'must be an array of @Job classes');
+  const clock = options.clock ?? new SystemClock();
   const resolved: ResolvedLoomOptions = {
     container: options.container ?? new Container(),
     store,
@@ -84,10 +91,11 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
     leaseMs: duration('lease', options.lease, 30_000, 3),
     shutdownGraceMs: duration('shutdownGrace', options.shutdownGrace, 10_000, 0),
     pollMs: duration('pollInterval', options.pollInterval, 1_000, 1),
-    clock: options.clock ?? new SystemClock(),
+    clock,
     logger: options.logger ?? new ConsoleLogger(),
     random: options.random ?? Math.random,
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    keepAlive: options.keepAlive ?? clock instanceof SystemClock,
   };
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;

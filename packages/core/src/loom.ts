@@ -2,6 +2,7 @@ import type { ScheduleControl } from './cron/schedule-control.js';
 import { toMs, type Duration } from './duration.js';
 import { EngineStateError, InvalidArgumentError } from './engine-errors.js';
 import { buildEngine, type Engine } from './engine.js';
+import { holdProcessOpen } from './keep-alive.js';
 import type { EnqueueOptions } from './enqueue-options.js';
 import type { LoomEventListener, LoomEventName } from './events.js';
 import type { JobClass, PayloadOf } from './job-class.js';
@@ -44,6 +45,7 @@ export class Loom {
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
   private state: 'created' | 'started' | 'stopped' = 'created';
+  private releaseProcess: (() => void) | undefined;
 
   private constructor(private readonly engine: Engine) {
     this.deadLetters = engine.deadLetters;
@@ -64,6 +66,7 @@ export class Loom {
     if (this.state === 'stopped') throw new EngineStateError('This Loom was stopped and cannot start again; create a new one with Loom.create');
     if (this.state === 'started') return;
     this.state = 'started';
+    if (this.engine.options.keepAlive) this.releaseProcess = holdProcessOpen();
     this.engine.pool.start();
     await this.engine.scheduling.start();
   }
@@ -84,8 +87,12 @@ export class Loom {
         throw new InvalidArgumentError('stop grace', (err as Error).message);
       }
     }
-    await this.engine.scheduling.stop();
-    await this.engine.pool.stop(graceMs);
+    try {
+      await this.engine.scheduling.stop();
+      await this.engine.pool.stop(graceMs);
+    } finally {
+      this.releaseProcess?.();
+    }
   }
 
   /**

@@ -75,6 +75,38 @@ describe('Loom options and lifecycle', () => {
     await expect(loom.start()).rejects.toThrow(/was stopped and cannot start again/);
   });
 
+  it('keeps the process alive while started with the system clock, and not with a fake one', async () => {
+    const realSetInterval = globalThis.setInterval;
+    const realClearInterval = globalThis.clearInterval;
+    const held: number[] = [];
+    const handles = new Set<unknown>();
+    globalThis.setInterval = ((fn: () => void, ms: number) => {
+      held.push(ms);
+      const handle = realSetInterval(fn, ms);
+      handles.add(handle);
+      return handle;
+    }) as typeof setInterval;
+    globalThis.clearInterval = ((handle: Parameters<typeof clearInterval>[0]) => {
+      handles.delete(handle);
+      realClearInterval(handle);
+    }) as typeof clearInterval;
+    try {
+      const real = await Loom.create({ store: new MemoryStore(), jobs: [Noop], logger });
+      await real.start();
+      expect(held).toEqual([2 ** 31 - 1]);
+      expect(handles.size).toBe(1);
+      await real.stop();
+      expect(handles.size).toBe(0);
+      const fake = await Loom.create({ store: new MemoryStore(), jobs: [Noop], logger, clock: new FakeClock() });
+      await fake.start();
+      await fake.stop();
+      expect(held).toEqual([2 ** 31 - 1]);
+    } finally {
+      globalThis.setInterval = realSetInterval;
+      globalThis.clearInterval = realClearInterval;
+    }
+  });
+
   it('completes a job whose return value is not plain data, without storing it, and says so', async () => {
     const t = await createTestLoom({ jobs: [ReturnsClass] });
     const { id } = await t.enqueue(ReturnsClass);
