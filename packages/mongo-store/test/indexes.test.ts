@@ -36,6 +36,17 @@ describe('MongoStore indexes', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
+  it('lets several processes initialise one fresh database at once', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const stores = [0, 1, 2].map(() => fixture.newStore({ database, url: fixture.mongo.uri, client: undefined }));
+    try {
+      await Promise.all(stores.map((s) => s.init()));
+      expect(await indexNames(stores[0], database, 'loom_jobs')).toContain('loom_claim');
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
   it('refuses to start when an index has Loom\'s name but other options, naming it', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     // A non-unique index under the idempotency index's name would silently allow duplicate jobs.
