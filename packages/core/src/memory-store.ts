@@ -164,18 +164,20 @@ export class MemoryStore implements JobStore {
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
     const job = this.#leased(lease);
+    const error = clonePlain(outcome.error);
     this.#transition(job, 'queued', outcome.now, (record) => {
       delete record.lease;
       record.runAt = copyDate(outcome.runAt);
-      appendError(record, outcome.error);
+      appendError(record, error);
     });
   }
 
   async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
     const job = this.#leased(lease);
+    const error = outcome.error && clonePlain(outcome.error);
     this.#sweep(outcome.now);
     const { record } = job;
-    if (outcome.error) appendError(record, outcome.error);
+    if (error) appendError(record, error);
     this.#active.delete(record.id);
     this.#activeByName.remove(record.name, job);
     this.#byParent.remove(record.parentId, job);
@@ -202,11 +204,12 @@ export class MemoryStore implements JobStore {
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const job = this.#leased(lease);
+    const step = req.step && clonePlain(req.step);
     this.#transition(job, 'queued', req.now, (record) => {
       delete record.lease;
       record.attempt -= 1;
       record.runAt = copyDate(req.runAt);
-      if (req.step) putStep(record, req.step);
+      if (step) putStep(record, step);
     });
   }
 
@@ -217,13 +220,15 @@ export class MemoryStore implements JobStore {
     const job = this.#leased(lease);
     const awaited = req.for.signal;
     if (awaited !== undefined && job.record.signals.some((s) => s.name === awaited)) return 'signal-pending';
+    const waitingFor = clonePlain(req.for);
+    const step = req.step && clonePlain(req.step);
     job.waitHasTimeout = req.timeoutAt !== undefined;
     this.#transition(job, 'waiting', req.now, (record) => {
       delete record.lease;
       record.attempt -= 1;
-      record.waitingFor = clonePlain(req.for);
+      record.waitingFor = waitingFor;
       if (req.timeoutAt) record.runAt = copyDate(req.timeoutAt);
-      if (req.step) putStep(record, req.step);
+      if (step) putStep(record, step);
     });
     return 'waiting';
   }
@@ -238,7 +243,7 @@ export class MemoryStore implements JobStore {
 
   async recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
     const { record } = this.#leased(lease);
-    const stored = putStep(record, step);
+    const stored = putStep(record, clonePlain(step));
     record.updatedAt = copyDate(now);
     return clonePlain(stored);
   }
@@ -250,13 +255,7 @@ export class MemoryStore implements JobStore {
     const index = record.signals.findIndex((s) => s.name === req.signal);
     if (index < 0) return null;
     const [signal] = record.signals.splice(index, 1);
-    const stored = putStep(record, {
-      name: req.stepName,
-      kind: 'signal',
-      status: 'completed',
-      result: signal.data,
-      at: copyDate(req.now),
-    });
+    const stored = putStep(record, { name: req.stepName, kind: 'signal', status: 'completed', result: signal.data, at: copyDate(req.now) });
     record.updatedAt = copyDate(req.now);
     return clonePlain(stored);
   }

@@ -207,6 +207,26 @@ describe('MemoryStore', () => {
       expect(await store.listJobs({})).toEqual([]);
     });
 
+    it('refuses a cyclic step or error with NOT_PLAIN_DATA and leaves the job as it was', async () => {
+      const store = new MemoryStore();
+      const id = await enqueue(store);
+      const { lease } = await claim(store, at(0));
+      const before = await store.getJob(id);
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      const step = { name: 'nap', kind: 'sleep' as const, status: 'pending' as const, result: cyclic, at: at(1) };
+      const error = { attempt: 1, at: at(1), name: 'Error', message: 'x', cause: cyclic };
+      for (const attempt of [
+        store.sleep(lease, { runAt: at(100), step, now: at(1) }),
+        store.wait(lease, { for: { signal: 's' }, step, now: at(1) }),
+        store.retry(lease, { runAt: at(100), error, now: at(1) }),
+        store.deadLetter(lease, { reason: 'r', error, now: at(1) }),
+      ]) {
+        expect(LoomError.is(await rejection(attempt), 'NOT_PLAIN_DATA')).toBe(true);
+      }
+      expect(await store.getJob(id)).toEqual(before);
+    });
+
     it('refuses to replay a dead letter whose key another job now holds, changing nothing', async () => {
       const store = new MemoryStore();
       const id = await enqueue(store, { idempotencyKey: 'k' });

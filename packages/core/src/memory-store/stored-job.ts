@@ -1,5 +1,4 @@
 import type { ErrorRecord, JobRecord, StepRecord } from '../job-record.js';
-import { clonePlain } from './clone.js';
 
 /** How many failures a job keeps: the newest {@link MEMORY_STORE_ERROR_HISTORY}, oldest first. */
 export const MEMORY_STORE_ERROR_HISTORY = 25;
@@ -41,9 +40,9 @@ export function claimableFrom(job: StoredJob): number | undefined {
   }
 }
 
-/** Appends a failure, keeping only the newest {@link MEMORY_STORE_ERROR_HISTORY}. */
+/** Appends a failure (an owned copy), keeping only the newest {@link MEMORY_STORE_ERROR_HISTORY}. */
 export function appendError(record: JobRecord, error: ErrorRecord): void {
-  record.errors.push(clonePlain(error));
+  record.errors.push(error);
   if (record.errors.length > MEMORY_STORE_ERROR_HISTORY) {
     record.errors.splice(0, record.errors.length - MEMORY_STORE_ERROR_HISTORY);
   }
@@ -52,14 +51,14 @@ export function appendError(record: JobRecord, error: ErrorRecord): void {
 /**
  * Records a step, first completed write wins: a completed step of that name is never replaced
  * (its result is what later attempts replay); a `pending` one (a sleep or wait in progress) is
- * replaced by the next write of that name. Returns the step now stored (internal, not a clone).
+ * replaced by the next write of that name. `step` must be an owned copy: it is stored as is.
+ * Returns the step now stored (internal, not a clone).
  */
 export function putStep(record: JobRecord, step: StepRecord): StepRecord {
   const index = record.steps.findIndex((s) => s.name === step.name);
   const existing = index >= 0 ? record.steps[index] : undefined;
   if (existing?.status === 'completed') return existing;
-  const stored = clonePlain(step);
-  if (existing) record.steps[index] = stored;
-  else record.steps.push(stored);
-  return stored;
+  if (existing) record.steps[index] = step;
+  else record.steps.push(step);
+  return step;
 }
