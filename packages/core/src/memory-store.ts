@@ -62,7 +62,8 @@ const copyDate = (date: Date): Date => new Date(date.getTime());
  * Behaviour worth knowing:
  * - It never reads the wall clock: every time comes from the `now` the engine passes.
  * - Data is deep-copied in and out: mutating a payload after enqueueing it, or a
- *   record returned by `getJob`/`claim`, never changes what is stored.
+ *   record returned by `getJob`/`claim`, never changes what is stored. Only plain data is kept
+ *   (objects, arrays, primitives, Dates); a cycle is refused with `NOT_PLAIN_DATA`.
  * - Idempotency keys are unique among the jobs in the store: queued, running, waiting and
  *   completed ones (until retention removes them). Dead-lettering a job frees its key.
  * - The error history keeps the newest {@link MEMORY_STORE_ERROR_HISTORY} failures.
@@ -71,8 +72,11 @@ const copyDate = (date: Date): Date => new Date(date.getTime());
  * - `withTransaction` buffers the store writes given its session (enqueue, complete) and applies
  *   them together when the callback resolves, or drops them when it throws. The caller's own writes
  *   are not part of it: a MemoryStore holds no user data.
+ * - Finished jobs stay until `retention` removes them (default: never). Removal is lazy, done by
+ *   later operations against the `now` they pass, oldest finished first.
  * - Claims only look at active jobs of the requested queues and names (finished jobs are kept
  *   apart), so completed jobs piling up never slow claims.
+ * - `subscribe` listeners hear about every job that becomes `queued`, not only new ones.
  */
 export class MemoryStore implements JobStore {
   /** `queued`, `running` and `waiting` jobs. */
@@ -520,7 +524,11 @@ export class MemoryStore implements JobStore {
     );
   }
 
-  /** Lazy retention: removes finished jobs and dead letters older than their retention at `now`. */
+  /**
+   * Lazy retention: removes finished jobs and dead letters older than their retention at `now`.
+   * The maps are in finishing order, so each sweep stops at the first one still kept: O(removed).
+   * (Should the engine's clock step back, a job finished "earlier" behind a later one waits for it.)
+   */
   #sweep(now: Date): void {
     const { completed, dead } = this.#retentionMs;
     if (completed !== undefined) {
