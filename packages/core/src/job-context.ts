@@ -51,8 +51,9 @@ export interface JobContext {
    * an array in input order for an array (`null` for a job without a result). The run ends while
    * it waits (no worker is held) and resumes when the last one finishes. A dead job fails the wait
    * with `CHILD_FAILED` (its error in the message); `timeout` elapsing fails it with `WAIT_TIMEOUT`.
-   * The outcome is memoized as a `wait` step (default name `waitForJob#<n>`): replays see the same
-   * results or the same error, so a handler may catch the error and compensate.
+   * The outcome is a `wait` step (default name `waitForJob#<n>`). Results are final; a failure is
+   * final once the handler catches it and goes on (later attempts then take the same path), while
+   * an uncaught one is looked at again by the next attempt (e.g. after the dead child was replayed).
    */
   waitForJob<R = unknown>(id: string, opts?: WaitForJobOptions): Promise<R>;
   waitForJob<R = unknown>(ids: readonly string[], opts?: WaitForJobOptions): Promise<R[]>;
@@ -60,7 +61,7 @@ export interface JobContext {
    * Durably waits for a signal sent with `loom.signal(jobId, name, data)` and returns its data.
    * A signal sent before the wait is stored on the job and taken at once; each signal is delivered
    * to exactly one wait, once (recorded as a `signal` step, default name `waitForSignal:<name>#<n>`).
-   * `timeout` elapsing fails it with `WAIT_TIMEOUT` (memoized too).
+   * `timeout` elapsing fails it with `WAIT_TIMEOUT` (final once caught, as for `waitForJob`).
    */
   waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T>;
   /** Saves progress (plain data) on the job for operators to read. */

@@ -176,6 +176,7 @@ export class JobRunner {
           events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
           return;
         }
+        await ctx.finishSteps();
         let result = outcome.result;
         const problem = result === undefined ? null : findPlainDataProblem(result);
         if (problem) {

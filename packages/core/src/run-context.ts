@@ -15,6 +15,7 @@ import { recordStepFailure } from './workflow/step-failure.js';
 import { StepBudget } from './workflow/step-limits.js';
 import { StepLog } from './workflow/step-log.js';
 import { stepNesting } from './workflow/step-nesting.js';
+import { WaitOutcomes } from './workflow/step-outcome.js';
 import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
@@ -34,6 +35,7 @@ export class RunContext implements JobContext {
 
   private readonly steps: StepLog;
   private readonly scope: RunScope;
+  private readonly outcomes: WaitOutcomes;
   private transactionStarted = false;
 
   constructor(
@@ -49,6 +51,8 @@ export class RunContext implements JobContext {
   ) {
     const { job } = deps;
     this.steps = new StepLog(job.id, job.steps);
+    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease, this.steps.stamp(step), deps.clock.now());
+    this.outcomes = new WaitOutcomes(record);
     this.scope = {
       jobId: job.id,
       attempt: job.attempt,
@@ -59,8 +63,10 @@ export class RunContext implements JobContext {
       services: deps.workflow,
       steps: this.steps,
       budget: new StepBudget(job.steps),
+      outcomes: this.outcomes,
       reach: (name, kind) => this.claimName(name, kind),
-      record: (step) => deps.store.recordStep(deps.lease, this.steps.stamp(step), deps.clock.now()),
+      moveOn: () => this.moveOn(),
+      record,
       suspend: (suspension) => this.suspend(suspension),
     };
     this.jobId = job.id;
@@ -76,6 +82,7 @@ export class RunContext implements JobContext {
     const recorded = this.claimName(name, 'step');
     if (recorded?.status === 'completed') return recorded.result as T;
     if (typeof fn !== 'function') throw new InvalidArgumentError(`ctx.step("${name}")`, 'needs a function');
+    await this.moveOn();
     let result: T;
     try {
       result = await stepNesting.run(this, name, fn);
@@ -104,6 +111,7 @@ export class RunContext implements JobContext {
   async sleepUntil(name: string, at: Date): Promise<void> {
     const recorded = this.claimName(name, 'sleep');
     if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw new InvalidArgumentError(`ctx.sleepUntil("${name}")`, 'needs a valid Date');
+    await this.moveOn();
     const now = this.deps.clock.now();
     // A recorded sleep keeps its first wake time: re-running the code before it must not push it back.
     const wakeAt = recorded?.wakeAt ?? at;
@@ -157,6 +165,23 @@ export class RunContext implements JobContext {
   suspend(suspension: RunSuspension): never {
     this.suspension ??= suspension;
     throw suspension;
+  }
+
+  /**
+   * Called by the runner when the handler returned: wait failures it caught become final, so the
+   * finished job's steps say what happened. Best effort: the job completes either way.
+   */
+  async finishSteps(): Promise<void> {
+    try {
+      await this.moveOn();
+    } catch (err) {
+      this.log.warn({ err, jobId: this.jobId }, `Job ${this.jobId}: could not mark the waits the handler caught as final; the job completes all the same`);
+    }
+  }
+
+  /** Makes wait failures this run caught final before it records anything after them. */
+  private async moveOn(): Promise<void> {
+    if (this.outcomes.pending) await this.outcomes.moveOn();
   }
 
   /** Checks a step name is usable in this run and returns its record from earlier runs, if any. */

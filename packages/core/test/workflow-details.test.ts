@@ -98,7 +98,26 @@ class WaitsForBoth {
   }
 }
 
-const jobs = [FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo, RemoteLeaf, AwaitsRemote, Napper, Doomed, WaitsForBoth];
+let notifyFailures = 0;
+@Job({ name: 'escalates', retries: 1, backoff: { type: 'fixed', delay: '1h' } })
+class Escalates {
+  async run(_: undefined, ctx: JobContext) {
+    let path: string;
+    try {
+      await ctx.waitForSignal('approve', { timeout: '1h' });
+      path = await ctx.step('ship', () => 'shipped');
+    } catch (err) {
+      if (!LoomError.is(err, 'WAIT_TIMEOUT')) throw err;
+      path = await ctx.step('escalate', () => 'escalated');
+    }
+    await ctx.step('notify', () => {
+      if (notifyFailures-- > 0) throw new Error('mail server down');
+    });
+    return path;
+  }
+}
+
+const jobs = [Escalates, FlakyStep, Invoice, Leaf, OneChild, Misuse, AwaitsGo, RemoteLeaf, AwaitsRemote, Napper, Doomed, WaitsForBoth];
 
 /** A MemoryStore that runs `beforeFirstWait` just before the first `wait` reaches it. */
 function raceBeforeWait(beforeFirstWait: (inner: MemoryStore, args: Parameters<JobStore['wait']>) => Promise<void>): JobStore {
@@ -177,6 +196,23 @@ describe('workflow details', () => {
     expect(parent?.errors.at(-1)?.message).toMatch(/child job \S+ \(doomed\) is dead: address does not exist/);
     const [napper] = await t.store.listJobs({ parentId: id, name: 'napper' });
     expect(napper?.status).toBe('queued'); // still asleep
+    await t.stop();
+  });
+
+  it('keeps the path a handler took after catching a timeout, even when the signal arrives before the retry', async () => {
+    notifyFailures = 1;
+    const t = await createTestLoom({ jobs });
+    const { id } = await t.enqueue(Escalates, undefined);
+    await t.advance('1h'); // times out, escalates, then "notify" fails: retry in 1 h
+    let job = await t.getJob(id);
+    expect(job?.status).toBe('queued');
+    expect(job?.steps.find((s) => s.kind === 'signal')).toMatchObject({ status: 'completed', error: { code: 'WAIT_TIMEOUT' } });
+    expect(await t.loom.signal(id, 'approve', 'late')).toBe(true);
+    await t.advance('1h');
+    job = await t.getJob(id);
+    expect(job?.status).toBe('completed');
+    expect(job?.result).toBe('escalated');
+    expect(job?.signals).toEqual([expect.objectContaining({ name: 'approve', data: 'late' })]); // never consumed
     await t.stop();
   });
 

@@ -20,9 +20,11 @@ interface Probe {
   order: string[];
   /** `wf-parallel`'s first step finishes when this resolves. */
   slowGate: Promise<void>;
+  /** `wf-square` jobs with `fail: true` fail while this is set. */
+  outOfStock: boolean;
 }
 
-const freshProbe = (): Probe => ({ effects: {}, beforeShip: async () => {}, failParentOnce: false, order: ['a', 'b'], slowGate: Promise.resolve() });
+const freshProbe = (): Probe => ({ effects: {}, beforeShip: async () => {}, failParentOnce: false, order: ['a', 'b'], slowGate: Promise.resolve(), outOfStock: true });
 
 /**
  * The durable-workflow behaviour (memoized steps, sleeps, child jobs, signals, determinism and
@@ -60,7 +62,7 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
   class Square {
     async run(payload: { n: number; fail?: boolean }) {
       effect('square');
-      if (payload.fail) throw new PermanentError(`cannot square ${payload.n}: out of stock`);
+      if (payload.fail && probe.outOfStock) throw new PermanentError(`cannot square ${payload.n}: out of stock`);
       return payload.n * payload.n;
     }
   }
@@ -309,10 +311,29 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       const letters = await t.loom.deadLetters.list({ name: 'wf-square' });
       expect(letters).toHaveLength(1);
       expect(error?.message).toContain(`child job ${letters[0]!.id} (wf-square) is dead: cannot square 2: out of stock`);
-      // The outcome is memoized: every attempt of the parent saw the same failure, without new children.
+      // Every attempt looked again (an uncaught failure stays open, so replaying the dead child and
+      // then the parent can still succeed) and found the child still dead; no child was enqueued twice.
       expect(parent?.errors.map((e) => e.code)).toEqual(['CHILD_FAILED', 'CHILD_FAILED', 'CHILD_FAILED']);
-      expect(parent?.steps.find((s) => s.kind === 'wait')).toMatchObject({ status: 'completed', error: { code: 'CHILD_FAILED' } });
+      expect(parent?.steps.find((s) => s.kind === 'wait')).toMatchObject({ status: 'pending', error: { code: 'CHILD_FAILED' } });
       expect(probe.effects.square).toBe(4);
+    });
+
+    it('a parent that died of a dead child finishes once an operator replays the child, then the parent', async () => {
+      const t = await start();
+      const { id } = await t.enqueue(Parent, { n: 3, failing: 1 });
+      await t.advance('10s');
+      expect((await t.getJob(id))?.status).toBe('dead');
+      const [child] = await t.loom.deadLetters.list({ name: 'wf-square' });
+      probe.outOfStock = false; // the operator fixed the cause
+      await t.loom.deadLetters.retry(child!.id);
+      await t.runUntilIdle();
+      expect((await t.getJob(child!.id))?.status).toBe('completed');
+      await t.loom.deadLetters.retry(id);
+      await t.runUntilIdle();
+      const parent = await t.getJob(id);
+      expect(parent?.status).toBe('completed');
+      expect(parent?.result).toBe(5);
+      expect(await t.store.listJobs({ parentId: id })).toHaveLength(3); // no child enqueued twice
     });
 
     it('a wait for a job times out with WAIT_TIMEOUT, which the handler can catch', async () => {
@@ -324,6 +345,7 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       const job = await t.getJob(id);
       expect(job?.status).toBe('completed');
       expect(job?.result).toBe('gave up');
+      // The handler caught the timeout and finished: the outcome is final.
       expect(job?.steps.find((s) => s.kind === 'wait')).toMatchObject({ status: 'completed', error: { code: 'WAIT_TIMEOUT' } });
     });
 

@@ -35,6 +35,7 @@ export async function enqueueChild(run: RunScope, jobClass: JobClass, payload: u
   const name = step ?? run.steps.nextName(`enqueue:${def.name}`);
   const recorded = run.reach(name, 'enqueue');
   if (recorded?.status === 'completed') return recorded.result as EnqueueResult;
+  await run.moveOn();
   const idempotencyKey = enqueueOptions.idempotencyKey ?? (def.idempotencyKey ? undefined : childIdempotencyKey(run.jobId, name));
   const { id, deduplicated } = await run.services.enqueuer.enqueueDefinition(
     def,
@@ -50,8 +51,8 @@ export async function enqueueChild(run: RunScope, jobClass: JobClass, payload: u
  * `ctx.waitForJob`: returns the results of `ids` once all have completed (one result for a string,
  * an array in input order for an array; a job without a result gives `undefined` alone, `null` in
  * an array). Until then the run parks (`store.wait`) and is woken when they finish. A dead job
- * fails the wait with `CHILD_FAILED`, the timeout with `WAIT_TIMEOUT`. The outcome is memoized as
- * a `wait` step.
+ * fails the wait with `CHILD_FAILED`, the timeout with `WAIT_TIMEOUT`. The outcome is recorded as
+ * a `wait` step (see `WaitOutcomes` for when a failure is final).
  */
 export async function waitForJobs(run: RunScope, ids: string | readonly string[], opts: WaitForJobOptions = {}): Promise<unknown> {
   const single = typeof ids === 'string';
@@ -63,14 +64,16 @@ export async function waitForJobs(run: RunScope, ids: string | readonly string[]
   const name = opts.step ?? run.steps.nextName('waitForJob');
   const recorded = run.reach(name, 'wait');
   if (recorded?.status === 'completed') return replayOutcome(recorded);
+  await run.moveOn();
   const now = run.clock.now();
   const deadline = waitDeadline(`ctx.waitForJob("${name}")`, opts.timeout, recorded, now);
   const jobs = await Promise.all(list.map((id) => run.store.getJob(id)));
   const outcome = settledOutcome(run, name, list, jobs, single, now);
-  if (outcome) return replayOutcome(await run.record(outcome));
+  if (outcome && deadline) outcome.wakeAt = deadline; // a failure stays pending: keep its deadline for the next look
+  if (outcome) return run.outcomes.settle(outcome);
   if (deadline && deadline.getTime() <= now.getTime()) {
     const error = new WaitTimeoutError(name, `Job ${run.jobId}: ${name} timed out at ${deadline.toISOString()} waiting for job(s) ${unfinishedIds(jobs).join(', ')}`);
-    return replayOutcome(await run.record({ name, kind: 'wait', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now }));
+    return run.outcomes.settle({ name, kind: 'wait', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now, ...(deadline ? { wakeAt: deadline } : {}) });
   }
   const unfinished = unfinishedIds(jobs);
   const recheckAt = new Date(now.getTime() + JOB_WAIT_RECHECK_MS);

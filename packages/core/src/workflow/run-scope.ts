@@ -7,6 +7,7 @@ import type { JobStore } from '../store.js';
 import type { RunSuspension } from '../suspension.js';
 import type { StepBudget } from './step-limits.js';
 import type { StepLog } from './step-log.js';
+import type { WaitOutcomes } from './step-outcome.js';
 
 /** Engine services workflows need beyond the store: built once per engine, shared by every run. */
 export interface WorkflowServices {
@@ -28,8 +29,12 @@ export interface RunScope {
   readonly steps: StepLog;
   /** Checks new step results: plain data, per-step and per-job size caps. */
   readonly budget: StepBudget;
+  /** Records wait outcomes; failures become final only once the run moves on. */
+  readonly outcomes: WaitOutcomes;
   /** Checks and marks a step name as reached (see `StepLog.reach`); throws a pending suspension. */
   reach(name: string, kind: StepKind): StepRecord | undefined;
+  /** After `reach`, before any side effect: makes wait failures the run caught final. */
+  moveOn(): Promise<void>;
   /** Records a step (stamped with its position), fenced; first completed write wins. Returns what is stored. */
   record(step: StepRecord): Promise<StepRecord>;
   /** Ends the run through the runner's suspend path. */

@@ -39,7 +39,7 @@ export async function sendSignal(
  * `ctx.waitForSignal`: returns the data of the oldest stored signal `name`, taking it off the job
  * and recording it as a `signal` step in one store operation (so each signal is delivered to the
  * run exactly once, and replays get the same data). Without one, the run parks until it arrives
- * or the timeout passes (`WAIT_TIMEOUT`, memoized like a result).
+ * or the timeout passes (`WAIT_TIMEOUT`; see `WaitOutcomes` for when it is final).
  */
 export async function waitForSignal(run: RunScope, signal: string, opts: WaitForSignalOptions = {}): Promise<unknown> {
   requireName('ctx.waitForSignal name', signal);
@@ -47,13 +47,14 @@ export async function waitForSignal(run: RunScope, signal: string, opts: WaitFor
   const name = opts.step ?? run.steps.nextName(`waitForSignal:${signal}`);
   const recorded = run.reach(name, 'signal');
   if (recorded?.status === 'completed') return replayOutcome(recorded);
+  await run.moveOn();
   const now = run.clock.now();
   const deadline = waitDeadline(`ctx.waitForSignal("${signal}")`, opts.timeout, recorded, now);
   const consumed = await run.store.consumeSignal(run.lease, { signal, stepName: name, now });
   if (consumed) return replayOutcome(consumed);
   if (deadline && deadline.getTime() <= now.getTime()) {
     const error = new WaitTimeoutError(name, `Job ${run.jobId}: ${name} timed out at ${deadline.toISOString()} without receiving signal "${signal}"`);
-    return replayOutcome(await run.record({ name, kind: 'signal', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now }));
+    return run.outcomes.settle({ name, kind: 'signal', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now, wakeAt: deadline });
   }
   const pending: StepRecord | undefined = recorded ? undefined : { name, kind: 'signal', status: 'pending', at: now };
   if (pending && deadline) pending.wakeAt = deadline;

@@ -37,8 +37,8 @@ export class StepResultTooLargeError extends LoomError {
 }
 
 /**
- * `ctx.waitForJob` or `ctx.waitForSignal` reached its timeout. The outcome is memoized: later
- * attempts of the job get the same error at the same step, so a handler may catch it and act on it.
+ * `ctx.waitForJob` or `ctx.waitForSignal` reached its timeout. Once a handler catches it and goes
+ * on, it is final: later attempts get the same error at the same step and take the same path.
  */
 export class WaitTimeoutError extends LoomError {
   constructor(readonly stepName: string, message: string) {
@@ -47,8 +47,9 @@ export class WaitTimeoutError extends LoomError {
 }
 
 /**
- * A job awaited with `ctx.waitForJob` is dead (it failed permanently or ran out of attempts). The
- * outcome is memoized like a step: catch it to compensate, or let it fail the parent's attempt.
+ * A job awaited with `ctx.waitForJob` is dead (it failed permanently or ran out of attempts). Catch
+ * it to compensate (final from then on), or let it fail the parent's attempt (the next attempt
+ * looks again, so replaying the dead child and then the parent can still succeed).
  */
 export class ChildFailedError extends LoomError {
   constructor(readonly stepName: string, readonly childId: string, message: string) {
