@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { MongoClient, type ClientSession, type Document, type ObjectId, type UpdateFilter } from 'mongodb';
+import { MongoClient, type ClientSession, type ObjectId } from 'mongodb';
 import {
-  LeaseLostError,
   LoomError,
   type ClaimRequest,
   type DeadLetter,
@@ -19,60 +17,20 @@ import {
   type WaitCondition,
 } from '@loom/core';
 import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
-import { openCollections, withSession, type StoreCollections } from './collections.js';
+import { claimJobs } from './claims.js';
+import { openCollections, type StoreCollections } from './collections.js';
 import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
 import { detectDeployment, type Deployment } from './deployment.js';
-import type { JobDocument } from './documents.js';
 import { enqueueJobs } from './enqueue.js';
-import {
-  claimCandidateFilter,
-  CLAIM_SORT,
-  claimFilter,
-  deadLetterFilter,
-  fencedFilter,
-  jobListFilter,
-  unfinishedNotWaitingForFilter,
-  waitingFilter,
-  waitingForSignalFilter,
-  type FenceConditions,
-} from './filters.js';
-import { CLAIM_INDEX_KEY, ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
+import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
+import { deadLetterFilter, jobListFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
+import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
 import { ScheduleRepository } from './schedules.js';
 import { transactionsUnsupported } from './store-errors.js';
-import {
-  claimUpdate,
-  completeUpdate,
-  consumeSignalUpdate,
-  extendLeaseUpdate,
-  progressUpdate,
-  pendingStepArrayFilters,
-  requeueUpdate,
-  retryUpdate,
-  signalUpdate,
-  touchUpdate,
-  waitUpdate,
-  wakeUpdate,
-  withStep,
-} from './updates.js';
-
-function completedStep(job: JobDocument, name: string): StepRecord | undefined {
-  return job.steps.find((s) => s.name === name && s.status === 'completed');
-}
-
-/** A conditional write that lost a race is retried this often before giving up loudly. */
-const MAX_CONDITIONAL_ROUNDS = 5;
-/** A safety bound only: a batch claim round fails only when a concurrent claimer progressed. */
-const MAX_BATCH_ROUNDS = 100;
-
-/** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */
-function sortForClaim(docs: JobDocument[]): JobDocument[] {
-  return docs.sort(
-    (a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
-  );
-}
+import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -93,6 +51,7 @@ export class MongoStore implements JobStore {
   private readonly ownsClient: boolean;
   private readonly collections: StoreCollections;
   private readonly schedules: ScheduleRepository;
+  private readonly fenced: FencedWrites;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly watchers = new Set<() => void>();
@@ -105,6 +64,7 @@ export class MongoStore implements JobStore {
     const client = options.client ?? new MongoClient(options.url!, options.clientOptions);
     this.collections = openCollections(client, this.options);
     this.schedules = new ScheduleRepository(this.collections.schedules);
+    this.fenced = new FencedWrites(this.collections.jobs);
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */
@@ -151,91 +111,45 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    const limit = requireNumber(req?.limit, 'claim limit', true);
-    if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
-    const lease = { owner: requireString(req.owner, 'claim owner'), token: randomUUID(), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
-    const now = requireDate(req.now, 'claim now');
-    const filter = claimFilter(req);
-    if (filter.queue && (filter.queue as { $in: string[] }).$in.length === 0) return [];
-    if (limit === 1) {
-      const doc = await this.collections.jobs.findOneAndUpdate(filter, claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after' });
-      return doc ? [toJobRecord(doc)] : [];
-    }
-    return this.claimBatch(req, lease, now, limit);
-  }
-
-  /**
-   * Three commands per round for up to `limit` jobs: read candidate ids in claim order; take them
-   * with one unordered bulk `update` whose statements each re-check the claim filter for one
-   * document (so concurrent claimers never share a job) and give it its own fresh token; read back
-   * the ones this round won. Candidates lost to a concurrent claimer are replaced in the next round
-   * until `limit` is reached or nothing claimable is left; a lost round means another claimer made
-   * progress, so the loop ends. A lone candidate is taken and read back by one `findAndModify`, and
-   * a read that found fewer candidates than wanted ends the loop (it saw every job claimable then),
-   * so a claim that finds one due job costs two commands, not four.
-   */
-  private async claimBatch(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
-    const { jobs } = this.collections;
-    const claimed: JobDocument[] = [];
-    for (let round = 0; claimed.length < limit && round < MAX_BATCH_ROUNDS; round++) {
-      const wanted = limit - claimed.length;
-      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted, projection: { _id: 1 } }).toArray();
-      if (candidates.length === 0) break;
-      if (candidates.length === 1) {
-        const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, candidates[0]._id), claimUpdate({ ...lease, token: randomUUID() }, now), { returnDocument: 'after' });
-        if (doc) claimed.push(doc);
-      } else {
-        const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
-        const taken = await jobs.bulkWrite(
-          leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
-          { ordered: false },
-        );
-        if (taken.modifiedCount > 0) {
-          const won = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
-          claimed.push(...(await jobs.find(won).toArray()));
-        }
-      }
-      if (candidates.length < wanted) break;
-    }
-    return sortForClaim(claimed).map(toJobRecord);
+    return claimJobs(this.collections.jobs, req);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void> {
-    await this.fencedUpdate(lease, extendLeaseUpdate(until, requireDate(now, 'now')));
+    await this.fenced.write(lease, extendLeaseUpdate(until, requireDate(now, 'now')));
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    await this.fencedUpdate(lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), {}, session);
+    await this.fenced.write(lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session);
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
-    await this.fencedUpdate(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now')));
+    await this.fenced.write(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now')));
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await this.fencedUpdate(lease, requeueUpdate(now, now));
+    await this.fenced.write(lease, requeueUpdate(now, now));
   }
 
   async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
     requireDate(outcome?.now, 'now');
     requireString(outcome.reason, 'dead-letter reason');
-    await moveToDeadLetters(await this.moveContext(), this.leaseJobId(lease), lease, outcome);
+    await moveToDeadLetters(await this.moveContext(), this.fenced.jobIdOf(lease), lease, outcome);
   }
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
-    await this.fencedTransition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step);
+    await this.fenced.transition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step);
   }
 
   async wait(lease: LeaseRef, req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date }): Promise<'waiting' | 'signal-pending'> {
     const now = requireDate(req?.now, 'now');
     const signal = req.for?.signal === undefined ? undefined : requireString(req.for.signal, 'wait signal');
     const children = req.for.jobs === undefined ? [] : requireStrings(req.for.jobs, 'wait jobs');
-    const outcome = await this.fencedTransition(lease, 'wait', waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
+    const outcome = await this.fenced.transition(lease, 'wait', waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
       signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
@@ -244,35 +158,16 @@ export class MongoStore implements JobStore {
     return 'waiting';
   }
 
-  async recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
-    requireString(step?.name, 'step name');
-    const update = touchUpdate(requireDate(now, 'now'));
-    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      if (await this.fencedWithStep(lease, update, step)) return step;
-      const existing = completedStep(await this.ownedJob(lease), step.name);
-      if (existing) return existing;
-    }
-    throw this.tooManyRounds('recordStep', lease);
+  recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
+    return this.fenced.recordStep(lease, step, now);
   }
 
-  async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
-    const now = requireDate(req?.now, 'now');
-    const name = requireString(req.signal, 'signal name');
-    const stepName = requireString(req.stepName, 'step name');
-    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      const job = await this.ownedJob(lease);
-      const recorded = completedStep(job, stepName);
-      if (recorded) return recorded; // consumed by an earlier attempt: replay it, consume nothing
-      const stored = job.signals.find((s) => s.name === name);
-      if (!stored) return null;
-      const step: StepRecord = { name: stepName, kind: 'signal', status: 'completed', result: stored.data, at: now };
-      if (await this.fencedWithStep(lease, consumeSignalUpdate(stored.sid, now), step, { signalId: stored.sid })) return step;
-    }
-    throw this.tooManyRounds('consumeSignal', lease);
+  consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
+    return this.fenced.consumeSignal(lease, req);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
-    await this.fencedUpdate(lease, progressUpdate(value, requireDate(now, 'now')));
+    await this.fenced.write(lease, progressUpdate(value, requireDate(now, 'now')));
   }
 
   // ---- unfenced transitions ----------------------------------------------------------------
@@ -297,7 +192,7 @@ export class MongoStore implements JobStore {
       // the two writes (then the next round wakes it).
       if (!(await jobs.findOne({ _id: id, status: { $in: ['queued', 'running', 'waiting'] } }, { projection: { _id: 1 } }))) return false;
     }
-    throw new LoomError('STORE_ERROR', `signal "${name}" to job ${jobId}: the job kept changing state; retry`);
+    throw tooManyRounds(`signal "${name}"`, jobId);
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -442,44 +337,6 @@ export class MongoStore implements JobStore {
     return session as ClientSession;
   }
 
-  private leaseJobId(lease: LeaseRef): ObjectId {
-    if (typeof lease !== 'object' || lease === null) throw new LoomError('INVALID_ARGUMENT', 'lease must be { jobId, token }');
-    requireString(lease.token, 'lease token');
-    const id = parseJobId(lease.jobId, 'lease jobId');
-    if (!id) throw new LeaseLostError(String(lease.jobId), 'no job has this id');
-    return id;
-  }
-
-  /** A fenced write; false when the fence (or a condition) did not match. */
-  private async fencedTry(
-    lease: LeaseRef,
-    update: UpdateFilter<JobDocument>,
-    conditions: FenceConditions = {},
-    session?: ClientSession,
-    arrayFilters?: Document[],
-  ): Promise<boolean> {
-    const id = this.leaseJobId(lease);
-    const options = { ...withSession(session), ...(arrayFilters ? { arrayFilters } : {}) };
-    const res = await this.collections.jobs.updateOne(fencedFilter(id, lease.token, conditions), update, options);
-    return res.matchedCount === 1;
-  }
-
-  /** A fenced write that must apply: zero matches is a lost lease, and nothing changed. */
-  private async fencedUpdate(lease: LeaseRef, update: UpdateFilter<JobDocument>, conditions: FenceConditions = {}, session?: ClientSession): Promise<void> {
-    if (!(await this.fencedTry(lease, update, conditions, session))) throw new LeaseLostError(lease.jobId);
-  }
-
-  /** The job, if this lease still holds it; LeaseLostError otherwise. */
-  private async ownedJob(lease: LeaseRef): Promise<JobDocument> {
-    const job = await this.collections.jobs.findOne(fencedFilter(this.leaseJobId(lease), lease.token));
-    if (!job) throw new LeaseLostError(lease.jobId);
-    return job;
-  }
-
-  private tooManyRounds(operation: string, lease: LeaseRef): LoomError {
-    return new LoomError('STORE_ERROR', `${operation} on job ${lease.jobId}: the job kept changing under this worker; retry`);
-  }
-
   /** A list limit: undefined = all; zero or less = none (as MemoryStore). */
   private limitOf(limit: unknown): number | undefined {
     if (limit === undefined) return undefined;
@@ -491,35 +348,4 @@ export class MongoStore implements JobStore {
     if (objectIds.length === 0) return false;
     return (await this.collections.jobs.countDocuments({ _id: { $in: objectIds }, status: { $in: ['queued', 'running', 'waiting'] } }, { limit: 1 })) > 0;
   }
-
-  /** Writes `update` plus `step` (appended, or replacing a pending one); false when nothing matched. */
-  private async fencedWithStep(lease: LeaseRef, update: UpdateFilter<JobDocument>, step: StepRecord, conditions: FenceConditions = {}): Promise<boolean> {
-    if (await this.fencedTry(lease, withStep(update, step, 'append'), { ...conditions, absentStep: step.name })) return true;
-    return this.fencedTry(lease, withStep(update, step, 'replace-pending'), { ...conditions, pendingStep: step.name }, undefined, pendingStepArrayFilters(step.name));
-  }
-
-  /**
-   * A fenced transition that may carry a step (first completed write wins). Returns 'refused' when
-   * `refuse(job)` explains why the conditions failed (e.g. the awaited signal is already there).
-   */
-  private async fencedTransition(
-    lease: LeaseRef,
-    operation: string,
-    update: UpdateFilter<JobDocument>,
-    step: StepRecord | undefined,
-    conditions: FenceConditions = {},
-    refuse: (job: JobDocument) => boolean = () => false,
-  ): Promise<'done' | 'refused'> {
-    let pendingStep = step;
-    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      const written = pendingStep ? await this.fencedWithStep(lease, update, pendingStep, conditions) : await this.fencedTry(lease, update, conditions);
-      if (written) return 'done';
-      const job = await this.ownedJob(lease);
-      if (refuse(job)) return 'refused';
-      // The step was completed by an earlier attempt: keep it, make the transition alone.
-      if (pendingStep && completedStep(job, pendingStep.name)) pendingStep = undefined;
-    }
-    throw this.tooManyRounds(operation, lease);
-  }
-
 }

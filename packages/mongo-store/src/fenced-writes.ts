@@ -1,0 +1,124 @@
+import type { ClientSession, Collection, Document, ObjectId, UpdateFilter } from 'mongodb';
+import { LeaseLostError, LoomError, type LeaseRef, type StepRecord } from '@loom/core';
+import { parseJobId, requireDate, requireString } from './arguments.js';
+import { withSession } from './collections.js';
+import type { JobDocument } from './documents.js';
+import { fencedFilter, type FenceConditions } from './filters.js';
+import { consumeSignalUpdate, pendingStepArrayFilters, touchUpdate, withStep } from './updates.js';
+
+/** A conditional write that lost a race is retried this often before giving up loudly. */
+export const MAX_CONDITIONAL_ROUNDS = 5;
+
+/** The step of this name that a run completed (a pending sleep or wait does not count). */
+function completedStep(job: JobDocument, name: string): StepRecord | undefined {
+  return job.steps.find((s) => s.name === name && s.status === 'completed');
+}
+
+/** A loud end to a conditional loop that kept losing races (it should never happen in practice). */
+export function tooManyRounds(operation: string, jobId: string): LoomError {
+  return new LoomError('STORE_ERROR', `${operation} on job ${jobId}: the job kept changing under this operation; retry`);
+}
+
+/**
+ * Every write after a claim, fenced by `_id` + lease token + `running`: zero matches means the
+ * lease was lost (or a condition failed) and nothing changed. Steps are first-completed-write-wins:
+ * appended when new, replacing a `pending` one of the same name, left alone when completed.
+ */
+export class FencedWrites {
+  constructor(private readonly jobs: Collection<JobDocument>) {}
+
+  /** The job id of a lease; an id that cannot be ours means no such job holds this lease. */
+  jobIdOf(lease: LeaseRef): ObjectId {
+    if (typeof lease !== 'object' || lease === null) throw new LoomError('INVALID_ARGUMENT', 'lease must be { jobId, token }');
+    requireString(lease.token, 'lease token');
+    const id = parseJobId(lease.jobId, 'lease jobId');
+    if (!id) throw new LeaseLostError(String(lease.jobId), 'no job has this id');
+    return id;
+  }
+
+  /** A fenced write; false when the fence (or a condition) did not match. */
+  async tryWrite(
+    lease: LeaseRef,
+    update: UpdateFilter<JobDocument>,
+    conditions: FenceConditions = {},
+    session?: ClientSession,
+    arrayFilters?: Document[],
+  ): Promise<boolean> {
+    const id = this.jobIdOf(lease);
+    const options = { ...withSession(session), ...(arrayFilters ? { arrayFilters } : {}) };
+    const res = await this.jobs.updateOne(fencedFilter(id, lease.token, conditions), update, options);
+    return res.matchedCount === 1;
+  }
+
+  /** A fenced write that must apply: zero matches is a lost lease. */
+  async write(lease: LeaseRef, update: UpdateFilter<JobDocument>, session?: ClientSession): Promise<void> {
+    if (!(await this.tryWrite(lease, update, {}, session))) throw new LeaseLostError(lease.jobId);
+  }
+
+  /** The job, if this lease still holds it; LeaseLostError otherwise. */
+  async owned(lease: LeaseRef): Promise<JobDocument> {
+    const job = await this.jobs.findOne(fencedFilter(this.jobIdOf(lease), lease.token));
+    if (!job) throw new LeaseLostError(lease.jobId);
+    return job;
+  }
+
+  /**
+   * A fenced transition that may carry a step. Returns 'refused' when `refuse(job)` explains why
+   * the conditions failed (e.g. the awaited signal is already there).
+   */
+  async transition(
+    lease: LeaseRef,
+    operation: string,
+    update: UpdateFilter<JobDocument>,
+    step: StepRecord | undefined,
+    conditions: FenceConditions = {},
+    refuse: (job: JobDocument) => boolean = () => false,
+  ): Promise<'done' | 'refused'> {
+    let pendingStep = step;
+    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
+      const written = pendingStep ? await this.tryWriteWithStep(lease, update, pendingStep, conditions) : await this.tryWrite(lease, update, conditions);
+      if (written) return 'done';
+      const job = await this.owned(lease);
+      if (refuse(job)) return 'refused';
+      // The step was completed by an earlier attempt: keep it, make the transition alone.
+      if (pendingStep && completedStep(job, pendingStep.name)) pendingStep = undefined;
+    }
+    throw tooManyRounds(operation, lease.jobId);
+  }
+
+  /** Records a step; returns the stored one (the earlier completed step, if there is one). */
+  async recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
+    requireString(step?.name, 'step name');
+    const update = touchUpdate(requireDate(now, 'now'));
+    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
+      if (await this.tryWriteWithStep(lease, update, step)) return step;
+      const existing = completedStep(await this.owned(lease), step.name);
+      if (existing) return existing;
+    }
+    throw tooManyRounds('recordStep', lease.jobId);
+  }
+
+  /** Takes the oldest stored signal `signal` off the job as the completed step `stepName`. */
+  async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
+    const now = requireDate(req?.now, 'now');
+    const name = requireString(req.signal, 'signal name');
+    const stepName = requireString(req.stepName, 'step name');
+    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
+      const job = await this.owned(lease);
+      const recorded = completedStep(job, stepName);
+      if (recorded) return recorded; // consumed by an earlier attempt: replay it, consume nothing
+      const stored = job.signals.find((s) => s.name === name);
+      if (!stored) return null;
+      const step: StepRecord = { name: stepName, kind: 'signal', status: 'completed', result: stored.data, at: now };
+      if (await this.tryWriteWithStep(lease, consumeSignalUpdate(stored.sid, now), step, { signalId: stored.sid })) return step;
+    }
+    throw tooManyRounds('consumeSignal', lease.jobId);
+  }
+
+  /** Writes `update` plus `step` (appended, or replacing a pending one); false when nothing matched. */
+  private async tryWriteWithStep(lease: LeaseRef, update: UpdateFilter<JobDocument>, step: StepRecord, conditions: FenceConditions = {}): Promise<boolean> {
+    if (await this.tryWrite(lease, withStep(update, step, 'append'), { ...conditions, absentStep: step.name })) return true;
+    const replace = withStep(update, step, 'replace-pending');
+    return this.tryWrite(lease, replace, { ...conditions, pendingStep: step.name }, undefined, pendingStepArrayFilters(step.name));
+  }
+}
