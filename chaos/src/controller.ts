@@ -1,0 +1,212 @@
+/**
+ * `npm run chaos`: N worker processes run ChaosEffect jobs on the emulator (its own process, by
+ * its bin) while this controller enqueues them, SIGKILLs and restarts random workers, and
+ * SIGSTOPs workers past their lease before SIGCONTing them (a GC pause). The oracle then checks
+ * the database and the workers' ledgers; the last line is the verdict, and the exit code is 1
+ * when something was lost, applied twice or completed by a stale lease.
+ */
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Container } from 'inversify';
+import { MongoClient, type Db } from 'mongodb';
+import { Loom } from '@loom/core';
+import { MongoStore } from '@loom/mongo-store';
+import { CHAOS_HANDLER, ChaosEffect, EFFECTS, SINK, ensureSinkIndex } from './chaos-job.js';
+import { chaosConfig } from './config.js';
+import { readLedgers } from './ledger.js';
+import { spawnNode, type NodeProcess } from './node-process.js';
+import { finalLine, judge, passed } from './oracle.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ext = extname(fileURLToPath(import.meta.url));
+const WORKER = join(here, `worker${ext}`);
+const EMULATOR_BIN = resolve(here, '../../packages/mongo-emulator', ext === '.ts' ? 'src/bin.ts' : 'dist/bin.js');
+
+const config = chaosConfig(process.argv.slice(2), process.env);
+const started = Date.now();
+const log = (msg: string) => process.stdout.write(`[chaos +${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}\n`);
+const random = (n: number) => Math.floor(Math.random() * n);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Worker {
+  slot: number;
+  owner: string;
+  proc: NodeProcess;
+  ready: boolean;
+  paused: boolean;
+}
+
+log(`config ${JSON.stringify(config)}`);
+const runDir = mkdtempSync(join(tmpdir(), 'loom-chaos-'));
+const emulator = spawnNode(EMULATOR_BIN, ['--port', '0'], {});
+const uri = await emulator.waitForLine(/^mongodb:\/\//, config.startupMs);
+const database = `chaos_${Date.now()}`;
+const client = new MongoClient(uri);
+await client.connect();
+const db = client.db(database);
+await ensureSinkIndex(db);
+const store = new MongoStore({ client, database, retention: { completed: false }, logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) } });
+await store.init();
+const container = new Container();
+container.bind(CHAOS_HANDLER).toConstantValue({}); // this Loom only enqueues
+const enqueuer = await Loom.create({ container, store, jobs: [ChaosEffect], keepAlive: false });
+log(`emulator ${uri}, database ${database}, ledgers in ${runDir}`);
+
+let generation = 0;
+const workers: Worker[] = [];
+function startWorker(slot: number): Worker {
+  const owner = `w${slot}.${++generation}`;
+  const proc = spawnNode(WORKER, [], {
+    MONGODB_URI: uri,
+    DATABASE: database,
+    LEDGER: join(runDir, `${owner}.jsonl`),
+    OWNER: owner,
+    CONCURRENCY: String(config.concurrency),
+    LEASE_MS: String(config.leaseMs),
+    MAX_DELAY_MS: String(config.maxDelayMs),
+  });
+  const worker: Worker = { slot, owner, proc, ready: false, paused: false };
+  workers[slot] = worker;
+  proc.waitForLine(/^READY /, config.startupMs).then(
+    () => (worker.ready = true),
+    (err: unknown) => {
+      if (workers[slot] === worker && proc.alive) log(`worker ${owner} did not start: ${(err as Error).message}`);
+    },
+  );
+  return worker;
+}
+
+const faults = { kills: 0, pauses: 0 };
+let failure: Error | undefined;
+const keys = Array.from({ length: config.jobs }, (_, i) => `k${i}`);
+
+try {
+  for (let slot = 0; slot < config.workers; slot++) startWorker(slot);
+  await waitFor(() => workers.every((w) => w.ready), config.startupMs, 'every worker to start');
+  log(`${config.workers} workers ready`);
+
+  const enqueueing = enqueueInBatches();
+  await injectFaults();
+  await enqueueing;
+  log(`faults done: ${faults.kills} kills, ${faults.pauses} pauses; waiting for the jobs to finish`);
+  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish`);
+  log('every job finished');
+} catch (err) {
+  failure = err as Error;
+  log(`run failed: ${failure.message}`);
+}
+
+await stopWorkers();
+const verdict = await collectVerdict();
+await client.close();
+emulator.process.kill('SIGTERM');
+await emulator.exited;
+rmSync(runDir, { recursive: true, force: true });
+
+log(`stale completions refused by the fence: ${verdict.staleAcksRefused}`);
+for (const example of verdict.examples) log(example);
+log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.stdout.write(`${finalLine(verdict, faults)}\n`);
+process.exit(passed(verdict) && !failure ? 0 : 1);
+
+/** Enqueues batch i once i/batches of the faults have happened, so jobs run through all of them. */
+async function enqueueInBatches(): Promise<void> {
+  const size = Math.ceil(config.jobs / config.batches);
+  for (let i = 0; i < config.batches; i++) {
+    const due = (n: number) => Math.floor((n * i) / config.batches);
+    await waitFor(() => faults.kills >= due(config.kills) && faults.pauses >= due(config.pauses), config.deadlineMs, `faults before batch ${i}`);
+    const payloads = keys.slice(i * size, (i + 1) * size).map((key) => ({ key }));
+    // The keys make a retried batch harmless: what was stored already comes back deduplicated.
+    await retrying(() => enqueuer.enqueueMany(ChaosEffect, payloads), `enqueue batch ${i}`);
+  }
+  log(`enqueued ${config.jobs} jobs`);
+}
+
+/** Kills and pauses at random moments until both targets are met. */
+async function injectFaults(): Promise<void> {
+  const pausing: Promise<void>[] = [];
+  while (faults.kills < config.kills || faults.pauses < config.pauses) {
+    // Spacing between faults, not synchronisation: what happens next is checked by the oracle.
+    await sleep(200 + random(600));
+    const live = workers.filter((w) => w.ready && !w.paused);
+    if (live.length === 0) continue;
+    const victim = live[random(live.length)];
+    const pauseDue = faults.pauses < config.pauses && !workers.some((w) => w.paused) && (faults.kills >= config.kills || Math.random() < 0.35);
+    if (pauseDue) pausing.push(pause(victim));
+    else if (faults.kills < config.kills) await kill(victim);
+  }
+  await Promise.all(pausing);
+}
+
+async function kill(worker: Worker): Promise<void> {
+  worker.proc.process.kill('SIGKILL');
+  await worker.proc.exited;
+  faults.kills++;
+  startWorker(worker.slot);
+}
+
+/** SIGSTOP past the lease, then SIGCONT: the worker wakes up holding leases others took over. */
+async function pause(worker: Worker): Promise<void> {
+  worker.paused = true;
+  worker.proc.process.kill('SIGSTOP');
+  faults.pauses++;
+  await sleep(config.pauseMs);
+  worker.proc.process.kill('SIGCONT');
+  worker.paused = false;
+}
+
+async function stopWorkers(): Promise<void> {
+  await Promise.all(
+    workers.map(async (w) => {
+      if (!w.proc.alive) return;
+      if (w.paused) w.proc.process.kill('SIGCONT');
+      w.proc.process.kill('SIGTERM');
+      const timer = setTimeout(() => w.proc.process.kill('SIGKILL'), 30_000);
+      await w.proc.exited;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+async function terminalJobs(db: Db): Promise<number> {
+  return db.collection('loom_jobs').countDocuments({ status: { $in: ['completed', 'dead'] } });
+}
+
+async function collectVerdict() {
+  const jobs = await db.collection('loom_jobs').find({}, { projection: { idempotencyKey: 1, status: 1, attempt: 1, result: 1 } }).toArray();
+  const deadLetters = await db.collection('loom_dead_letters').find({}, { projection: { _id: 1 } }).toArray();
+  const sink = await db.collection(SINK).find({}, { projection: { key: 1 } }).toArray();
+  const effects = await db.collection(EFFECTS).find({}, { projection: { key: 1 } }).toArray();
+  return judge({
+    keys,
+    jobs: jobs.map((j) => ({ id: j._id.toHexString(), key: j.idempotencyKey as string | undefined, status: j.status as string, attempt: j.attempt as number, result: j.result })),
+    deadLetterIds: deadLetters.map((d) => String(d._id)),
+    sinkKeys: sink.map((s) => s.key as string),
+    effectKeys: effects.map((e) => e.key as string),
+    ledger: readLedgers(runDir),
+  });
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function retrying<T>(fn: () => Promise<T>, what: string): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      log(`${what} failed (${(err as Error).message}); retrying`);
+      await sleep(200 * attempt);
+    }
+  }
+}
+

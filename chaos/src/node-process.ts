@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/**
+ * A Node child process started with this process's own `execArgv`: from compiled JavaScript it
+ * runs plain `node`, under the TypeScript hooks of the tests (`--import register-ts.mjs`) it runs
+ * sources the same way. (packages/mongo-store/test/processes/children.ts always uses the hooks;
+ * the chaos run needs both, and from dist a worker starts in a fraction of the time.)
+ */
+export interface NodeProcess {
+  readonly process: ChildProcess;
+  /** Resolves with the first stdout line matching `pattern` (also one already printed). */
+  waitForLine(pattern: RegExp, ms: number): Promise<string>;
+  /** Resolves with the exit signal (or code) once the process has exited. */
+  readonly exited: Promise<NodeJS.Signals | number | null>;
+  readonly alive: boolean;
+  /** The last 4,000 characters of its stderr. */
+  stderr(): string;
+}
+
+export function spawnNode(script: string, args: string[], env: Record<string, string>): NodeProcess {
+  const proc = spawn(process.execPath, [...process.execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    lines.push(line);
+    for (const wake of waiters) wake();
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  let alive = true;
+  const exited = new Promise<NodeJS.Signals | number | null>((done) =>
+    proc.once('exit', (code, signal) => {
+      alive = false;
+      done(signal ?? code);
+    }),
+  );
+  return {
+    process: proc,
+    exited,
+    get alive() {
+      return alive;
+    },
+    stderr: () => stderr,
+    waitForLine(pattern, ms) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const line = lines.find((l) => pattern.test(l));
+          if (line !== undefined) finish(() => resolve(line));
+        };
+        const timer = setTimeout(() => finish(() => reject(new Error(`${script}: no line matching ${pattern} within ${ms} ms; stderr: ${stderr}`))), ms);
+        const onExit = () => finish(() => reject(new Error(`${script} exited before printing ${pattern}; stderr: ${stderr}`)));
+        const finish = (settle: () => void) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          proc.off('exit', onExit);
+          settle();
+        };
+        waiters.add(check);
+        proc.once('exit', onExit);
+        check();
+      });
+    },
+  };
+}

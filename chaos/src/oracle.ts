@@ -1,0 +1,139 @@
+import type { LedgerEntry } from './ledger.js';
+
+/** What the oracle looks at, read from the database and the worker ledgers after a run. */
+export interface OracleInput {
+  /** The idempotency keys the controller enqueued (one job each). */
+  keys: readonly string[];
+  /** Every job document (also any left in a non-terminal state). */
+  jobs: readonly { id: string; key?: string; status: string; attempt: number; result?: unknown }[];
+  /** Ids of the jobs in the dead-letter collection. */
+  deadLetterIds: readonly string[];
+  /** Keys of the sink rows, one entry per row. */
+  sinkKeys: readonly string[];
+  /** Keys of the effects-log rows, one entry per row (one per handler run that got that far). */
+  effectKeys: readonly string[];
+  ledger: readonly LedgerEntry[];
+}
+
+export interface OracleVerdict {
+  jobs: number;
+  /** Keys without exactly one job that completed and left its effect in the sink. */
+  lost: number;
+  /** Extra sink rows: a key with n > 1 rows counts n - 1. */
+  duplicateEffects: number;
+  /** Jobs whose accepted completion came from a run whose lease had been taken over. */
+  staleAcks: number;
+  /** Extra handler runs: a key with n > 1 effect-log rows counts n - 1 (expected under faults). */
+  reexecutions: number;
+  /** Completion attempts the store refused because the lease was gone (the fence at work). */
+  staleAcksRefused: number;
+  /** A few examples per violation, for the report. */
+  examples: string[];
+}
+
+function countBy(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * Checks a chaos run: every job in exactly one terminal state (completed, and not also dead), one
+ * sink row per key, and no stale completion accepted. A completion is stale when its lease had
+ * been taken over before the ack was sent, seen two ways:
+ * - in the ledgers: an accepted ack for token T, while another claim of the job returned after
+ *   T's claim and before the ack was sent (the store must then refuse T);
+ * - in the database: the stored result names the run that completed the job; it must be the last
+ *   claim of that job, as nothing can claim a completed job.
+ */
+export function judge(input: OracleInput): OracleVerdict {
+  const examples: string[] = [];
+  const note = (what: string) => {
+    if (examples.length < 20) examples.push(what);
+  };
+  const jobsByKey = new Map<string, OracleInput['jobs'][number][]>();
+  for (const job of input.jobs) {
+    if (job.key === undefined) continue;
+    jobsByKey.set(job.key, [...(jobsByKey.get(job.key) ?? []), job]);
+  }
+  const dead = new Set(input.deadLetterIds);
+  const sink = countBy(input.sinkKeys);
+  const effects = countBy(input.effectKeys);
+
+  let lost = 0;
+  for (const key of input.keys) {
+    const jobs = jobsByKey.get(key) ?? [];
+    const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && (sink.get(key) ?? 0) >= 1;
+    if (!ok) {
+      lost++;
+      note(`lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} sink=${sink.get(key) ?? 0}`);
+    }
+  }
+
+  let duplicateEffects = 0;
+  for (const [key, n] of sink) {
+    if (n > 1) {
+      duplicateEffects += n - 1;
+      note(`duplicate effect ${key}: ${n} sink rows`);
+    }
+  }
+  let reexecutions = 0;
+  for (const n of effects.values()) reexecutions += Math.max(0, n - 1);
+
+  const claims = new Map<string, Extract<LedgerEntry, { t: 'claim' }>[]>();
+  const acks: Extract<LedgerEntry, { t: 'ack' }>[] = [];
+  for (const e of input.ledger) {
+    if (e.t === 'claim') claims.set(e.job, [...(claims.get(e.job) ?? []), e]);
+    else acks.push(e);
+  }
+  for (const list of claims.values()) list.sort((a, b) => a.at - b.at);
+
+  const stale = new Set<string>();
+  const accepted = countBy(acks.filter((a) => a.ok).map((a) => a.job));
+  for (const [job, n] of accepted) {
+    if (n > 1) {
+      stale.add(job);
+      note(`stale ack ${job}: ${n} completions accepted`);
+    }
+  }
+  for (const ack of acks) {
+    if (!ack.ok) continue;
+    const list = claims.get(ack.job) ?? [];
+    const own = list.find((c) => c.token === ack.token);
+    const takenOver = own && list.find((c) => c.token !== ack.token && c.at > own.at && c.at < ack.start);
+    if (takenOver) {
+      stale.add(ack.job);
+      note(`stale ack ${ack.job}: ${ack.owner} acked after ${takenOver.owner} reclaimed it`);
+    }
+  }
+  for (const job of input.jobs) {
+    const list = claims.get(job.id);
+    const result = job.result as { owner?: string; attempt?: number } | undefined;
+    if (job.status !== 'completed' || !list?.length || !result) continue;
+    const last = list[list.length - 1];
+    if (last.owner !== result.owner || last.attempt !== result.attempt) {
+      stale.add(job.id);
+      note(`stale ack ${job.id}: completed by ${result.owner} attempt ${result.attempt}, last claimed by ${last.owner} attempt ${last.attempt}`);
+    }
+  }
+
+  return {
+    jobs: input.keys.length,
+    lost,
+    duplicateEffects,
+    staleAcks: stale.size,
+    reexecutions,
+    staleAcksRefused: acks.filter((a) => !a.ok && a.code === 'LEASE_LOST').length,
+    examples,
+  };
+}
+
+/** The run's final line, exactly as `npm run chaos` prints it. */
+export function finalLine(v: OracleVerdict, faults: { kills: number; pauses: number }): string {
+  return `jobs=${v.jobs} kills=${faults.kills} pauses=${faults.pauses} lost=${v.lost} duplicate_effects=${v.duplicateEffects} stale_acks=${v.staleAcks} reexecutions=${v.reexecutions}`;
+}
+
+/** The run passed: nothing lost, nothing applied twice, no stale completion accepted. */
+export function passed(v: OracleVerdict): boolean {
+  return v.lost === 0 && v.duplicateEffects === 0 && v.staleAcks === 0;
+}

@@ -1,0 +1,78 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy between Loom processes and MongoDB that can make the database unreachable: `cut()`
+ * destroys every open connection and refuses new ones (they are accepted, then reset at once)
+ * until `restore()`. This is what a network partition or a dead load balancer looks like to the
+ * driver, without stopping the server itself.
+ */
+export class TcpProxy {
+  private readonly sockets = new Set<Socket>();
+  private down = false;
+  private server!: Server;
+  /** The port clients connect to instead of the server's. */
+  port = 0;
+
+  private constructor(private readonly target: { host: string; port: number }) {}
+
+  /** Starts listening on `listenPort` (0: any free port) and forwards to `target`. */
+  static async start(target: { host: string; port: number }, listenPort = 0): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target);
+    proxy.server = createServer((client) => proxy.accept(client));
+    await new Promise<void>((resolve, reject) => {
+      proxy.server.once('error', reject);
+      proxy.server.listen(listenPort, '127.0.0.1', () => resolve());
+    });
+    const address = proxy.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the proxy has no TCP port');
+    proxy.port = address.port;
+    return proxy;
+  }
+
+  private accept(client: Socket): void {
+    if (this.down) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = createConnection(this.target);
+    for (const s of [client, upstream]) {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+      // A reset on one side ends both: the driver sees a dropped connection, nothing else.
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+  /** A MongoDB URI through the proxy, taken from the server's URI. */
+  uriFor(serverUri: string): string {
+    const url = new URL(serverUri);
+    url.host = `127.0.0.1:${this.port}`;
+    return url.toString();
+  }
+
+  /** Connections open through the proxy right now. */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
+  /** Drops every connection and refuses new ones until `restore()`. */
+  cut(): void {
+    this.down = true;
+    for (const s of this.sockets) s.resetAndDestroy();
+    this.sockets.clear();
+  }
+
+  /** Lets connections through again. */
+  restore(): void {
+    this.down = false;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

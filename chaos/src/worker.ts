@@ -1,0 +1,104 @@
+/**
+ * A chaos worker process: a Loom app on MongoStore running {@link ChaosEffect}.
+ *
+ * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
+ * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), IGNORE_ABORT (1: handlers ignore ctx.signal),
+ * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 1000).
+ * Prints `READY <owner>` once started. SIGTERM: graceful stop (stop claiming, finish or release
+ * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
+ * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
+ * reclaim once the lease expires.
+ */
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import { Loom, type Logger } from '@loom/core';
+import { MongoStore } from '@loom/mongo-store';
+import { CHAOS_HANDLER, ChaosEffect, type ChaosHandlerOptions } from './chaos-job.js';
+import { Ledger } from './ledger.js';
+import { recordingStore } from './recording-store.js';
+
+const env = process.env;
+const { MONGODB_URI, DATABASE, LEDGER, OWNER } = env;
+if (!MONGODB_URI || !DATABASE || !LEDGER || !OWNER) throw new Error('chaos worker needs MONGODB_URI, DATABASE, LEDGER and OWNER');
+const num = (name: string, fallback: number): number => (env[name] === undefined ? fallback : Number(env[name]));
+
+const logger = stderrLogger({ owner: OWNER });
+const selectionMs = num('SERVER_SELECTION_MS', 1000);
+const mongo = new MongoStore({
+  url: MONGODB_URI,
+  database: DATABASE,
+  pollInterval: '100ms',
+  retention: { completed: false },
+  clientOptions: { serverSelectionTimeoutMS: selectionMs, connectTimeoutMS: selectionMs },
+  logger,
+});
+const { store, held } = recordingStore(mongo, new Ledger(LEDGER), OWNER);
+
+const container = new Container();
+const handler: ChaosHandlerOptions = {
+  db: mongo.client.db(DATABASE),
+  owner: OWNER,
+  maxDelayMs: num('MAX_DELAY_MS', 20),
+  ignoreAbort: env.IGNORE_ABORT === '1',
+};
+container.bind(CHAOS_HANDLER).toConstantValue(handler);
+
+const loom = await Loom.create({
+  container,
+  store,
+  jobs: [ChaosEffect],
+  concurrency: num('CONCURRENCY', 4),
+  lease: num('LEASE_MS', 1500),
+  shutdownGrace: num('GRACE_MS', 2000),
+  pollInterval: '100ms',
+  owner: OWNER,
+  logger,
+});
+await loom.start();
+process.stdout.write(`READY ${OWNER}\n`);
+
+let stopping = false;
+process.on('SIGTERM', () => {
+  if (stopping) {
+    void hardStop();
+    return;
+  }
+  stopping = true;
+  loom
+    .stop()
+    .then(() => mongo.close())
+    .then(
+      () => {
+        process.stdout.write('STOPPED\n');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'graceful stop failed');
+        process.exit(1);
+      },
+    );
+});
+
+async function hardStop(): Promise<void> {
+  const now = new Date();
+  const releases = [...held.values()].map((lease) =>
+    mongo.release(lease, now).catch((err: unknown) => logger.warn({ err, jobId: lease.jobId }, 'release on hard stop failed; the lease will expire')),
+  );
+  await Promise.race([Promise.all(releases), new Promise((resolve) => setTimeout(resolve, 500))]);
+  process.exit(130);
+}
+
+/** Warnings and errors to stderr as JSON lines (stdout carries the protocol lines). */
+function stderrLogger(bindings: Record<string, unknown>): Logger {
+  const write = (level: string) => (obj: Record<string, unknown>, msg?: string) => {
+    const err = obj.err instanceof Error ? { err: `${obj.err.name}: ${obj.err.message}` } : {};
+    process.stderr.write(`${JSON.stringify({ level, msg, ...bindings, ...obj, ...err })}\n`);
+  };
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: write('warn'),
+    error: write('error'),
+    child: (more) => stderrLogger({ ...bindings, ...more }),
+  };
+}
