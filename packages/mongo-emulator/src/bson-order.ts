@@ -132,6 +132,10 @@ function sign(n: number): number {
 
 /** Compares two BSON values in MongoDB's order; returns -1, 0 or 1. */
 export function compareBson(a: unknown, b: unknown): number {
+  // Fast paths for the common same-type cases (index scans compare millions of these).
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'number' && typeof b === 'number' && a === a && b === b) return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Date && b instanceof Date) return sign(a.getTime() - b.getTime());
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (a instanceof TypeBound || b instanceof TypeBound) {

@@ -14,6 +14,8 @@ import type { Doc } from '../values.js';
 const moduleValue = btreeModule as unknown as { default: { default?: unknown } | unknown };
 const BTreeClass = ((moduleValue.default as { default?: unknown }).default ?? moduleValue.default) as BTreeConstructor;
 
+const MAX_STEPS_BEFORE_SEEK = 16;
+
 export interface IndexEntry {
   key: unknown[];
   rid: number;
@@ -127,8 +129,11 @@ export class IndexTable {
      * Where to continue after an out-of-bounds entry (mongod's index bounds checker): before a
      * field's interval, jump to its start; past it, jump past every key sharing the prefix.
      */
+    // Leading point fields hold for every key between start and end: no need to check them.
+    let fixed = 0;
+    while (fixed < bounds.length && bounds[fixed] && compareBson(bounds[fixed].lo, bounds[fixed].hi) === 0) fixed++;
     const seekFor = (key: unknown[]): IndexEntry | undefined => {
-      for (let i = 0; i < bounds.length; i++) {
+      for (let i = fixed; i < bounds.length; i++) {
         const b = bounds[i];
         if (!b) continue;
         const dirEff = this.dirs[i] * step;
@@ -148,21 +153,29 @@ export class IndexTable {
       return undefined;
     };
     let from: IndexEntry = reverse ? { key: end, rid: Infinity } : { key: start, rid: -Infinity };
-    for (;;) {
-      let next: IndexEntry | undefined;
+    restart: for (;;) {
       const entries = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
+      // A seek is a tree descent; stepping is cheaper when the target is only a few entries on.
+      let target: IndexEntry | undefined;
+      let steps = 0;
       for (const [entry] of entries) {
         if (!reverse && this.compareKeys(entry.key, end) > 0) return;
         if (reverse && this.compareKeys(entry.key, start) < 0) return;
-        next = seekFor(entry.key);
-        if (!next) {
-          yield entry;
-          continue;
+        if (target) {
+          if (this.compareEntries(entry, target) * step < 0) {
+            if (++steps > MAX_STEPS_BEFORE_SEEK) {
+              from = target;
+              continue restart;
+            }
+            continue;
+          }
+          target = undefined;
         }
-        break;
+        target = seekFor(entry.key);
+        if (!target) yield entry;
+        steps = 0;
       }
-      if (!next) return;
-      from = next;
+      return;
     }
   }
 
