@@ -48,6 +48,31 @@ describe('handshake and server commands', () => {
     expect(err.message).toContain('frobnicate');
   });
 
+  it('serves a client that declares a Stable API version (hello over OP_MSG)', async () => {
+    const client = new MongoClient(t.uri, { serverApi: { version: '1' } });
+    try {
+      const c = client.db(t.db.databaseName).collection('api');
+      await c.insertOne({ v: 1 });
+      expect(await c.countDocuments()).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('ends sessions, aborting what a closing client left open in a transaction', async () => {
+    const client = new MongoClient(t.uri);
+    const s = client.startSession();
+    s.startTransaction();
+    await client.db(t.db.databaseName).collection('left').insertOne({ _id: 'held', never: true } as never, { session: s });
+    await client.close();
+    expect(await t.db.collection('left').countDocuments()).toBe(0);
+    // The transaction no longer holds the _id: a plain insert of it goes through at once.
+    await t.db.collection('left').insertOne({ _id: 'held' } as never);
+    expect(await t.db.collection('left').countDocuments()).toBe(1);
+    const ended = await t.client.db('admin').command({ endSessions: [] });
+    expect(ended.ok).toBe(1);
+  });
+
   it('lists, creates and drops collections and databases', async () => {
     await t.db.createCollection('made');
     const names = (await t.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
