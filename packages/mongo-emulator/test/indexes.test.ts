@@ -161,6 +161,57 @@ describe('queries through indexes', () => {
   });
 });
 
+describe('index scans agree with collection scans', () => {
+  it('gives identical answers for random filters and sorts over mixed data', async () => {
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pick = <T>(xs: T[]): T => xs[rand(xs.length)];
+    const docs = Array.from({ length: 300 }, (_, i) => {
+      const doc: Document = { _id: i };
+      const a = rand(7);
+      if (a < 5) doc.a = a;
+      else if (a === 5) doc.a = null;
+      doc.b = rand(5) === 0 ? [pick(['x', 'y']), pick(['y', 'z'])] : pick(['x', 'y', 'z']);
+      doc.c = new Date(1_000_000 + rand(50) * 1000);
+      doc.d = rand(3) === 0 ? rand(10) + 0.5 : rand(10);
+      return doc;
+    });
+    const plain = t.db.collection(`agree_plain_${n}`);
+    await coll.insertMany(docs);
+    await plain.insertMany(docs.map((d) => ({ ...d })));
+    await coll.createIndex({ a: 1, d: -1, c: 1 });
+    await coll.createIndex({ b: 1, a: -1 });
+    await coll.createIndex({ c: -1, _id: 1 });
+    const conditions: (() => Document)[] = [
+      () => ({ a: rand(5) }),
+      () => ({ a: { $in: [rand(5), rand(5), null] } }),
+      () => ({ a: { $gte: rand(5) } }),
+      () => ({ d: { $gt: rand(10), $lte: rand(10) + 3 } }),
+      () => ({ c: { $lt: new Date(1_000_000 + rand(50) * 1000) } }),
+      () => ({ b: pick(['x', 'y', 'z']) }),
+      () => ({ b: { $in: ['x', 'z'] }, a: { $lt: 3 } }),
+      () => ({ $or: [{ a: rand(5), d: { $lt: 5 } }, { c: { $gte: new Date(1_000_000 + rand(50) * 1000) } }] }),
+      () => ({ a: { $exists: false } }),
+    ];
+    const sorts: Document[] = [{}, { d: -1, _id: 1 }, { a: 1, d: -1, c: 1, _id: 1 }, { c: -1, _id: 1 }, { b: 1, _id: -1 }, { a: -1, _id: 1 }];
+    for (let q = 0; q < 60; q++) {
+      const filter = { ...pick(conditions)(), ...(rand(2) ? pick(conditions)() : {}) };
+      const sort = pick(sorts);
+      const limit = pick([0, 1, 5]);
+      const run = (c: Collection<Document>) => {
+        let cursor = c.find(filter).sort(sort.hasOwnProperty('_id') ? sort : { ...sort, _id: 1 });
+        if (limit) cursor = cursor.limit(limit);
+        return cursor.toArray();
+      };
+      const [indexed, scanned] = await Promise.all([run(coll), run(plain)]);
+      expect({ filter, sort, ids: indexed.map((d) => d._id) }).toEqual({ filter, sort, ids: scanned.map((d) => d._id) });
+    }
+  });
+});
+
 describe('hints', () => {
   it('answers through a hinted index by name or key pattern and rejects unknown hints', async () => {
     await coll.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, q: i % 2 ? 'a' : 'b', p: i % 5 })) as never[]);

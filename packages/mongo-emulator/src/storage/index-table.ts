@@ -15,6 +15,8 @@ const moduleValue = btreeModule as unknown as { default: { default?: unknown } |
 const BTreeClass = ((moduleValue.default as { default?: unknown }).default ?? moduleValue.default) as BTreeConstructor;
 
 const MAX_STEPS_BEFORE_SEEK = 16;
+/** An out-of-bounds entry to step over without seeking. */
+const SKIP = Symbol('skip');
 
 export interface IndexEntry {
   key: unknown[];
@@ -132,14 +134,19 @@ export class IndexTable {
     // Leading point fields hold for every key between start and end: no need to check them.
     let fixed = 0;
     while (fixed < bounds.length && bounds[fixed] && compareBson(bounds[fixed].lo, bounds[fixed].hi) === 0) fixed++;
-    const seekFor = (key: unknown[]): IndexEntry | undefined => {
+    // Past a unique field (or at the last one) every key differs: a seek would skip nothing.
+    const idAt = this.spec.fields.indexOf('_id');
+    const seekUseless = (i: number) => i === this.dirs.length - 1 || (idAt >= 0 && idAt < i);
+    const seekFor = (key: unknown[]): IndexEntry | typeof SKIP | undefined => {
       for (let i = fixed; i < bounds.length; i++) {
         const b = bounds[i];
         if (!b) continue;
         const dirEff = this.dirs[i] * step;
         const from = dirEff === 1 ? b.lo : b.hi;
         const to = dirEff === 1 ? b.hi : b.lo;
-        if (compareBson(key[i], from) * dirEff < 0) {
+        const before = compareBson(key[i], from) * dirEff < 0;
+        if ((before || compareBson(key[i], to) * dirEff > 0) && seekUseless(i)) return SKIP;
+        if (before) {
           const seek = [...key.slice(0, i), from];
           for (let j = i + 1; j < this.dirs.length; j++) seek.push(first(j));
           return { key: seek, rid: reverse ? Infinity : -Infinity };
@@ -171,8 +178,9 @@ export class IndexTable {
           }
           target = undefined;
         }
-        target = seekFor(entry.key);
-        if (!target) yield entry;
+        const next = seekFor(entry.key);
+        if (next === undefined) yield entry;
+        target = next === SKIP ? undefined : next;
         steps = 0;
       }
       return;
