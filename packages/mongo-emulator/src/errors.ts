@@ -94,6 +94,10 @@ export function badValue(message: string): CommandError {
 /** Converts anything thrown while running a command into a CommandError (mingo throws plain Errors). */
 export function toCommandError(err: unknown): CommandError {
   if (err instanceof CommandError) return err;
+  // A JS runtime error is an emulator bug, not bad input: say so rather than blame the request.
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError) {
+    return new CommandError('InternalError', `Loom MongoDB emulator internal error: ${err.message}`);
+  }
   const message = err instanceof Error ? err.message : String(err);
   return new CommandError('BadValue', message);
 }

@@ -4,7 +4,8 @@
  * and applies everything at commit in one synchronous step, so other clients see all of it or
  * none of it. Writing a document that another transaction holds, or that someone committed after
  * this transaction started, is a WriteConflict (112) labelled TransientTransactionError, which
- * makes `withTransaction` retry. Reads are read-committed plus own writes (not a true snapshot).
+ * makes `withTransaction` retry. Reads see the committed state as of the transaction's first
+ * operation (pre-images of later commits are kept while it is open) plus its own writes.
  */
 import { CommandError } from './errors.js';
 import { valueKey } from './bson-order.js';
@@ -12,6 +13,7 @@ import type { Catalog } from './storage/catalog.js';
 import type { StoredRecord } from './storage/collection.js';
 import type { Doc } from './values.js';
 import type { WriteRecorder, WriteOp } from './write-op.js';
+import { SnapshotHistory } from './snapshot-history.js';
 
 /** mongod's transactionLifetimeLimitSeconds default: an abandoned transaction is aborted. */
 const TRANSACTION_LIFETIME_MS = 60_000;
@@ -72,6 +74,25 @@ export function writeConflict(): CommandError {
 export class SessionRegistry {
   private readonly sessions = new Map<string, SessionState>();
   private readonly locks = new Map<string, Transaction>();
+  private readonly active = new Set<Transaction>();
+  private readonly history = new SnapshotHistory();
+
+  /** Records a committed change for the snapshots of open transactions (a no-op when none is open). */
+  noteChange(ns: string, idKey: string, before: Doc | null, version: number): void {
+    if (this.active.size > 0) this.history.note(ns, idKey, before, version);
+  }
+
+  /** Documents of `ns` as `txn`'s snapshot saw them, where later commits changed them. */
+  snapshotChanges(txn: Transaction, ns: string): Map<string, Doc | null> {
+    return this.history.asOf(ns, txn.startVersion);
+  }
+
+  private finished(txn: Transaction): void {
+    this.active.delete(txn);
+    let oldest: number | undefined;
+    for (const t of this.active) oldest = oldest === undefined ? t.startVersion : Math.min(oldest, t.startVersion);
+    this.history.prune(oldest);
+  }
 
   constructor(
     private readonly catalog: Catalog,
@@ -102,6 +123,7 @@ export class SessionRegistry {
       if (session.txn?.state === 'active') this.abort(session.txn);
       const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn));
       session.txn = txn;
+      this.active.add(txn);
       return txn;
     }
     const txn = session.txn;
@@ -126,7 +148,7 @@ export class SessionRegistry {
     const key = lockKey(ns, idKey);
     const owner = this.locks.get(key);
     if (owner === txn) return;
-    if (owner || (base && base.version > txn.startVersion)) {
+    if (owner || (base && base.version > txn.startVersion) || this.history.changedAfter(ns, idKey, txn.startVersion)) {
       this.abort(txn);
       throw writeConflict();
     }
@@ -138,6 +160,7 @@ export class SessionRegistry {
     if (txn.state !== 'active') return;
     this.release(txn);
     txn.end('aborted');
+    this.finished(txn);
   }
 
   private release(txn: Transaction): void {
@@ -185,9 +208,15 @@ export class SessionRegistry {
       throw err;
     }
     this.catalog.version = version;
+    this.active.delete(txn);
+    for (const { coll, record } of removed) this.noteChange(coll.ns, record.idKey, record.doc, version);
+    for (const { coll, record } of inserted) {
+      if (!removed.some((r) => r.coll === coll && r.record.idKey === record.idKey)) this.noteChange(coll.ns, record.idKey, null, version);
+    }
     for (const op of txn.ops) this.recorder.record(op);
     this.release(txn);
     txn.end('committed');
+    this.finished(txn);
   }
 
   /** endSessions: abort whatever those sessions left open and forget them. */

@@ -86,8 +86,9 @@ export class CommittedView implements CollectionView {
     this.reserve([{ idKey: valueKey(doc._id), doc }]);
     const { coll } = this.catalog.getOrCreate(this.db, this.name);
     const version = this.catalog.version + 1;
-    coll.insert(doc, version);
+    const record = coll.insert(doc, version);
     this.catalog.version = version;
+    this.sessions.noteChange(this.ns, record.idKey, null, version);
     this.recorder.record({ kind: 'insert', db: this.db, coll: this.name, after: doc });
   }
 
@@ -100,6 +101,7 @@ export class CommittedView implements CollectionView {
     const before = record.doc;
     coll.replace(record, after, version);
     this.catalog.version = version;
+    this.sessions.noteChange(this.ns, record.idKey, before, version);
     this.recorder.record({ kind, db: this.db, coll: this.name, before, after });
   }
 
@@ -110,6 +112,7 @@ export class CommittedView implements CollectionView {
     if (!coll || !record) return;
     coll.remove(record);
     this.catalog.version++;
+    this.sessions.noteChange(this.ns, record.idKey, record.doc, this.catalog.version);
     this.recorder.record({ kind: 'delete', db: this.db, coll: this.name, before: record.doc });
   }
 }
@@ -133,10 +136,18 @@ export class TransactionView implements CollectionView {
     return this.catalog.get(this.db, this.name);
   }
 
+  /** The transaction's own writes over its snapshot's view of documents committed since. */
+  private visibleOverlay(): Map<string, Doc | null> {
+    const snapshot = this.sessions.snapshotChanges(this.txn, this.ns);
+    if (snapshot.size === 0) return this.overlay;
+    for (const [idKey, doc] of this.overlay) snapshot.set(idKey, doc);
+    return snapshot;
+  }
+
   candidates(filter: Doc, sort: SortSpec, hint?: unknown): CandidateStream {
     const coll = this.collection();
     const base = coll ? planCandidates(coll, filter, sort, hint) : EMPTY;
-    const overlay = this.overlay;
+    const overlay = this.visibleOverlay();
     const own: Item[] = [];
     for (const [idKey, doc] of overlay) if (doc) own.push({ idKey, doc });
     if (own.length === 0 && overlay.size === 0) return base;
@@ -158,8 +169,9 @@ export class TransactionView implements CollectionView {
 
   get(id: unknown): Item | undefined {
     const idKey = valueKey(id);
-    if (this.overlay.has(idKey)) {
-      const doc = this.overlay.get(idKey);
+    const overlay = this.visibleOverlay();
+    if (overlay.has(idKey)) {
+      const doc = overlay.get(idKey);
       return doc ? { idKey, doc } : undefined;
     }
     return this.collection()?.getByIdKey(idKey);

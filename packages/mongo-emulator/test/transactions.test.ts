@@ -62,6 +62,28 @@ describe('transactions', () => {
     ]);
   });
 
+  it('reads from the snapshot taken at its first operation, not later commits', async () => {
+    const s = session();
+    s.startTransaction();
+    expect(await coll.countDocuments({}, { session: s })).toBe(2);
+    await coll.updateOne({ _id: 1 as never }, { $set: { v: 'outside' } });
+    await coll.insertOne({ _id: 3, v: 'outside' } as never);
+    await coll.deleteOne({ _id: 2 as never });
+    const seen = await coll.find({}, { session: s }).sort({ _id: 1 }).toArray();
+    expect(seen.map((d) => [d._id, d.v])).toEqual([
+      [1, 'start'],
+      [2, 'start'],
+    ]);
+    expect(await coll.findOne({ _id: 3 as never }, { session: s })).toBeNull();
+    // Writing what changed since the snapshot is a conflict.
+    expect((await failure(coll.updateOne({ _id: 2 as never }, { $set: { v: 'txn' } }, { session: s }))).code).toBe(112);
+    await s.abortTransaction();
+    expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.v])).toEqual([
+      [1, 'outside'],
+      [3, 'outside'],
+    ]);
+  });
+
   it('discards everything on abort', async () => {
     const s = session();
     s.startTransaction();

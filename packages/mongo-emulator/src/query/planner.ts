@@ -229,14 +229,14 @@ function indexChoice(coll: CollectionData, plan: IndexPlan, sort: SortSpec): Cho
  * The best plan for a conjunction: the one giving the most sort order, unless a tighter
  * plan's candidates fit in a small trial, in which case those are fetched and sorted.
  */
-function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen & { bounded: boolean }) | undefined {
+function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen & { bounded: boolean; tightness: number }) | undefined {
   const plans = indexPlans(coll, filter, sort);
   if (plans.length === 0) return undefined;
   const byScore = plans.reduce((a, b) => (b.score > a.score ? b : a));
   const byTightness = plans.reduce((a, b) => (b.tightness > a.tightness || (b.tightness === a.tightness && b.score > a.score) ? b : a));
   if (sort.length === 0 || byTightness === byScore || byTightness.tightness <= byScore.tightness) {
     const best = sort.length === 0 ? byTightness : byScore;
-    return { ...indexChoice(coll, best, sort), bounded: best.bounded };
+    return { ...indexChoice(coll, best, sort), bounded: best.bounded, tightness: best.tightness };
   }
   const trial: StoredRecord[] = [];
   const it = scanPlan(coll, byTightness, new Set());
@@ -244,12 +244,12 @@ function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen 
     trial.push(r.value);
     if (trial.length > TRIAL_RECORDS) {
       it.return(undefined);
-      return { ...indexChoice(coll, byScore, sort), bounded: byScore.bounded };
+      return { ...indexChoice(coll, byScore, sort), bounded: byScore.bounded, tightness: byScore.tightness };
     }
   }
   const compare = sortComparator(sort);
   trial.sort((a, b) => compare(a.doc, b.doc));
-  return { open: () => trial[Symbol.iterator](), sortedPrefix: sort.length, name: `${byTightness.index.spec.name}+SORT`, bounded: true };
+  return { open: () => trial[Symbol.iterator](), sortedPrefix: sort.length, name: `${byTightness.index.spec.name}+SORT`, bounded: true, tightness: byTightness.tightness };
 }
 
 function* scanPlan(coll: CollectionData, plan: IndexPlan, seen: Set<number>): Generator<StoredRecord> {
@@ -320,11 +320,15 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
   }
   const ors = Array.isArray(filter.$or) ? (filter.$or as unknown[]).filter(isPlainObject) : undefined;
   const direct = choosePlan(coll, filter, sort);
-  if (ors && ors.length > 0 && (!direct || !direct.bounded)) {
-    // Plan each $or branch with the rest of the conjunction; use it only if every branch can.
+  if (ors && ors.length > 0) {
+    // Plan each $or branch with the rest of the conjunction; use it only if every branch can, and
+    // (when the rest alone is bounded) only if every branch is tighter than the rest alone: Agenda's
+    // lock query (name + $or of lockedAt/nextRunAt conditions) must skip locked and finished jobs in
+    // the index, as mongod does, instead of fetching every job of that name.
     const { $or: _ignored, ...rest } = filter;
     const branches = ors.map((branch) => choosePlan(coll, { $and: [rest, branch] }, sort));
-    if (branches.every((b) => b !== undefined && b.bounded)) {
+    const tighter = !direct || !direct.bounded || branches.every((b) => b !== undefined && b.tightness > direct.tightness);
+    if (tighter && branches.every((b) => b !== undefined && b.bounded)) {
       const chosen = branches as Chosen[];
       const sortedPrefix = Math.min(...chosen.map((b) => b.sortedPrefix));
       const compare = sortedPrefix > 0 ? sortComparator(sort, sortedPrefix) : () => 0;
