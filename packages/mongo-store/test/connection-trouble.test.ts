@@ -39,8 +39,13 @@ describe('MongoDB going away', () => {
     await expect(store.claim(claimRequest())).rejects.toThrow();
     await expect(store.enqueue([newJob()], { now: at(1) })).rejects.toThrow();
 
-    // Same address, fresh (empty) server: the same store object carries on.
+    // Same address, fresh (empty) server: the same store object carries on. A real server keeps
+    // its indexes across a restart; the emulator does not, so another process's init() recreates
+    // them (claims hint the claim index, and a missing one is an error, not a silent scan).
     emulator = await MongoEmulator.start({ port, replicaSet: false });
+    const another = storeOn(emulator.uri);
+    await another.init();
+    await another.close();
     const [{ id }] = await store.enqueue([newJob()], { now: at(2) });
     const [job] = await store.claim(claimRequest('worker-a', at(3)));
     expect(job.id).toBe(id);

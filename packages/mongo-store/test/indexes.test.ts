@@ -66,6 +66,19 @@ describe('MongoStore indexes', () => {
     expect(err.message).toContain('"loom_parent"');
   });
 
+  it('makes claims fail loudly, not scan silently, when the claim index was dropped', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const store = fixture.newStore({ database });
+    await store.init();
+    await store.enqueue([{ name: 'send', queue: 'default', payload: {}, priority: 0, runAt: new Date(0), maxAttempts: 1 }], { now: new Date(0) });
+    await fixture.mongo.client.db(database).collection('loom_jobs').dropIndex('loom_claim');
+    const claim = { owner: 'w', queues: ['default'], names: ['send'], leaseUntil: new Date(60_000), now: new Date(1) };
+    await expect(store.claim({ ...claim, limit: 1 })).rejects.toThrow(/hint/);
+    await expect(store.claim({ ...claim, limit: 5 })).rejects.toThrow(/hint/);
+    await fixture.newStore({ database }).init(); // a restart recreates it
+    expect(await store.claim({ ...claim, limit: 1 })).toHaveLength(1);
+  });
+
   it('applies a retention change in place and drops the TTL index when retention is turned off', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     const ttl = async () =>

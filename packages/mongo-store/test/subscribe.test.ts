@@ -28,11 +28,13 @@ describe('subscribe on a replica set', () => {
     try {
       // The stream opens asynchronously: keep enqueueing until the listener hears one.
       const heard = firstEvent<{ queue: string; runAt: Date }>((deliver) => listening.subscribe(deliver));
-      const pump = setInterval(() => void other.enqueue([newJob({ queue: 'emails', runAt: at(5) })], { now: at(0) }), 50);
+      const inFlight: Promise<unknown>[] = [];
+      const pump = setInterval(() => inFlight.push(other.enqueue([newJob({ queue: 'emails', runAt: at(5) })], { now: at(0) })), 50);
       try {
         expect(await heard).toEqual({ queue: 'emails', runAt: at(5) });
       } finally {
         clearInterval(pump);
+        await Promise.all(inFlight); // none may still be running when the stores close
       }
     } finally {
       await Promise.all([listening.close(), other.close()]);
