@@ -8,6 +8,13 @@
 /** The largest document MongoDB stores: 16 MiB. Loom refuses bigger values up front. */
 export const MAX_PLAIN_DATA_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The deepest nesting of objects and arrays Loom stores. MongoDB refuses documents nested more
+ * than 100 levels, and a value sits a few levels down inside the job's document (payload, step
+ * result, dead letter), so refusing deeper values up front keeps every store's answer the same.
+ */
+export const MAX_PLAIN_DATA_DEPTH = 90;
+
 /** Why a value is not plain data, and where. */
 export interface PlainDataProblem {
   /** Where in the value, e.g. `items[2].callback`; `''` for the value itself. */
@@ -70,6 +77,10 @@ function inspectPlainData(value: unknown): { problem: PlainDataProblem | null; s
     const at = ancestors.indexOf(obj);
     if (at >= 0) {
       problem = { path, reason: `is a cycle back to ${ancestorPaths[at] || '(root)'}` };
+      return 0;
+    }
+    if (ancestors.length >= MAX_PLAIN_DATA_DEPTH) {
+      problem = { path, reason: `is nested more than ${MAX_PLAIN_DATA_DEPTH} levels deep (MongoDB stores at most 100 per document); flatten it` };
       return 0;
     }
     const isArray = Array.isArray(obj);

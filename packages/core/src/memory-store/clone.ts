@@ -36,7 +36,12 @@ function copy(value: unknown, depth: number): unknown {
   }
   const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
   for (const key in value) {
-    if (Object.hasOwn(value, key)) out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
+    if (!Object.hasOwn(value, key)) continue;
+    const child = copy((value as Record<string, unknown>)[key], depth + 1);
+    // An own `__proto__` key (JSON.parse makes them) must stay a key: assigning it would set the
+    // copy's prototype instead and lose the key, as a database round trip does not.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+    else out[key] = child;
   }
   return out;
 }
