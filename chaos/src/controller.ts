@@ -37,6 +37,8 @@ interface Worker {
   proc: NodeProcess;
   ready: boolean;
   paused: boolean;
+  /** Killed on purpose by the controller. */
+  killed: boolean;
 }
 
 log(`config ${JSON.stringify(config)}`);
@@ -68,18 +70,25 @@ function startWorker(slot: number): Worker {
     LEASE_MS: String(config.leaseMs),
     MAX_DELAY_MS: String(config.maxDelayMs),
   });
-  const worker: Worker = { slot, owner, proc, ready: false, paused: false };
+  const worker: Worker = { slot, owner, proc, ready: false, paused: false, killed: false };
   workers[slot] = worker;
   proc.waitForLine(/^READY /, config.startupMs).then(
     () => (worker.ready = true),
-    (err: unknown) => {
-      if (workers[slot] === worker && proc.alive) log(`worker ${owner} did not start: ${(err as Error).message}`);
-    },
+    () => undefined, // an exit is handled below; a worker too slow to start is waited for
   );
+  // A worker that dies without being killed is a defect (an unhandled error, a wedged start):
+  // counted, reported with its stderr, and replaced so the run goes on.
+  void proc.exited.then((how) => {
+    if (worker.killed || stopping) return;
+    faults.crashes++;
+    log(`worker ${owner} exited by itself (${String(how)}): ${proc.stderr().trim().slice(-1500)}`);
+    startWorker(slot);
+  });
   return worker;
 }
 
-const faults = { kills: 0, pauses: 0 };
+const faults = { kills: 0, pauses: 0, crashes: 0 };
+let stopping = false;
 let failure: Error | undefined;
 const keys = Array.from({ length: config.jobs }, (_, i) => `k${i}`);
 
@@ -101,16 +110,21 @@ try {
 
 await stopWorkers();
 const verdict = await collectVerdict();
-await client.close();
-emulator.process.kill('SIGTERM');
-await emulator.exited;
-rmSync(runDir, { recursive: true, force: true });
+const ok = passed(verdict) && !failure && faults.crashes === 0;
+if (ok || process.env.CHAOS_KEEP !== '1') {
+  await client.close();
+  emulator.process.kill('SIGTERM');
+  await emulator.exited;
+}
+// A failed run keeps its ledgers (and, with CHAOS_KEEP=1, its emulator) for a post-mortem.
+if (ok) rmSync(runDir, { recursive: true, force: true });
+else log(`ledgers kept in ${runDir}; database ${database} at ${uri}`);
 
-log(`stale completions refused by the fence: ${verdict.staleAcksRefused}`);
+log(`stale completions refused by the fence: ${verdict.staleAcksRefused}; workers that died by themselves: ${faults.crashes}`);
 for (const example of verdict.examples) log(example);
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.stdout.write(`${finalLine(verdict, faults)}\n`);
-process.exit(passed(verdict) && !failure ? 0 : 1);
+if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 
 /** Enqueues batch i once i/batches of the faults have happened, so jobs run through all of them. */
 async function enqueueInBatches(): Promise<void> {
@@ -142,6 +156,7 @@ async function injectFaults(): Promise<void> {
 }
 
 async function kill(worker: Worker): Promise<void> {
+  worker.killed = true;
   worker.proc.process.kill('SIGKILL');
   await worker.proc.exited;
   faults.kills++;
@@ -159,6 +174,7 @@ async function pause(worker: Worker): Promise<void> {
 }
 
 async function stopWorkers(): Promise<void> {
+  stopping = true;
   await Promise.all(
     workers.map(async (w) => {
       if (!w.proc.alive) return;

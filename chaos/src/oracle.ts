@@ -40,11 +40,9 @@ function countBy(values: readonly string[]): Map<string, number> {
 /**
  * Checks a chaos run: every job in exactly one terminal state (completed, and not also dead), one
  * sink row per key, and no stale completion accepted. A completion is stale when its lease had
- * been taken over before the ack was sent, seen two ways:
- * - in the ledgers: an accepted ack for token T, while another claim of the job returned after
- *   T's claim and before the ack was sent (the store must then refuse T);
- * - in the database: the stored result names the run that completed the job; it must be the last
- *   claim of that job, as nothing can claim a completed job.
+ * been taken over before the ack was applied, seen two ways: in the ledgers (the accepted ack's
+ * claim is not the job's last claim, or two acks were accepted) and in the database (the stored
+ * result's attempt is not the job's attempt count).
  */
 export function judge(input: OracleInput): OracleVerdict {
   const examples: string[] = [];
@@ -80,13 +78,16 @@ export function judge(input: OracleInput): OracleVerdict {
   let reexecutions = 0;
   for (const n of effects.values()) reexecutions += Math.max(0, n - 1);
 
+  // Claims are ordered by attempt (each claim adds one), not by when they were logged: a worker
+  // paused between its claim and the ledger line logs it late.
   const claims = new Map<string, Extract<LedgerEntry, { t: 'claim' }>[]>();
   const acks: Extract<LedgerEntry, { t: 'ack' }>[] = [];
   for (const e of input.ledger) {
     if (e.t === 'claim') claims.set(e.job, [...(claims.get(e.job) ?? []), e]);
     else acks.push(e);
   }
-  for (const list of claims.values()) list.sort((a, b) => a.at - b.at);
+  const lastAttempt = new Map<string, number>();
+  for (const [job, list] of claims) lastAttempt.set(job, Math.max(...list.map((c) => c.attempt)));
 
   const stale = new Set<string>();
   const accepted = countBy(acks.filter((a) => a.ok).map((a) => a.job));
@@ -96,24 +97,25 @@ export function judge(input: OracleInput): OracleVerdict {
       note(`stale ack ${job}: ${n} completions accepted`);
     }
   }
+  // A completed job cannot be claimed again, so a claim with a higher attempt than the accepted
+  // ack's own claim happened before that ack was applied: the ack's lease had been taken over.
   for (const ack of acks) {
     if (!ack.ok) continue;
-    const list = claims.get(ack.job) ?? [];
-    const own = list.find((c) => c.token === ack.token);
-    const takenOver = own && list.find((c) => c.token !== ack.token && c.at > own.at && c.at < ack.start);
-    if (takenOver) {
+    const own = claims.get(ack.job)?.find((c) => c.token === ack.token);
+    const last = lastAttempt.get(ack.job) ?? 0;
+    if (own && own.attempt < last) {
       stale.add(ack.job);
-      note(`stale ack ${ack.job}: ${ack.owner} acked after ${takenOver.owner} reclaimed it`);
+      note(`stale ack ${ack.job}: ${ack.owner} acked attempt ${own.attempt} after attempt ${last} had claimed it`);
     }
   }
+  // The same in the database alone: the stored result names the attempt whose completion was
+  // accepted; any later claim would have raised the job's attempt count past it.
   for (const job of input.jobs) {
-    const list = claims.get(job.id);
     const result = job.result as { owner?: string; attempt?: number } | undefined;
-    if (job.status !== 'completed' || !list?.length || !result) continue;
-    const last = list[list.length - 1];
-    if (last.owner !== result.owner || last.attempt !== result.attempt) {
+    if (job.status !== 'completed' || result?.attempt === undefined) continue;
+    if (result.attempt !== job.attempt) {
       stale.add(job.id);
-      note(`stale ack ${job.id}: completed by ${result.owner} attempt ${result.attempt}, last claimed by ${last.owner} attempt ${last.attempt}`);
+      note(`stale ack ${job.id}: completed by ${result.owner} attempt ${result.attempt}, but the job was claimed ${job.attempt} times`);
     }
   }
 

@@ -3,7 +3,7 @@
  *
  * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
  * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), IGNORE_ABORT (1: handlers ignore ctx.signal),
- * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 1000).
+ * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000).
  * Prints `READY <owner>` once started. SIGTERM: graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
  * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
@@ -23,7 +23,7 @@ if (!MONGODB_URI || !DATABASE || !LEDGER || !OWNER) throw new Error('chaos worke
 const num = (name: string, fallback: number): number => (env[name] === undefined ? fallback : Number(env[name]));
 
 const logger = stderrLogger({ owner: OWNER });
-const selectionMs = num('SERVER_SELECTION_MS', 1000);
+const selectionMs = num('SERVER_SELECTION_MS', 10_000);
 const mongo = new MongoStore({
   url: MONGODB_URI,
   database: DATABASE,
