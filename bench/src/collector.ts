@@ -19,6 +19,20 @@ export class Collector {
     }
   }
 
+  /**
+   * Takes the samples of an earlier results file for every figure this run did not measure (a
+   * benchmark split in parts: a long group run earlier, the rest later).
+   */
+  mergeEarlier(samples: Record<string, Record<string, number[]>>): void {
+    for (const [engine, byMetric] of Object.entries(samples)) {
+      for (const [metric, values] of Object.entries(byMetric)) {
+        let mine = this.samples.get(engine as EngineKey);
+        if (!mine) this.samples.set(engine as EngineKey, (mine = new Map()));
+        if (!mine.has(metric)) mine.set(metric, [...values]);
+      }
+    }
+  }
+
   /** engine → metric → median of its runs. */
   medians(): Record<string, Record<string, number>> {
     const out: Record<string, Record<string, number>> = {};

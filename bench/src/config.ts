@@ -30,11 +30,13 @@ export interface BenchConfig {
   timeoutMs: number;
   /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
   profileDir?: string;
+  /** `--merge FILE`: figures of an earlier results file that this run does not measure are kept. */
+  merge?: string;
 }
 
 const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 
-/** Reads `--quick`, `--runs N`, `--only a,b`, `--out FILE`, `--profile DIR` and `BENCH_QUICK` / `BENCH_RUNS`. */
+/** Reads `--quick`, `--runs N`, `--only a,b`, `--out FILE`, `--profile DIR`, `--merge FILE` and `BENCH_QUICK` / `BENCH_RUNS`. */
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
   const { values } = parseArgs({
     args: argv,
@@ -44,6 +46,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
       only: { type: 'string' },
       out: { type: 'string' },
       profile: { type: 'string' },
+      merge: { type: 'string' },
     },
   });
   const quick = values.quick || env.BENCH_QUICK === '1' || env.BENCH_QUICK === 'true';
@@ -63,5 +66,6 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
     agendaFastPollMs: 100,
     ...sizes,
     ...(values.profile === undefined ? {} : { profileDir: resolve(values.profile) }),
+    ...(values.merge === undefined ? {} : { merge: resolve(values.merge) }),
   };
 }

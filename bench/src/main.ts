@@ -4,12 +4,12 @@
  * and the engines' runs are interleaved so a noisy machine disturbs them alike.
  * Prints a table and writes bench/results/latest.json (quick mode: quick.json).
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
 import { dirname } from 'node:path';
 import { runInChild, describeSpec } from './child-runner.js';
 import { Collector, type EngineKey } from './collector.js';
-import { readConfig, type BenchConfig } from './config.js';
+import { readConfig, type BenchConfig, type Group } from './config.js';
 import { openMongoTarget, type MongoTarget } from './mongo-target.js';
 import { checkTargets, renderTable, renderTargets } from './report.js';
 import type { ChildReport, ScenarioSpec } from './scenario.js';
@@ -90,7 +90,7 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
 }
 
 /** Every figure the selected groups must produce, so a broken scenario cannot pass silently. */
-function expectedMetrics(c: BenchConfig): [EngineKey, string][] {
+function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] {
   const want: [EngineKey, string][] = [];
   if (c.groups.includes('memory')) want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb']);
   if (c.groups.includes('throughput'))
@@ -100,6 +100,24 @@ function expectedMetrics(c: BenchConfig): [EngineKey, string][] {
     want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs']);
   return want;
+}
+
+/** What `--merge` needs of an earlier results file. */
+interface EarlierResults {
+  generatedAt: string;
+  mode: string;
+  config: { groups: Group[] };
+  samples: Record<string, Record<string, number[]>>;
+  commandsByScenario: Record<string, CommandCounts>;
+  notes: string[];
+  parts?: { generatedAt: string; groups: Group[] }[];
+}
+
+function readEarlier(c: BenchConfig): EarlierResults {
+  const earlier = JSON.parse(readFileSync(c.merge!, 'utf8')) as EarlierResults;
+  const mode = c.quick ? 'quick' : 'full';
+  if (earlier.mode !== mode) throw new Error(`--merge ${c.merge}: it is a ${earlier.mode} run and this one is ${mode}; merge runs of one mode only`);
+  return earlier;
 }
 
 function versions(): Record<string, string> {
@@ -137,17 +155,26 @@ async function main(): Promise<void> {
   } finally {
     await target?.stop();
   }
+  const earlier = c.merge === undefined ? undefined : readEarlier(c);
+  if (earlier) {
+    collector.mergeEarlier(earlier.samples);
+    breakdown = { ...earlier.commandsByScenario, ...breakdown };
+    collector.notes.unshift(...earlier.notes);
+    log(`merged the figures of ${c.merge} (${earlier.generatedAt}, groups ${earlier.config.groups.join(', ')}) that this run did not measure`);
+  }
+  const groups = [...new Set([...(earlier?.config.groups ?? []), ...c.groups])];
   const medians = collector.medians();
   const targets = checkTargets(medians);
-  const missing = expectedMetrics(c).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
+  const missing = expectedMetrics({ ...c, groups }).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
 
   const results = {
     generatedAt: new Date().toISOString(),
     durationSec: Math.round((Date.now() - startedAt.getTime()) / 1000),
     mode: c.quick ? 'quick' : 'full',
     runsPerFigure: c.runs,
-    config: c,
+    config: { ...c, groups },
     machine: { ...machine(), loadAverage1mAtStart: loadBefore },
+    parts: [...(earlier ? (earlier.parts ?? [{ generatedAt: earlier.generatedAt, groups: earlier.config.groups }]) : []), { generatedAt: new Date().toISOString(), groups: c.groups }],
     versions: versions(),
     mongodb: target ? { kind: target.kind, uri: target.shownUri, serverVersion: target.serverVersion, note: target.note } : null,
     engines: medians,
