@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
 import { WebhookClient } from '../src/webhooks/webhook-client.js';
-import { anOrder, startShop, waitFor, waitForStatus } from './shop-harness.js';
+import { anOrder, startShop, waitForStatus } from './shop-harness.js';
 
 let mongo: TestMongo;
 beforeAll(async () => {
@@ -17,15 +17,15 @@ describe('FlakyWebhook: retries with backoff, dead letter, retry endpoint', () =
     try {
       const res = await shop.post('/orders', anOrder('w-1', { webhookUrl: DOWN }));
       const id: string = res.body.jobs.flakyWebhook;
-      await waitFor('the first webhook attempt to fail', async () => (await shop.job(id))?.errors.length === 1);
+      await shop.until('the first webhook attempt to fail', async () => (await shop.job(id))?.errors.length === 1);
 
       // Retry-After is 1s: the retries come 1s, 2s and 4s after each failure, and not before.
       await shop.t.advance('999ms');
       expect((await shop.job(id))?.errors).toHaveLength(1);
       await shop.t.advance('1ms');
-      await waitFor('the second attempt to fail', async () => (await shop.job(id))?.errors.length === 2);
+      await shop.until('the second attempt to fail', async () => (await shop.job(id))?.errors.length === 2);
       await shop.t.advance('2s');
-      await waitFor('the third attempt to fail', async () => (await shop.job(id))?.errors.length === 3);
+      await shop.until('the third attempt to fail', async () => (await shop.job(id))?.errors.length === 3);
       await shop.t.advance('4s');
       const dead = await waitForStatus(shop, id, 'dead');
 
@@ -45,7 +45,7 @@ describe('FlakyWebhook: retries with backoff, dead letter, retry endpoint', () =
     try {
       const res = await shop.post('/orders', anOrder('w-2', { webhookUrl: DOWN }));
       const id: string = res.body.jobs.flakyWebhook;
-      await waitFor('the first webhook attempt to fail', async () => (await shop.job(id))?.errors.length === 1);
+      await shop.until('the first webhook attempt to fail', async () => (await shop.job(id))?.errors.length === 1);
       await shop.t.advance('7s');
       await waitForStatus(shop, id, 'dead');
 
@@ -66,7 +66,7 @@ describe('FlakyWebhook: retries with backoff, dead letter, retry endpoint', () =
     const shop = await startShop(mongo);
     try {
       const res = await shop.post('/orders', anOrder('w-3', { webhookUrl: DOWN }));
-      await waitFor('the first webhook attempt to fail', async () => (await shop.job(res.body.jobs.flakyWebhook))?.errors.length === 1);
+      await shop.until('the first webhook attempt to fail', async () => (await shop.job(res.body.jobs.flakyWebhook))?.errors.length === 1);
       await shop.t.advance('7s');
       await waitForStatus(shop, res.body.jobs.flakyWebhook, 'dead');
       expect((await shop.get('/stats')).body).toMatchObject({ deadLetters: 1, concurrency: 10 });

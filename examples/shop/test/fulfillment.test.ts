@@ -23,7 +23,7 @@ describe('FulfillOrder: a workflow with steps and a durable sleep', () => {
     try {
       const res = await shop.post('/orders', anOrder('f-1'));
       const id: string = res.body.jobs.fulfillOrder;
-      const sleeping = await waitFor('the workflow to sleep until pickup', async () => {
+      const sleeping = await shop.until('the workflow to sleep until pickup', async () => {
         const job = await shop.job(id);
         return job?.status === 'queued' && job.steps.some((s) => s.name === 'wait-for-pickup') ? job : undefined;
       });
@@ -36,7 +36,7 @@ describe('FulfillOrder: a workflow with steps and a durable sleep', () => {
       expect(sleeping.runAt.toISOString()).toBe('2026-03-10T13:00:00.000Z');
       expect((await shop.get('/orders/f-1')).body.status).toBe('paid');
       // The sleep holds no worker: every run ends while the workflow still waits for pickup.
-      await waitFor('every run to end', async () => (await shop.app.loom.stats()).inFlight === 0);
+      await shop.until('every run to end', async () => (await shop.app.loom.stats()).inFlight === 0);
       expect((await shop.job(id))?.status).toBe('queued');
 
       await shop.t.advance('59m');
@@ -58,10 +58,10 @@ describe('graceful stop', () => {
     const database = first.app.config.database;
     const res = await first.post('/orders', anOrder('g-1'));
     const id: string = res.body.jobs.fulfillOrder;
-    await waitFor('the workflow to sleep until pickup', async () => (await first.job(id))?.steps.some((s) => s.name === 'wait-for-pickup'));
-    await waitFor('the other runs to end', async () => (await first.app.loom.stats()).inFlight === 0);
+    await first.until('the workflow to sleep until pickup', async () => (await first.job(id))?.steps.some((s) => s.name === 'wait-for-pickup'));
+    await first.until('the other runs to end', async () => (await first.app.loom.stats()).inFlight === 0);
     await first.t.advance('1h');
-    await waitFor('the ship step to be in flight', async () => (await first.app.loom.stats()).inFlight === 1);
+    await first.until('the ship step to be in flight', async () => (await first.app.loom.stats()).inFlight === 1);
     expect(first.app.container.get(PaymentGateway).chargeCount).toBe(1);
 
     let stopped = false;

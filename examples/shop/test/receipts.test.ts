@@ -4,7 +4,7 @@ import { SendReceipt } from '../src/jobs/send-receipt.js';
 import { FakeMailTransport } from '../src/mail/fake-mail-transport.js';
 import { OutboxRepository } from '../src/outbox/outbox-repository.js';
 import { ReceiptRepository } from '../src/receipts/receipt-repository.js';
-import { anOrder, startShop, waitFor, waitForStatus, type ShopUnderTest } from './shop-harness.js';
+import { anOrder, startShop, waitForStatus, type ShopUnderTest } from './shop-harness.js';
 
 let mongo: TestMongo;
 beforeAll(async () => {
@@ -15,7 +15,7 @@ afterAll(() => mongo.stop());
 /** Waits until the order's receipt email went out through the outbox relay. */
 async function receiptDelivered(shop: ShopUnderTest, orderId: string): Promise<void> {
   const outbox = shop.app.container.get(OutboxRepository);
-  await waitFor(`the receipt of ${orderId} to be relayed`, async () => (await outbox.get(`receipt:${orderId}`))?.deliveredAt);
+  await shop.until(`the receipt of ${orderId} to be relayed`, async () => (await outbox.get(`receipt:${orderId}`))?.deliveredAt);
 }
 
 function sentTo(shop: ShopUnderTest, orderId: string) {

@@ -26,6 +26,8 @@ export interface ShopUnderTest {
   post(path: string, body?: unknown): Promise<{ status: number; body: any }>;
   get(path: string): Promise<{ status: number; body: any }>;
   job(id: string): Promise<JobRecord | null>;
+  /** {@link waitFor}, letting the engine claim what is due between checks (time does not move). */
+  until<T>(what: string, condition: () => Promise<T | undefined | null | false> | T | undefined | null | false): Promise<T>;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function startShop(
     },
   });
   const url = await app.start(0);
+  const engine = t!;
   const request = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, {
       method,
@@ -61,34 +64,42 @@ export async function startShop(
   };
   return {
     app,
-    t: t!,
+    t: engine,
     clock,
     logs,
     url,
     post: (path, body) => request('POST', path, body),
     get: (path) => request('GET', path),
     job: (id) => app.loom.getJob(id),
+    until: (what, condition) => waitFor(what, condition, { nudge: () => engine.settle() }),
   };
 }
 
 /**
  * Waits until `condition` holds, checking it again whenever the event loop is free; fails with
  * `what` after `timeoutMs`. Work that runs over real I/O (HTTP, MongoDB) is waited for this way;
- * time-driven work (retries, sleeps) moves only with the FakeClock.
+ * time-driven work (retries, sleeps, polls) moves only with the FakeClock, so `nudge` (e.g.
+ * `t.settle()`, which claims what is due now) stands in for the poll between checks.
  */
-export async function waitFor<T>(what: string, condition: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  condition: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  options: { timeoutMs?: number; nudge?: () => Promise<void> } = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await condition();
     if (value) return value;
     if (performance.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
+    await options.nudge?.();
   }
 }
 
 /** Waits until the job has this status. */
 export function waitForStatus(shop: ShopUnderTest, jobId: string, status: JobRecord['status']): Promise<JobRecord> {
-  return waitFor(`job ${jobId} to be ${status}`, async () => {
+  return shop.until(`job ${jobId} to be ${status}`, async () => {
     const job = await shop.job(jobId);
     return job?.status === status ? job : undefined;
   });
