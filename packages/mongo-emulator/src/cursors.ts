@@ -7,6 +7,8 @@ import { CommandError } from './errors.js';
 import type { Doc } from './values.js';
 
 export const DEFAULT_FIRST_BATCH = 101;
+/** mongod's cursorTimeoutMillis default. */
+const CURSOR_IDLE_MS = 10 * 60 * 1000;
 const MAX_REPLY_BYTES = 16 * 1024 * 1024 - 16 * 1024;
 
 export interface CursorSource {
@@ -17,6 +19,8 @@ export interface CursorSource {
 
 export interface OpenCursor {
   id: number;
+  /** Wall-clock ms of the last use: like mongod, idle cursors are reaped after 10 minutes. */
+  lastUsed: number;
   ns: string;
   source: CursorSource;
   /** The session that opened it (a cursor belongs to its session's transaction). */
@@ -87,7 +91,8 @@ export class CursorRegistry {
   private nextId = 1_000_001;
 
   register(ns: string, source: CursorSource, sessionKey?: string): OpenCursor {
-    const cursor = { id: this.nextId++, ns, source, sessionKey };
+    this.reapIdle();
+    const cursor = { id: this.nextId++, ns, source, sessionKey, lastUsed: Date.now() };
     this.cursors.set(cursor.id, cursor);
     return cursor;
   }
@@ -95,6 +100,7 @@ export class CursorRegistry {
   get(id: number, ns?: string): OpenCursor {
     const cursor = this.cursors.get(id);
     if (!cursor) throw new CommandError('CursorNotFound', `cursor id ${id} not found`);
+    cursor.lastUsed = Date.now();
     if (ns && cursor.ns !== ns && !cursor.ns.includes('.$cmd.')) {
       throw new CommandError('Unauthorized', `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`);
     }
@@ -107,6 +113,11 @@ export class CursorRegistry {
     cursor.source.close?.();
     this.cursors.delete(id);
     return true;
+  }
+
+  private reapIdle(): void {
+    const cutoff = Date.now() - CURSOR_IDLE_MS;
+    for (const cursor of this.cursors.values()) if (cursor.lastUsed < cutoff) this.kill(cursor.id);
   }
 
   killAll(): void {

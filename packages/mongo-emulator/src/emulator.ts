@@ -10,6 +10,8 @@ import { commandTable } from './commands/registry.js';
 import { WireConnection } from './wire/connection.js';
 import { systemClock, type EmulatorClock } from './clock.js';
 import { sweepExpired } from './ttl.js';
+import { parseSort } from './query/sort.js';
+import { explainPlan } from './query/execute.js';
 
 export interface MongoEmulatorOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -23,13 +25,14 @@ export interface MongoEmulatorOptions {
 }
 
 export class MongoEmulator {
-  private readonly sockets = new Set<Socket>();
   private ttlTimer?: NodeJS.Timeout;
   private stopped = false;
 
   private constructor(
     private readonly server: Server,
     private readonly engine: Engine,
+    private readonly sockets: Set<Socket>,
+    /** The TCP port it listens on (useful with `port: 0`). */
     readonly port: number,
   ) {}
 
@@ -55,8 +58,7 @@ export class MongoEmulator {
     });
     const port = (server.address() as AddressInfo).port;
     engine.host = `127.0.0.1:${port}`;
-    const emulator = new MongoEmulator(server, engine, port);
-    (emulator as unknown as { sockets: Set<Socket> }).sockets = sockets;
+    const emulator = new MongoEmulator(server, engine, sockets, port);
     const interval = options.ttlIntervalMs ?? 1000;
     if (interval > 0) {
       emulator.ttlTimer = setInterval(() => sweepExpired(engine), interval);
@@ -90,7 +92,7 @@ export class MongoEmulator {
    * For tests that must prove a query is index-backed.
    */
   explainPlan(db: string, collection: string, filter: Record<string, unknown>, sort: Record<string, 1 | -1> = {}): string {
-    return explainPlanFor(this.engine, db, collection, filter, sort);
+    return explainPlan(this.engine.view(db, collection), filter, parseSort(sort));
   }
 
   /** Stops listening, closes every connection and aborts open transactions. */
@@ -105,11 +107,4 @@ export class MongoEmulator {
     for (const socket of this.sockets) socket.destroy();
     await closed;
   }
-}
-
-import { parseSort } from './query/sort.js';
-import { explainPlan } from './query/execute.js';
-
-function explainPlanFor(engine: Engine, db: string, coll: string, filter: Record<string, unknown>, sort: Record<string, 1 | -1>): string {
-  return explainPlan(engine.view(db, coll), filter, parseSort(sort));
 }
