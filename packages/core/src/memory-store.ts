@@ -15,6 +15,7 @@ import {
   type StoreStats,
   type WaitCondition,
 } from './job-record.js';
+import { assertDate, assertNewJob } from './memory-store/arguments.js';
 import { ClaimIndex } from './memory-store/claim-index.js';
 import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
@@ -115,7 +116,7 @@ export class MemoryStore implements JobStore {
   async close(): Promise<void> {}
 
   async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
-    for (const job of jobs) assertIdempotencyKey(job.idempotencyKey);
+    for (const job of jobs) assertNewJob(job, opts.now);
     if (opts.session !== undefined) return this.#enqueueInTransaction(this.#transaction(opts.session), jobs, opts.now);
     this.#sweep(opts.now);
     const { results, created } = this.#prepareEnqueue(jobs, opts.now, undefined);
@@ -127,6 +128,8 @@ export class MemoryStore implements JobStore {
     if (!Number.isInteger(req.limit) || req.limit < 1) {
       throw new LoomError('INVALID_ARGUMENT', `claim limit must be an integer >= 1, got ${String(req.limit)}`);
     }
+    assertDate(req.now, 'claim now');
+    assertDate(req.leaseUntil, 'claim leaseUntil');
     this.#sweep(req.now);
     const now = req.now.getTime();
     const jobs = this.#index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now });
@@ -142,6 +145,8 @@ export class MemoryStore implements JobStore {
   }
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void> {
+    assertDate(until, 'extendLease until');
+    assertDate(now, 'extendLease now');
     const job = this.#leased(lease);
     this.#transition(job, 'running', now, (record) => {
       record.lease = { ...record.lease!, until: copyDate(until) };
@@ -149,6 +154,7 @@ export class MemoryStore implements JobStore {
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
+    assertDate(outcome.now, 'complete now');
     this.#leased(lease);
     const result = clonePlain(outcome.result);
     if (outcome.session !== undefined) {
@@ -167,6 +173,8 @@ export class MemoryStore implements JobStore {
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
+    assertDate(outcome.runAt, 'retry runAt');
+    assertDate(outcome.now, 'retry now');
     const job = this.#leased(lease);
     const error = clonePlain(outcome.error);
     this.#transition(job, 'queued', outcome.now, (record) => {
@@ -177,6 +185,7 @@ export class MemoryStore implements JobStore {
   }
 
   async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
+    assertDate(outcome.now, 'deadLetter now');
     const job = this.#leased(lease);
     const error = outcome.error && clonePlain(outcome.error);
     this.#sweep(outcome.now);
@@ -198,6 +207,7 @@ export class MemoryStore implements JobStore {
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
+    assertDate(now, 'release now');
     const job = this.#leased(lease);
     this.#transition(job, 'queued', now, (record) => {
       delete record.lease;
@@ -207,6 +217,8 @@ export class MemoryStore implements JobStore {
   }
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
+    assertDate(req.runAt, 'sleep runAt');
+    assertDate(req.now, 'sleep now');
     const job = this.#leased(lease);
     const step = req.step && clonePlain(req.step);
     this.#transition(job, 'queued', req.now, (record) => {
@@ -221,6 +233,8 @@ export class MemoryStore implements JobStore {
     lease: LeaseRef,
     req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date },
   ): Promise<'waiting' | 'signal-pending'> {
+    if (req.timeoutAt !== undefined) assertDate(req.timeoutAt, 'wait timeoutAt');
+    assertDate(req.now, 'wait now');
     const job = this.#leased(lease);
     const awaited = req.for.signal;
     if (awaited !== undefined && job.record.signals.some((s) => s.name === awaited)) return 'signal-pending';
@@ -238,6 +252,7 @@ export class MemoryStore implements JobStore {
   }
 
   async wake(jobId: string, now: Date): Promise<boolean> {
+    assertDate(now, 'wake now');
     const job = this.#active.get(jobId);
     if (job?.record.status !== 'waiting') return false;
     this.#sweep(now);
@@ -265,6 +280,7 @@ export class MemoryStore implements JobStore {
   }
 
   async signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean> {
+    assertDate(req.now, 'signal now');
     const job = this.#active.get(jobId);
     if (!job) return false;
     const data = clonePlain(req.data);
@@ -308,6 +324,7 @@ export class MemoryStore implements JobStore {
   }
 
   async replayDeadLetter(id: string, now: Date): Promise<string | null> {
+    assertDate(now, 'replayDeadLetter now');
     this.#sweep(now);
     const entry = this.#dead.get(id);
     if (!entry) return null;
@@ -341,10 +358,14 @@ export class MemoryStore implements JobStore {
   }
 
   async ensureSchedule(name: string, now: Date): Promise<ScheduleRecord> {
+    assertDate(now, 'ensureSchedule now');
     return this.#schedules.ensure(name, now);
   }
 
   async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
+    if (expected !== null) assertDate(expected, 'advanceSchedule expected');
+    assertDate(next, 'advanceSchedule next');
+    assertDate(now, 'advanceSchedule now');
     return this.#schedules.advance(name, expected, next, now);
   }
 
@@ -576,15 +597,6 @@ function newRecord(job: NewJob, now: Date): JobRecord {
   if (job.parentId !== undefined) record.parentId = job.parentId;
   if (job.scheduledFor !== undefined) record.scheduledFor = copyDate(job.scheduledFor);
   return record;
-}
-
-function assertIdempotencyKey(key: unknown): void {
-  if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
-    throw new LoomError(
-      'INVALID_IDEMPOTENCY_KEY',
-      `Idempotency keys must be non-empty strings, got ${typeof key === 'string' ? 'an empty string' : typeof key}; nothing was enqueued`,
-    );
-  }
 }
 
 function parseRetention(kind: string, value: Duration | undefined): number | undefined {

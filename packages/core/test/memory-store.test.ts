@@ -198,6 +198,38 @@ describe('MemoryStore', () => {
       expect(await store.listJobs({})).toEqual([]);
     });
 
+    it('refuses invalid dates, priorities and attempts, naming them, and changes nothing', async () => {
+      const store = new MemoryStore();
+      const bad: Partial<NewJob>[] = [
+        { runAt: new Date(Number.NaN) },
+        { runAt: '2026-01-01' as unknown as Date },
+        { priority: Number.NaN },
+        { maxAttempts: 0 },
+        { queue: '' },
+      ];
+      for (const overrides of bad) {
+        const error = await rejection(store.enqueue([newJob(), newJob(overrides)], { now: at(0) }));
+        expect(LoomError.is(error, 'INVALID_ARGUMENT')).toBe(true);
+        expect((error as Error).message).toMatch(new RegExp(Object.keys(overrides)[0]));
+      }
+      expect(await store.listJobs({})).toEqual([]);
+
+      const id = await enqueue(store);
+      const { lease } = await claim(store, at(0));
+      const before = await store.getJob(id);
+      const invalid = new Date(Number.NaN);
+      for (const attempt of [
+        store.retry(lease, { runAt: invalid, error: { attempt: 1, at: at(1), name: 'E', message: 'm' }, now: at(1) }),
+        store.sleep(lease, { runAt: invalid, now: at(1) }),
+        store.extendLease(lease, invalid, at(1)),
+        store.wait(lease, { for: { signal: 's' }, timeoutAt: invalid, now: at(1) }),
+        store.claim({ owner: 'w', queues: ['default'], names: ['send'], limit: 1, leaseUntil: invalid, now: at(99_999) }),
+      ]) {
+        expect(LoomError.is(await rejection(attempt), 'INVALID_ARGUMENT')).toBe(true);
+      }
+      expect(await store.getJob(id)).toEqual(before);
+    });
+
     it('refuses a cyclic payload with NOT_PLAIN_DATA and stores nothing', async () => {
       const store = new MemoryStore();
       const cyclic: Record<string, unknown> = { a: 1 };

@@ -1,0 +1,37 @@
+import { LoomError } from '../errors.js';
+import type { NewJob } from '../job-record.js';
+
+function invalid(what: string, detail: string): LoomError {
+  return new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} ${detail}; nothing changed`);
+}
+
+/**
+ * Refuses anything but a valid Date. An Invalid Date (NaN) would compare false both ways and
+ * quietly break the claim index's ordering for every other job of its lane.
+ */
+export function assertDate(value: unknown, what: string): void {
+  const isDate = value instanceof Date || Object.prototype.toString.call(value) === '[object Date]';
+  if (!isDate || Number.isNaN((value as Date).getTime())) {
+    throw invalid(what, `must be a valid Date, got ${isDate ? 'an Invalid Date' : typeof value}`);
+  }
+}
+
+/** Checks the fields a store relies on; the engine has already applied defaults and validated payloads. */
+export function assertNewJob(job: NewJob, now: Date): void {
+  assertDate(now, 'enqueue now');
+  if (typeof job.name !== 'string' || job.name === '') throw invalid('a job name', 'must be a non-empty string');
+  if (typeof job.queue !== 'string' || job.queue === '') throw invalid(`job "${job.name}": queue`, 'must be a non-empty string');
+  if (!Number.isFinite(job.priority)) throw invalid(`job "${job.name}": priority`, `must be a finite number, got ${String(job.priority)}`);
+  if (!Number.isInteger(job.maxAttempts) || job.maxAttempts < 1) {
+    throw invalid(`job "${job.name}": maxAttempts`, `must be an integer >= 1, got ${String(job.maxAttempts)}`);
+  }
+  assertDate(job.runAt, `job "${job.name}": runAt`);
+  if (job.scheduledFor !== undefined) assertDate(job.scheduledFor, `job "${job.name}": scheduledFor`);
+  const key: unknown = job.idempotencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
+    throw new LoomError(
+      'INVALID_IDEMPOTENCY_KEY',
+      `Job "${job.name}": idempotency keys must be non-empty strings, got ${typeof key === 'string' ? 'an empty string' : typeof key}; nothing was enqueued`,
+    );
+  }
+}
