@@ -16,9 +16,15 @@ import { findPlainDataProblem } from './plain-data.js';
 import { RunContext } from './run-context.js';
 import type { JobStore } from './store.js';
 import type { RunSuspension } from './suspension.js';
-import { withDeadline } from './store-deadline.js';
+import { StoreTimeoutError, withDeadline } from './store-deadline.js';
 import type { WorkflowServices } from './workflow/run-scope.js';
 import { toError, toErrorRecord } from './to-error.js';
+
+/**
+ * How long an outcome write may take before the run gives up on it: long (a slow store is not a
+ * hung one), but finite, so a store that never answers cannot hold a worker slot forever.
+ */
+const writeDeadlineMs = (leaseMs: number): number => Math.max(3 * leaseMs, 60_000);
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -237,7 +243,7 @@ export class JobRunner {
     const { job, keeper, log } = run;
     for (let i = 0; ; i++) {
       try {
-        await withDeadline(this.deps.clock, op, this.deps.leaseMs, fn());
+        await withDeadline(this.deps.clock, op, writeDeadlineMs(this.deps.leaseMs), fn());
         return true;
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {
@@ -246,6 +252,12 @@ export class JobRunner {
         }
         const error = toError(err);
         this.deps.events.emit('worker:error', { error, operation: op, jobId: job.id });
+        if (err instanceof StoreTimeoutError) {
+          // Retrying could apply the write twice; giving up is safe: if the write lands late it
+          // counts, otherwise the job runs again once its lease ends.
+          log.error({ err: error }, `Job ${job.id}: ${error.message}; gave up on this run's outcome`);
+          return false;
+        }
         const remaining = keeper.until.getTime() - this.deps.clock.now().getTime();
         if (remaining <= 0) {
           log.error({ err: error }, `Job ${job.id}: could not ${op} it before its lease ran out; it will run again`);

@@ -4,7 +4,7 @@ import { LoomError } from './errors.js';
 /** A store call that did not answer in time. The call may still complete later. */
 export class StoreTimeoutError extends LoomError {
   constructor(operation: string, ms: number) {
-    super('STORE_ERROR', `store.${operation} did not answer within ${ms} ms; the engine gave up waiting and will retry`);
+    super('STORE_ERROR', `store.${operation} did not answer within ${ms} ms; the engine stopped waiting for it`);
   }
 }
 

@@ -48,8 +48,43 @@ describe('store calls that hang', () => {
     // Move the clock directly: the harness would (rightly) wait for the hanging call first.
     t.clock.advance('30s');
     await t.advance('2s');
-    expect(errors).toEqual(['store.claim did not answer within 30000 ms; the engine gave up waiting and will retry']);
+    expect(errors).toEqual(['store.claim did not answer within 30000 ms; the engine stopped waiting for it']);
     expect(runs).toBe(1);
+    await t.stop();
+  });
+});
+
+describe('an outcome write that never answers', () => {
+  it('gives up after the write deadline and frees the worker slot; the job runs again after its lease', async () => {
+    runs = 0;
+    const store = new MemoryStore();
+    let completes = 0;
+    const hangsOnce = new Proxy(store, {
+      get: (target, prop) => {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'complete') {
+          return (...args: Parameters<MemoryStore['complete']>) => (++completes === 1 ? new Promise(() => {}) : target.complete(...args));
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', concurrency: 1 });
+    const errors: string[] = [];
+    t.loom.on('worker:error', (e) => errors.push(e.error.message));
+    const { id } = await t.enqueue(Counted);
+    await t.settle();
+    expect(runs).toBe(1);
+    // Move the clock directly: the harness would (rightly) wait for the hanging call first.
+    // The write deadline is max(3 leases, 1 minute) = 90 s.
+    t.clock.advance('89s');
+    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
+    t.clock.advance('1s');
+    await t.settle();
+    expect(errors).toEqual(['store.complete did not answer within 90000 ms; the engine stopped waiting for it']);
+    expect(t.loom.testHooks.inFlight()).toHaveLength(0);
+    await t.advance('1s');
+    expect(runs).toBe(2);
+    expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 2 });
     await t.stop();
   });
 });
