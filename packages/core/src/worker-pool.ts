@@ -92,6 +92,11 @@ export class WorkerPool {
           this.pumpAgain = false;
           await this.claimWhileRoom();
         } while (this.pumpAgain && this.state === 'running');
+      } catch (err) {
+        // claimWhileRoom handles store errors itself; this is a bug, and it must not kill the loop.
+        const error = toError(err);
+        this.o.logger.error({ err: error }, `The worker loop hit an unexpected error (${error.message}); it carries on`);
+        this.o.events.emit('worker:error', { error, operation: 'pump' });
       } finally {
         this.pumping = null;
         this.schedulePoll();
