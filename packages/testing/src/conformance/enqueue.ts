@@ -35,6 +35,14 @@ export function describeEnqueue(ctx: ConformanceContext): void {
       expect(job.lease).toBeUndefined();
     });
 
+    it('survives init being called again (it is idempotent)', async () => {
+      const id = await enqueueOne(ctx.store);
+      await ctx.store.init();
+      expect((await mustGet(ctx.store, id)).status).toBe('queued');
+      await enqueueOne(ctx.store, { idempotencyKey: 'after-init' });
+      expect(await ctx.store.listJobs({})).toHaveLength(2);
+    });
+
     it('gives every job its own string id and returns results in input order', async () => {
       const results = await ctx.store.enqueue(
         [newJob({ payload: { n: 1 } }), newJob({ payload: { n: 2 } }), newJob({ payload: { n: 3 } })],
