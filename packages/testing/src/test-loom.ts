@@ -35,6 +35,9 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
 }
 
 
+/** Guards `advance` against a timer that keeps re-arming itself at the current instant. */
+const MAX_ADVANCE_STEPS = 1_000_000;
+
 /** A store call pending this long (real time) with nothing else happening is treated as hung. */
 const HUNG_STORE_CALL_MS = 1_000;
 
@@ -96,9 +99,12 @@ export class TestLoom {
   async advance(duration: Duration): Promise<void> {
     const target = this.clock.now().getTime() + toMs(duration);
     await this.settle();
-    for (;;) {
+    for (let steps = 0; ; steps++) {
       const next = await this.nextDue();
       if (next === null || next > target) break;
+      if (steps >= MAX_ADVANCE_STEPS) {
+        throw new Error(`advance: more than ${MAX_ADVANCE_STEPS} steps before ${new Date(target).toISOString()}; something re-arms a timer without delay, or the poll interval is tiny for this span`);
+      }
       this.clock.set(Math.max(next, this.clock.now().getTime()));
       await this.settle();
     }
