@@ -219,7 +219,7 @@ describe('hints', () => {
     const expected = (await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).toArray()).map((d) => d._id);
     expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint('qp').toArray()).map((d) => d._id)).toEqual(expected);
     expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint({ q: 1, p: -1, _id: 1 }).toArray()).map((d) => d._id)).toEqual(expected);
-    const claimed = await coll.findOneAndUpdate({ q: 'a' }, { $set: { taken: true } }, { sort: { p: -1, _id: 1 }, hint: 'qp', returnDocument: 'after' });
+    const claimed = await coll.findOneAndUpdate({ q: 'a' }, { $set: { taken: true } }, { sort: { p: -1, _id: 1 }, hint: { q: 1, p: -1, _id: 1 }, returnDocument: 'after' });
     expect(claimed?._id).toBe(expected[0]);
     expect(await coll.countDocuments({ q: 'b' }, { hint: 'qp' })).toBe(10);
     const err = await error(coll.find({ q: 'a' }).hint('nope').toArray());

@@ -31,6 +31,7 @@ describe.each(againstRealServer ? [] : [['emulator']])('loud refusals (%s only)'
     ['a text query', () => coll.find({ $text: { $search: 'x' } }).toArray(), '$text'],
     ['a $geoNear stage', () => coll.aggregate([{ $geoNear: { near: [0, 0], distanceField: 'd' } }]).toArray(), '$geoNear'],
     ['$merge', () => coll.aggregate([{ $merge: { into: 'other' } }]).toArray(), '$merge'],
+    ['$out', () => coll.aggregate([{ $out: 'elsewhere' }]).toArray(), '$out'],
     ["$type 'double'", () => coll.find({ a: { $type: 'double' } }).toArray(), "'double'"],
     ['a capped collection', () => t.db.createCollection('capped', { capped: true, size: 4096 }), 'capped'],
     ['tailable cursors', () => coll.find({}, { tailable: true }).toArray(), 'tailable'],
