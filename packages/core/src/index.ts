@@ -44,3 +44,4 @@ export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, type StepRef } from './workflow/workflow-errors.js';
 export type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 export * from './cron/index.js';
+export { StoreTimeoutError } from './store-deadline.js';
