@@ -10,12 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Container } from 'inversify';
 import { MongoClient, type Db } from 'mongodb';
-import { Loom } from '@loom/core';
-import { MongoStore } from '@loom/mongo-store';
-import { CHAOS_HANDLER, ChaosEffect, EFFECTS, SINK, ensureSinkIndex } from './chaos-job.js';
+import { EFFECTS, SINK } from './chaos-job.js';
 import { chaosConfig } from './config.js';
+import { chaosEnqueuer } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
 import { spawnNode, type NodeProcess } from './node-process.js';
 import { finalLine, judge, passed } from './oracle.js';
@@ -49,12 +47,7 @@ const database = `chaos_${Date.now()}`;
 const client = new MongoClient(uri);
 await client.connect();
 const db = client.db(database);
-await ensureSinkIndex(db);
-const store = new MongoStore({ client, database, retention: { completed: false }, logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) } });
-await store.init();
-const container = new Container();
-container.bind(CHAOS_HANDLER).toConstantValue({}); // this Loom only enqueues
-const enqueuer = await Loom.create({ container, store, jobs: [ChaosEffect], keepAlive: false });
+const enqueuer = await chaosEnqueuer(client, database);
 log(`emulator ${uri}, database ${database}, ledgers in ${runDir}`);
 
 let generation = 0;
@@ -110,6 +103,7 @@ try {
 
 await stopWorkers();
 const verdict = await collectVerdict();
+await enqueuer.close();
 const ok = passed(verdict) && !failure && faults.crashes === 0;
 if (ok || process.env.CHAOS_KEEP !== '1') {
   await client.close();
@@ -132,9 +126,8 @@ async function enqueueInBatches(): Promise<void> {
   for (let i = 0; i < config.batches; i++) {
     const due = (n: number) => Math.floor((n * i) / config.batches);
     await waitFor(() => faults.kills >= due(config.kills) && faults.pauses >= due(config.pauses), config.deadlineMs, `faults before batch ${i}`);
-    const payloads = keys.slice(i * size, (i + 1) * size).map((key) => ({ key }));
     // The keys make a retried batch harmless: what was stored already comes back deduplicated.
-    await retrying(() => enqueuer.enqueueMany(ChaosEffect, payloads), `enqueue batch ${i}`);
+    await retrying(() => enqueuer.enqueue(keys.slice(i * size, (i + 1) * size)), `enqueue batch ${i}`);
   }
   log(`enqueued ${config.jobs} jobs`);
 }

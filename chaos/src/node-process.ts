@@ -16,10 +16,13 @@ export interface NodeProcess {
   readonly alive: boolean;
   /** The last 4,000 characters of its stderr. */
   stderr(): string;
+  /** Its stdout lines so far. */
+  lines(): string[];
 }
 
-export function spawnNode(script: string, args: string[], env: Record<string, string>): NodeProcess {
-  const proc = spawn(process.execPath, [...process.execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `execArgv`: node's own flags for the child; by default this process's. */
+export function spawnNode(script: string, args: string[], env: Record<string, string>, execArgv = process.execArgv): NodeProcess {
+  const proc = spawn(process.execPath, [...execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -42,6 +45,7 @@ export function spawnNode(script: string, args: string[], env: Record<string, st
       return alive;
     },
     stderr: () => stderr,
+    lines: () => [...lines],
     waitForLine(pattern, ms) {
       return new Promise((resolve, reject) => {
         const check = () => {

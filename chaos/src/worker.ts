@@ -4,7 +4,7 @@
  * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
  * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), IGNORE_ABORT (1: handlers ignore ctx.signal),
  * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000).
- * Prints `READY <owner>` once started. SIGTERM: graceful stop (stop claiming, finish or release
+ * Prints `READY <owner>` once started. SIGTERM: prints `STOPPING`, then a graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
  * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
  * reclaim once the lease expires.
@@ -64,6 +64,7 @@ process.on('SIGTERM', () => {
     return;
   }
   stopping = true;
+  process.stdout.write('STOPPING\n');
   loom
     .stop()
     .then(() => mongo.close())
