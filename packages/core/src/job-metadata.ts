@@ -18,8 +18,12 @@ function decorated(): JobClass[] {
   return (holder[REGISTRY] ??= []);
 }
 
+/** Marks a class that got `@Job` more than once (refused at `Loom.create`). */
+const DECORATED_TWICE_METADATA_KEY = '@loom/core/job-decorated-twice';
+
 /** Records `options` on `target` and remembers the class for discovery. */
 export function recordJobOptions(target: JobClass, options: JobOptions<any>): void {
+  if (Reflect.hasOwnMetadata(JOB_OPTIONS_METADATA_KEY, target)) Reflect.defineMetadata(DECORATED_TWICE_METADATA_KEY, true, target);
   Reflect.defineMetadata(JOB_OPTIONS_METADATA_KEY, options, target);
   const list = decorated();
   if (!list.includes(target)) list.push(target);
@@ -28,6 +32,11 @@ export function recordJobOptions(target: JobClass, options: JobOptions<any>): vo
 /** The raw `@Job` options of exactly this class (not inherited), or undefined when it has none. */
 export function readJobOptions(target: Function): JobOptions<any> | undefined {
   return Reflect.getOwnMetadata(JOB_OPTIONS_METADATA_KEY, target) as JobOptions<any> | undefined;
+}
+
+/** True when `@Job` was applied to this class more than once. */
+export function isDecoratedTwice(target: Function): boolean {
+  return Reflect.getOwnMetadata(DECORATED_TWICE_METADATA_KEY, target) === true;
 }
 
 /** Every class decorated with `@Job` in this process so far, in decoration order. */

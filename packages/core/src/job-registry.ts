@@ -1,7 +1,7 @@
 import { DuplicateJobNameError, InvalidJobClassError, JobNotRegisteredError } from './engine-errors.js';
 import type { JobClass } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
-import { readJobOptions } from './job-metadata.js';
+import { isDecoratedTwice, readJobOptions } from './job-metadata.js';
 import { parseJobOptions } from './job-options-schema.js';
 
 /** The validated job definitions of one engine, by name and by class. */
@@ -19,6 +19,7 @@ export class JobRegistry {
       const className = jobClass.name || '(anonymous class)';
       const raw = readJobOptions(jobClass);
       if (raw === undefined) throw new InvalidJobClassError(className, 'has no @Job(...) decorator; add one, or leave it out of `jobs`');
+      if (isDecoratedTwice(jobClass)) throw new InvalidJobClassError(className, 'has more than one @Job(...) decorator; keep one');
       if (typeof (jobClass.prototype as { run?: unknown }).run !== 'function') {
         throw new InvalidJobClassError(className, 'has no run(payload, ctx) method; a @Job class must define one');
       }

@@ -74,6 +74,16 @@ describe('@Job options are validated at Loom.create', () => {
     expect(undecorated.message).toMatch(/Undecorated has no @Job/);
   });
 
+  it('refuses a class decorated twice', async () => {
+    @Job({ name: 'twice-a' })
+    @Job({ name: 'twice-b' })
+    class Twice {
+      async run(): Promise<void> {}
+    }
+    const err = await startupError([Twice]);
+    expect(err.message).toBe('Job class Twice has more than one @Job(...) decorator; keep one');
+  });
+
   it('names the class when the container cannot build it', async () => {
     @Job()
     class NeedsMissing {
