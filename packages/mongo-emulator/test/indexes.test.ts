@@ -67,6 +67,20 @@ describe('createIndexes / listIndexes / dropIndexes', () => {
     expect((await coll.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
   });
 
+  it('changes a TTL in place with collMod and reports old and new values', async () => {
+    await coll.createIndex({ finishedAt: 1 }, { name: 'retention', expireAfterSeconds: 60 });
+    await coll.createIndex({ a: 1, b: 1 });
+    const reply = await t.db.command({ collMod: coll.collectionName, index: { name: 'retention', expireAfterSeconds: 3600 } });
+    expect(reply).toMatchObject({ expireAfterSeconds_old: 60, expireAfterSeconds_new: 3600, ok: 1 });
+    const listed = await coll.listIndexes().toArray();
+    expect(listed.find((i) => i.name === 'retention')?.expireAfterSeconds).toBe(3600);
+    const compound = await error(t.db.command({ collMod: coll.collectionName, index: { keyPattern: { a: 1, b: 1 }, expireAfterSeconds: 5 } }));
+    expect(compound.message).toMatch(/TTL|expireAfterSeconds/);
+    expect((await coll.listIndexes().toArray()).find((i) => i.name === 'a_1_b_1')?.expireAfterSeconds).toBeUndefined();
+    const missing = await error(t.db.command({ collMod: coll.collectionName, index: { name: 'nope', expireAfterSeconds: 5 } }));
+    expect(missing.code).toBe(27);
+  });
+
   it('reports listIndexes on a missing collection as NamespaceNotFound', async () => {
     expect((await error(coll.listIndexes().toArray())).code).toBe(26);
   });

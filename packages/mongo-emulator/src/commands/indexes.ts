@@ -98,34 +98,60 @@ function dropIndexes(ctx: CommandContext): Doc {
 }
 
 /**
- * collMod, index form only: `{ collMod, index: { name | keyPattern, expireAfterSeconds } }` changes
- * a TTL index's expiry in place, as mongod does (reply `expireAfterSeconds_old/_new`).
+ * collMod, index form only: `{ collMod, index: { name | keyPattern, expireAfterSeconds?, hidden? } }`
+ * changes an index in place, as mongod does; collection options (validators...) are refused.
  */
 function collMod(ctx: CommandContext): Doc {
   const name = collectionName(ctx);
   const coll = ctx.engine.catalog.get(ctx.db, name);
   if (!coll) throw new CommandError('NamespaceNotFound', `ns does not exist: ${ctx.db}.${name}`);
   const change = ctx.body.index;
-  if (!isPlainObject(change)) throw notImplemented('collMod without an index modification');
+  if (change === undefined) return { ok: 1 };
+  if (!isPlainObject(change)) throw new CommandError('TypeMismatch', "BSON field 'collMod.index' is the wrong type, expected type 'object'");
+  for (const key of Object.keys(change)) {
+    if (!['name', 'keyPattern', 'expireAfterSeconds', 'hidden'].includes(key)) throw notImplemented(`collMod index option '${key}'`);
+  }
   const table =
     typeof change.name === 'string'
       ? coll.indexes.get(change.name)
-      : [...coll.indexes.values()].find((i) => isPlainObject(change.keyPattern) && formatDoc(i.spec.description.key as Doc) === formatDoc(change.keyPattern));
-  if (!table) throw new CommandError('IndexNotFound', `cannot find index ${formatDoc(change)} for ns ${ctx.db}.${name}`);
-  const seconds = change.expireAfterSeconds;
-  if (seconds === undefined) throw notImplemented('collMod index options other than expireAfterSeconds');
-  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
-    throw new CommandError('BadValue', 'expireAfterSeconds must be a non-negative integer');
+      : isPlainObject(change.keyPattern)
+        ? [...coll.indexes.values()].find((i) => valueKey(i.spec.description.key) === valueKey(change.keyPattern))
+        : undefined;
+  if (!table) {
+    throw new CommandError('IndexNotFound', `cannot find index ${formatDoc(change.name !== undefined ? { name: change.name } : { keyPattern: change.keyPattern })} for ns ${ctx.db}.${name}`);
   }
-  const old = table.spec.expireAfterSeconds;
-  if (old === undefined) throw new CommandError('InvalidOptions', 'no expireAfterSeconds field to update');
-  table.spec.expireAfterSeconds = seconds;
-  table.spec.description.expireAfterSeconds = seconds;
-  return { expireAfterSeconds_old: old, expireAfterSeconds_new: seconds, ok: 1 };
+  const spec = table.spec;
+  const reply: Doc = {};
+  if (change.expireAfterSeconds !== undefined) {
+    const ttl = change.expireAfterSeconds;
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 0) {
+      throw new CommandError('InvalidOptions', `TTL index 'expireAfterSeconds' option must be a non-negative number: ${String(ttl)}`);
+    }
+    if (spec.expireAfterSeconds === undefined && (spec.fields.length !== 1 || spec.name === '_id_')) {
+      throw new CommandError('InvalidOptions', 'TTL indexes are single-field indexes, compound indexes do not support TTL');
+    }
+    // Since 5.1 a single-field index may become a TTL index in place.
+    if (spec.expireAfterSeconds !== undefined) reply.expireAfterSeconds_old = spec.expireAfterSeconds;
+    reply.expireAfterSeconds_new = ttl;
+    spec.expireAfterSeconds = ttl;
+    spec.description.expireAfterSeconds = ttl;
+  }
+  if (change.hidden !== undefined) {
+    if (spec.name === '_id_') throw new CommandError('BadValue', 'can\'t hide _id index');
+    reply.hidden_old = spec.description.hidden === true;
+    reply.hidden_new = change.hidden === true;
+    if (change.hidden === true) spec.description.hidden = true;
+    else delete spec.description.hidden;
+  }
+  return { ...reply, ok: 1 };
 }
 
 export const indexCommands: CommandTable = {
-  collMod: { run: collMod, fields: ['index'] },
+  collMod: {
+    run: collMod,
+    fields: ['index', 'validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'changeStreamPreAndPostImages', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun'],
+    unsupported: ['validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'changeStreamPreAndPostImages', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun'],
+  },
   createIndexes: { run: createIndexes, fields: ['indexes', 'commitQuorum'] },
   listIndexes: { run: listIndexes, fields: ['cursor'] },
   dropIndexes: { run: dropIndexes, fields: ['index'] },
