@@ -95,10 +95,3 @@ export class JobFailedError extends LoomError {
     super('JOB_FAILED', message);
   }
 }
-
-/** A `JobContext` method that this version of the engine does not provide yet. */
-export class NotImplementedError extends LoomError {
-  constructor(what: string) {
-    super('NOT_IMPLEMENTED', `${what} is not available in this version of Loom yet`);
-  }
-}

@@ -29,8 +29,7 @@ export type LoomErrorCode =
   | 'TRANSACTIONS_UNSUPPORTED'
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
-  | 'STORE_ERROR'
-  | 'NOT_IMPLEMENTED';
+  | 'STORE_ERROR';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
