@@ -3,7 +3,8 @@
  * and mingo skips), replacements, pipeline updates, `$setOnInsert`, `$currentDate` on the
  * emulator's clock, and the document an upsert inserts.
  */
-import { MongoAggregator as Aggregator } from './mingo-context.js';
+import { MongoAggregator as Aggregator, MongoQuery } from './mingo-context.js';
+import { flattenAnd } from './implication.js';
 import { update as mingoUpdate } from 'mingo/updater';
 import { ObjectId, Timestamp } from 'bson';
 import { CommandError } from '../errors.js';
@@ -159,6 +160,53 @@ function runPipeline(doc: Doc, pipeline: unknown[], options: UpdateOptions): Doc
   return out ?? {};
 }
 
+const POSITIONAL = /^(.*?)\.\$(?=\.|$)/;
+
+/**
+ * Rewrites `array.$` paths to the index of the first element the query matched there, as mongod
+ * does (mingo's own handling rejects two `$` paths under one array as a conflict).
+ */
+function resolvePositional(doc: Doc, modifier: Doc, options: UpdateOptions): Doc {
+  const arrays = new Set<string>();
+  for (const args of Object.values(modifier)) {
+    if (!isPlainObject(args)) continue;
+    for (const path of Object.keys(args)) {
+      const m = POSITIONAL.exec(path);
+      if (m) arrays.add(m[1]);
+    }
+  }
+  if (arrays.size === 0) return modifier;
+  const notFound = () => new CommandError('BadValue', 'The positional operator did not find the match needed from the query.');
+  if (options.inserting || arrays.size > 1) throw notFound();
+  const [prefix] = arrays;
+  const array = getPath(doc, prefix);
+  if (!Array.isArray(array)) throw notFound();
+  // The query's conditions on this array decide which element `$` is.
+  const clauses: Doc[] = [];
+  for (const [k, conds] of Object.entries(flattenAnd(options.query))) {
+    if (k === prefix || k.startsWith(prefix + '.')) for (const c of conds) clauses.push({ [k]: c });
+  }
+  if (clauses.length === 0) throw notFound();
+  const query = new MongoQuery(clauses.length === 1 ? clauses[0] : { $and: clauses }, options.variables ? { variables: options.variables } : {});
+  const index = array.findIndex((el) => {
+    const probe: Doc = {};
+    setPath(probe, prefix, [el]);
+    return query.test(probe);
+  });
+  if (index < 0) throw notFound();
+  const out: Doc = {};
+  for (const [op, args] of Object.entries(modifier)) {
+    if (!isPlainObject(args)) {
+      out[op] = args;
+      continue;
+    }
+    const rewritten: Doc = {};
+    for (const [path, value] of Object.entries(args)) rewritten[path.replace(POSITIONAL, `$1.${index}`)] = value;
+    out[op] = rewritten;
+  }
+  return out;
+}
+
 /** Applies an update to a document, returning a new document (the input is never mutated). */
 export function applyUpdate(doc: Doc, update: unknown, options: UpdateOptions): UpdateOutcome {
   if (Array.isArray(update)) {
@@ -176,12 +224,8 @@ export function applyUpdate(doc: Doc, update: unknown, options: UpdateOptions): 
     const after = cloneValue(doc);
     let changed: string[];
     try {
-      // mingo treats `condition` as a precondition, so pass it only to resolve positional `$`.
-      const positional = Object.values(modifier).some((args) => isPlainObject(args) && Object.keys(args).some((p) => /(^|\.)\$(\.|$)/.test(p)));
-      if (positional && options.inserting) {
-        throw new CommandError('BadValue', 'The positional operator did not find the match needed from the query.');
-      }
-      changed = Object.keys(modifier).length === 0 ? [] : mingoUpdate(after, modifier as never, options.arrayFilters, positional ? options.query : undefined, { cloneMode: 'deep' });
+      const resolved = resolvePositional(doc, modifier, options);
+      changed = Object.keys(resolved).length === 0 ? [] : mingoUpdate(after, resolved as never, options.arrayFilters, undefined, { cloneMode: 'deep' });
     } catch (err) {
       if (err instanceof CommandError) throw err;
       throw new CommandError('BadValue', err instanceof Error ? err.message : String(err));
