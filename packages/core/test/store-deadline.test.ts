@@ -40,7 +40,7 @@ describe('store calls that hang', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1s', start: false });
+    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1s', start: false, hungStoreCall: '200ms' });
     const errors: string[] = [];
     t.loom.on('worker:error', (e) => errors.push(e.error.message));
     await t.enqueue(Counted);
@@ -68,7 +68,7 @@ describe('an outcome write that never answers', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', concurrency: 1 });
+    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', concurrency: 1, hungStoreCall: '200ms' });
     const errors: string[] = [];
     t.loom.on('worker:error', (e) => errors.push(e.error.message));
     const { id } = await t.enqueue(Counted);

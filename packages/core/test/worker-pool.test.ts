@@ -222,7 +222,7 @@ describe('worker pool', () => {
           return typeof value === 'function' ? value.bind(target) : value;
         },
       });
-      const t = await testLoom({ jobs: [Free], store: hanging, lease: '30s', concurrency: 1 });
+      const t = await testLoom({ jobs: [Free], store: hanging, lease: '30s', concurrency: 1, hungStoreCall: '200ms' });
       await t.enqueue(Free, { n: 1 });
       await t.settle();
       // Moving the clock directly: the harness would (rightly) wait for the hanging call first.

@@ -32,14 +32,19 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
   logger?: Logger;
   /** Start the workers right away. @default true */
   start?: boolean;
+  /**
+   * Real time a store call may stay pending, with nothing else happening, before the harness
+   * treats it as hung on purpose and stops waiting for it. Raise it for a slow real database.
+   * @default '3s'
+   */
+  hungStoreCall?: Duration;
 }
 
 
 /** Guards `advance` against a timer that keeps re-arming itself at the current instant. */
 const MAX_ADVANCE_STEPS = 1_000_000;
 
-/** A store call pending this long (real time) with nothing else happening is treated as hung. */
-const HUNG_STORE_CALL_MS = 1_000;
+const DEFAULT_HUNG_STORE_CALL_MS = 3_000;
 
 /**
  * A Loom on a {@link FakeClock}, driven by the test: nothing runs late or early because of real
@@ -57,6 +62,7 @@ export class TestLoom {
     readonly clock: FakeClock,
     readonly logger: Logger,
     private readonly activity: StoreActivity,
+    private readonly hungStoreCallMs = DEFAULT_HUNG_STORE_CALL_MS,
   ) {
     this.logs = logger instanceof CaptureLogger ? logger.entries : [];
   }
@@ -134,8 +140,8 @@ export class TestLoom {
    * something (time, a promise the test controls) may still be in flight afterwards. Settled when
    * no store call is pending and neither the store nor the worker pool did anything across two
    * event-loop turns (so a handler awaiting I/O outside the store is not waited for). A store call
-   * still pending after a second of real time with nothing else happening counts as hung and is
-   * not waited for.
+   * still pending after `hungStoreCall` (default 3 s of real time) with nothing else happening
+   * counts as hung and is not waited for.
    */
   async settle(): Promise<void> {
     const hooks = this.loom.testHooks;
@@ -151,7 +157,7 @@ export class TestLoom {
       // A store call that stays pending with nothing else moving is one the test made hang on
       // purpose (a real store answers far sooner): stop waiting for it.
       let pendingCounts = this.activity.pending > 0;
-      if (pendingCounts && performance.now() - unchangedSince >= HUNG_STORE_CALL_MS) {
+      if (pendingCounts && performance.now() - unchangedSince >= this.hungStoreCallMs) {
         this.activity.writeOffPending();
         pendingCounts = false;
       }
@@ -185,8 +191,8 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
   const clock = options.clock ?? new FakeClock();
   const logger = options.logger ?? new CaptureLogger();
   const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
-  const { start, ...rest } = options;
+  const { start, hungStoreCall, ...rest } = options;
   const loom = await Loom.create({ pollInterval: '1m', ...rest, container: options.container ?? new Container(), store, clock, logger });
   if (start !== false) await loom.start();
-  return new TestLoom(loom, store, clock, logger, activity);
+  return new TestLoom(loom, store, clock, logger, activity, hungStoreCall === undefined ? undefined : toMs(hungStoreCall));
 }
