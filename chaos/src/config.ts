@@ -11,7 +11,7 @@ export interface ChaosConfig {
   pauseMs: number;
   /** Upper bound of each handler run's random delay. */
   maxDelayMs: number;
-  /** The jobs are enqueued in this many batches, spread over the faults. */
+  /** The jobs are enqueued in this many batches (one `enqueueMany` each). */
   batches: number;
   /** Give up (and fail) if the jobs are not all finished by then. */
   deadlineMs: number;

@@ -94,7 +94,7 @@ try {
   await injectFaults();
   await enqueueing;
   log(`faults done: ${faults.kills} kills, ${faults.pauses} pauses; waiting for the jobs to finish`);
-  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish`);
+  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish`, 250);
   log('every job finished');
 } catch (err) {
   failure = err as Error;
@@ -120,28 +120,33 @@ log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.stdout.write(`${finalLine(verdict, faults)}\n`);
 if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 
-/** Enqueues batch i once i/batches of the faults have happened, so jobs run through all of them. */
+/** Enqueues the jobs in batches while the workers already run them. */
 async function enqueueInBatches(): Promise<void> {
   const size = Math.ceil(config.jobs / config.batches);
   for (let i = 0; i < config.batches; i++) {
-    const due = (n: number) => Math.floor((n * i) / config.batches);
-    await waitFor(() => faults.kills >= due(config.kills) && faults.pauses >= due(config.pauses), config.deadlineMs, `faults before batch ${i}`);
     // The keys make a retried batch harmless: what was stored already comes back deduplicated.
     await retrying(() => enqueuer.enqueue(keys.slice(i * size, (i + 1) * size)), `enqueue batch ${i}`);
   }
   log(`enqueued ${config.jobs} jobs`);
 }
 
-/** Kills and pauses at random moments until both targets are met. */
+/**
+ * Kills and pauses at random moments until both targets are met, spread over the whole run:
+ * fault i waits until i/(faults + 1) of the jobs have finished, so early and late jobs alike run
+ * through them.
+ */
 async function injectFaults(): Promise<void> {
   const pausing: Promise<void>[] = [];
+  const total = config.kills + config.pauses;
   while (faults.kills < config.kills || faults.pauses < config.pauses) {
+    const due = Math.floor((config.jobs * (faults.kills + faults.pauses + 1)) / (total + 1));
+    await waitFor(async () => (await terminalJobs(db)) >= due, config.deadlineMs, `${due} jobs to finish before the next fault`, 250);
     // Spacing between faults, not synchronisation: what happens next is checked by the oracle.
     await sleep(200 + random(600));
     const live = workers.filter((w) => w.ready && !w.paused);
     if (live.length === 0) continue;
     const victim = live[random(live.length)];
-    const pauseDue = faults.pauses < config.pauses && !workers.some((w) => w.paused) && (faults.kills >= config.kills || Math.random() < 0.35);
+    const pauseDue = faults.pauses < config.pauses && !workers.some((w) => w.paused) && (faults.kills >= config.kills || Math.random() < config.pauses / total);
     if (pauseDue) pausing.push(pause(victim));
     else if (faults.kills < config.kills) await kill(victim);
   }
@@ -199,11 +204,11 @@ async function collectVerdict() {
   });
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(100);
+    await sleep(everyMs);
   }
 }
 
