@@ -9,19 +9,33 @@ import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
 
 type LatencySpec = Extract<ScenarioSpec, { kind: 'latency' }>;
 
+/** Jobs run (all at once, unmeasured) before the measured ones: connections, JIT and caches warm up. */
+const WARMUP = 5;
+
+/** Completions: the first WARMUP go to `warm`, the rest to `measured`. */
+function completionCounters(jobs: number, engine: string): { warm: Countdown; measured: Countdown; onCompleted: () => void } {
+  const warm = new Countdown(WARMUP, `${engine} warm-up completions`);
+  const measured = new Countdown(jobs, `${engine} completions`);
+  return { warm, measured, onCompleted: () => (warm.value < WARMUP ? warm.tick() : measured.tick()) };
+}
+
 /**
  * Enqueues `jobs` jobs at a steady `ratePerSec` into an engine already running in this process and
- * records enqueue → handler start for each. Every command sent from the first enqueue to the last
- * completion is charged to the jobs: that is the load of one job's lifecycle at a low rate,
- * including whatever the engine polls meanwhile.
+ * records enqueue → handler start for each (after a warm-up). Every command sent from the first
+ * measured enqueue to the last completion is charged to the jobs: that is the load of one job's
+ * lifecycle at a low rate, including whatever the engine polls meanwhile.
  */
 async function steadyRate(
   spec: LatencySpec,
   counter: CommandCounter,
   samples: number[],
-  completed: Countdown,
+  counters: { warm: Countdown; measured: Countdown },
   enqueue: (t0: number) => Promise<unknown>,
 ): Promise<ScenarioResult> {
+  await Promise.all(Array.from({ length: WARMUP }, () => enqueue(performance.now())));
+  await counters.warm.wait(spec.timeoutMs);
+  samples.length = 0;
+  const completed = counters.measured;
   const interval = 1000 / spec.ratePerSec;
   const server = new ServerCpu(spec.serverPid);
   const c0 = counter.snapshot();
@@ -51,29 +65,29 @@ export async function loomLatency(spec: LatencySpec): Promise<ScenarioResult> {
   const h = await openLoomOnMongo(spec, [LatencyJob], 50);
   const samples: number[] = [];
   startProbe.onStart = (t0) => samples.push(performance.now() - t0);
-  const completed = new Countdown(spec.jobs, 'loom completions');
-  h.loom.on('job:completed', () => completed.tick());
+  const counters = completionCounters(spec.jobs, 'loom');
+  h.loom.on('job:completed', counters.onCompleted);
   await h.loom.start();
-  const result = await steadyRate(spec, h.counter, samples, completed, (t0) => h.loom.enqueue(LatencyJob, { t0 }));
+  const result = await steadyRate(spec, h.counter, samples, counters, (t0) => h.loom.enqueue(LatencyJob, { t0 }));
   await h.close();
   return result;
 }
 
 export async function agendaLatency(spec: LatencySpec): Promise<ScenarioResult> {
   const samples: number[] = [];
-  const completed = new Countdown(spec.jobs, 'agenda completions');
+  const counters = completionCounters(spec.jobs, 'agenda');
   const h = await openAgendaOnMongo(
     spec,
     (agenda) => {
       agenda.define<{ t0: number }>('bench-latency', async (job) => {
         samples.push(performance.now() - job.attrs.data.t0);
       });
-      agenda.on('complete:bench-latency', () => completed.tick());
+      agenda.on('complete:bench-latency', counters.onCompleted);
     },
     { concurrency: 50, ...(spec.processEveryMs === undefined ? {} : { processEveryMs: spec.processEveryMs }) },
   );
   await h.agenda.start();
-  const result = await steadyRate(spec, h.counter, samples, completed, (t0) => h.agenda.now('bench-latency', { t0 }));
+  const result = await steadyRate(spec, h.counter, samples, counters, (t0) => h.agenda.now('bench-latency', { t0 }));
   await h.close();
   return result;
 }
