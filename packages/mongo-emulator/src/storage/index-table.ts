@@ -95,7 +95,7 @@ export class IndexTable {
   /** Record ids holding exactly this key. */
   ridsWithKey(key: unknown[]): number[] {
     const out: number[] = [];
-    for (const [entry] of this.tree.entries({ key, rid: -Infinity })) {
+    for (const [entry] of this.tree.entries({ key, rid: -Infinity }, [])) {
       if (this.compareKeys(entry.key, key) !== 0) break;
       out.push(entry.rid);
     }
@@ -161,7 +161,9 @@ export class IndexTable {
     };
     let from: IndexEntry = reverse ? { key: end, rid: Infinity } : { key: start, rid: -Infinity };
     restart: for (;;) {
-      const entries = reverse ? this.tree.entriesReversed(from) : this.tree.entries(from);
+      // One reused pair array per walk: a fresh pair per step was most of the scan's garbage.
+      const pair: (IndexEntry | undefined)[] = [];
+      const entries = reverse ? this.tree.entriesReversed(from, pair) : this.tree.entries(from, pair);
       // A seek is a tree descent; stepping is cheaper when the target is only a few entries on.
       let target: IndexEntry | undefined;
       let steps = 0;
