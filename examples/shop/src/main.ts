@@ -46,8 +46,8 @@ try {
 if (!stopping) {
   out.print(`Serving until Ctrl-C. Try:
   curl -s ${url}/stats
-  curl -s ${url}/dead-letters
-  curl -s -X POST ${url}/dead-letters/<id>/retry
+  curl -s ${url}/dead-letters                    # the two webhooks whose endpoints refused 5 times
+  curl -s -X POST ${url}/dead-letters/<id>/retry # their endpoints answer now: the job completes
   curl -s -X POST ${url}/orders -H 'content-type: application/json' \\
        -d '{"orderId":"my-1","email":"me@example.com","items":[{"sku":"LOOM-MUG","quantity":1,"priceCents":1200}]}'
   curl -s ${url}/jobs/<jobId>`);

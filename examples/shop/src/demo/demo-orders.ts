@@ -11,8 +11,21 @@ export interface BurstResult {
 }
 
 const HOOKS = 'https://hooks.example';
-/** Webhook endpoints of the demo's customers: most answer, some after a few refusals, some are down. */
-const WEBHOOKS = [`${HOOKS}/ok`, `${HOOKS}/flaky?fails=1`, undefined, `${HOOKS}/flaky?fails=2`, `${HOOKS}/down`, `${HOOKS}/ok`, `${HOOKS}/flaky?fails=3`, `${HOOKS}/down`];
+/**
+ * Webhook endpoints of the demo's customers: most answer, some after a few refusals. Two refuse
+ * 5 times: more than the 4 attempts FlakyWebhook gets, so they end in the dead letters, and a retry
+ * from there (`POST /dead-letters/:id/retry`) gets through on its second attempt.
+ */
+const WEBHOOKS = [
+  `${HOOKS}/ok`,
+  `${HOOKS}/flaky?fails=1`,
+  undefined,
+  `${HOOKS}/flaky?fails=2`,
+  `${HOOKS}/flaky?fails=5`,
+  `${HOOKS}/ok`,
+  `${HOOKS}/flaky?fails=3`,
+  `${HOOKS}/flaky?fails=5`,
+];
 
 /** The demo's orders, with ids unique to this run (so a persistent MONGODB_URI database gets new ones each time). */
 export function demoOrders(runId: string): NewOrder[] {

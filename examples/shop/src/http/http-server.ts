@@ -46,7 +46,10 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 function errorReply(err: unknown): { status: number; body: unknown } {
   if (err instanceof HttpError) return { status: err.status, body: { error: { code: err.code, message: err.message, details: err.details } } };
-  if (err instanceof z.ZodError) return { status: 400, body: { error: { code: 'VALIDATION', message: z.prettifyError(err), details: err.issues } } };
+  if (err instanceof z.ZodError) {
+    const details = err.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+    return { status: 400, body: { error: { code: 'VALIDATION', message: z.prettifyError(err), details } } };
+  }
   if (LoomError.is(err) && CLIENT_ERRORS.has(err.code)) return { status: 400, body: { error: { code: err.code, message: err.message } } };
   return { status: 500, body: { error: { code: 'INTERNAL', message: 'Internal error; see the server log' } } };
 }
