@@ -1,17 +1,29 @@
-// Claim throughput on a large collection through the real driver against the emulator.
+// Claim throughput on a large collection through the real driver against the emulator (its bin).
 // Shapes: "loom" = the MongoStore claim (partial index {queue, priority:-1, runAt, _id, claimAt},
 // filter {claimAt $lte, queue $in, name $in, status $in}, hint, sort {priority:-1, runAt:1, _id:1});
 // "or" = a lease-recovery claim ({$or: [queued & due, running & lease expired]}).
 // Build first: npx tsc -b packages/mongo-emulator/tsconfig.json
 // Run: node packages/mongo-emulator/bench/claim-throughput.mjs [documents=100000] [claims=2000] [loom|or]
+// The emulator runs as its own process (its bin), so its CPU per claim is measured apart from the
+// driver's (Linux /proc accounting).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { MongoEmulator } from '../dist/index.js';
 
 const total = Number(process.argv[2] ?? 100_000);
 const claims = Number(process.argv[3] ?? 2_000);
 const shape = process.argv[4] ?? 'loom';
-const emu = await MongoEmulator.start({ port: 0 });
-const client = new MongoClient(emu.uri);
+const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const server = spawn(process.execPath, [bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const uri = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
+/** CPU milliseconds the emulator process has used (utime + stime, in clock ticks of 10 ms). */
+const serverCpuMs = () => {
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+const client = new MongoClient(uri);
 const jobs = client.db('bench').collection('jobs');
 const now = Date.now();
 const CLAIM_KEY = { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 };
@@ -57,13 +69,15 @@ const claimOnce =
 
 t0 = performance.now();
 const cpu0 = process.cpuUsage();
+const server0 = serverCpuMs();
 let claimed = 0;
 for (let i = 0; i < claims; i++) if (await claimOnce()) claimed++;
 const claimMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
+const serverMs = serverCpuMs() - server0;
 console.log(`shape ${shape}: loaded ${total} documents in ${(loadMs / 1000).toFixed(1)} s`);
-console.log(`claim CPU (driver + emulator, one process): ${(cpuMs / claims).toFixed(2)} ms/claim => ${Math.round((claims / cpuMs) * 1000)} claims per CPU-second`);
+console.log(`emulator CPU: ${(serverMs / claims).toFixed(2)} ms/claim => ${Math.round((claims / Math.max(serverMs, 1)) * 1000)} claims per emulator CPU-second; driver CPU: ${(cpuMs / claims).toFixed(2)} ms/claim`);
 console.log(`${claimed}/${claims} claims in ${(claimMs / 1000).toFixed(2)} s: ${Math.round((claims / claimMs) * 1000)} claims/s wall clock (sequential, one client)`);
 await client.close();
-await emu.stop();
+server.kill('SIGTERM');

@@ -49,8 +49,8 @@ export class IndexTable {
   }
 
   /** Compares keys in index order (each field's direction applied). */
-  compareKeys(a: unknown[], b: unknown[]): number {
-    for (let i = 0; i < this.dirs.length; i++) {
+  compareKeys(a: unknown[], b: unknown[], fields = this.dirs.length): number {
+    for (let i = 0; i < fields; i++) {
       const c = compareBson(a[i], b[i]);
       if (c !== 0) return c * this.dirs[i];
     }
@@ -159,6 +159,11 @@ export class IndexTable {
       }
       return undefined;
     };
+    // Trailing fields where the far end is the index's extreme cannot end the walk: compare only
+    // the fields before them (usually just the equality prefix).
+    const far = reverse ? start : end;
+    let endFields = this.dirs.length;
+    while (endFields > 0 && far[endFields - 1] === last(endFields - 1)) endFields--;
     let from: IndexEntry = reverse ? { key: end, rid: Infinity } : { key: start, rid: -Infinity };
     restart: for (;;) {
       // One reused pair array per walk: a fresh pair per step was most of the scan's garbage.
@@ -168,8 +173,8 @@ export class IndexTable {
       let target: IndexEntry | undefined;
       let steps = 0;
       for (const [entry] of entries) {
-        if (!reverse && this.compareKeys(entry.key, end) > 0) return;
-        if (reverse && this.compareKeys(entry.key, start) < 0) return;
+        if (!reverse && this.compareKeys(entry.key, end, endFields) > 0) return;
+        if (reverse && this.compareKeys(entry.key, start, endFields) < 0) return;
         if (target) {
           if (this.compareEntries(entry, target) * step < 0) {
             if (++steps > MAX_STEPS_BEFORE_SEEK) {
