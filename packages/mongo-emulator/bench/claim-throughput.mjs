@@ -16,7 +16,7 @@ const total = Number(process.argv[2] ?? 100_000);
 const claims = Number(process.argv[3] ?? 2_000);
 const shape = process.argv[4] ?? 'loom';
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const server = spawn(process.execPath, [bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, [...(process.env.EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const uri = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
 /** CPU milliseconds the emulator process has used (utime + stime, in clock ticks of 10 ms). */
 const serverCpuMs = () => {
