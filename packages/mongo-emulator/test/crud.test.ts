@@ -196,18 +196,26 @@ describe('update', () => {
   it('applies the array operators workflow state uses', async () => {
     const oid1 = new ObjectId('65a000000000000000000001');
     const oid2 = new ObjectId('65a000000000000000000002');
-    await coll.insertOne({ _id: 'w' as never, steps: [], ids: [oid1], log: [1, 2, 3], when: new Date(5000) });
-    await coll.updateOne({ _id: 'w' as never, 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'pending' } } });
-    await coll.updateOne({ _id: 'w' as never, 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'again' } } });
-    await coll.updateOne({ _id: 'w' as never }, { $push: { steps: { $each: [{ name: 'b', status: 'pending' }, { name: 'c', status: 'done' }] } } });
-    const done = await coll.updateOne(
-      { _id: 'w' as never, steps: { $elemMatch: { name: 'b', status: 'pending' } } },
+    interface Workflow {
+      _id: string;
+      steps: { name: string; status: string; result?: number }[];
+      ids: ObjectId[];
+      log: number[];
+      when: Date;
+    }
+    const wf = t.db.collection<Workflow>(coll.collectionName);
+    await wf.insertOne({ _id: 'w', steps: [], ids: [oid1], log: [1, 2, 3], when: new Date(5000) });
+    await wf.updateOne({ _id: 'w', 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'pending' } } });
+    await wf.updateOne({ _id: 'w', 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'again' } } });
+    await wf.updateOne({ _id: 'w' }, { $push: { steps: { $each: [{ name: 'b', status: 'pending' }, { name: 'c', status: 'done' }] } } });
+    const done = await wf.updateOne(
+      { _id: 'w', steps: { $elemMatch: { name: 'b', status: 'pending' } } },
       { $set: { 'steps.$.status': 'done', 'steps.$.result': 42 } },
     );
     expect(done.modifiedCount).toBe(1);
-    await coll.updateOne({ _id: 'w' as never }, { $pull: { steps: { status: 'pending' } }, $addToSet: { ids: { $each: [oid1, oid2] } } });
-    await coll.updateOne({ _id: 'w' as never }, { $push: { log: { $each: [4, 5], $slice: -3 } }, $min: { when: new Date(1000) } });
-    expect(await coll.findOne({ _id: 'w' as never })).toEqual({
+    await wf.updateOne({ _id: 'w' }, { $pull: { steps: { status: 'pending' } }, $addToSet: { ids: { $each: [oid1, oid2] } } });
+    await wf.updateOne({ _id: 'w' }, { $push: { log: { $each: [4, 5], $slice: -3 } }, $min: { when: new Date(1000) } });
+    expect(await wf.findOne({ _id: 'w' })).toEqual({
       _id: 'w',
       steps: [
         { name: 'b', status: 'done', result: 42 },
