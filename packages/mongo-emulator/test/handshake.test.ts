@@ -85,6 +85,18 @@ describe('handshake and server commands', () => {
     expect(await t.db.collection('never-made').drop()).toBe(false);
     expect(await t.db.collection('made').countDocuments()).toBe(0);
   });
+
+  it('filters listCollections and drops a whole database', async () => {
+    const other = t.client.db(`${t.db.databaseName}_other`);
+    await other.collection('a').insertOne({ x: 1 });
+    await other.collection('b').insertOne({ x: 1 });
+    const listed = await other.listCollections({ name: 'b' }).toArray();
+    expect(listed.map((c) => [c.name, c.type])).toEqual([['b', 'collection']]);
+    expect(await other.dropDatabase()).toBe(true);
+    expect(await other.listCollections().toArray()).toEqual([]);
+    const dbs = await t.client.db('admin').admin().listDatabases();
+    expect(dbs.databases.map((d) => d.name)).not.toContain(other.databaseName);
+  });
 });
 
 describe.each(againstRealServer ? [] : [[true], [false]])('emulator lifecycle (replicaSet=%s)', (replicaSet) => {
