@@ -6,7 +6,7 @@
  * the candidate stream already satisfies, so a claim (equality prefix + range + sort in index
  * order + limit 1) stops after the first match instead of sorting the collection.
  */
-import { compareBson, TypeBound, typeRank, valueKey, LOWEST, HIGHEST } from '../bson-order.js';
+import { compareBson, TypeBound, typeRank, valueKey } from '../bson-order.js';
 import { isPlainObject, type Doc } from '../values.js';
 import { CommandError } from '../errors.js';
 import type { CollectionData, StoredRecord } from '../storage/collection.js';
@@ -343,4 +343,3 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
   return { items: { [Symbol.iterator]: () => direct.open() }, sortedPrefix: direct.sortedPrefix, plan: direct.name };
 }
 
-export { LOWEST, HIGHEST };
