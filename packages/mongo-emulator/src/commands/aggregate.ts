@@ -4,7 +4,7 @@
  * ordering matches mongod. $changeStream opens a change stream cursor. Stages mingo lacks, and
  * $out/$merge, are refused by name.
  */
-import { MongoAggregator as Aggregator } from '../query/mingo-context.js';
+import { MongoAggregator as Aggregator, withNow } from '../query/mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { parseSort, sortComparator } from '../query/sort.js';
@@ -53,7 +53,8 @@ function leadingPrefix(pipeline: Doc[]): Prefix {
   return prefix;
 }
 
-function runStages(docs: Doc[], stages: Doc[], ctx: CommandContext, variables?: Doc): Doc[] {
+function runStages(docs: Doc[], rawStages: Doc[], ctx: CommandContext, variables?: Doc): Doc[] {
+  const stages = withNow(rawStages, ctx.engine.clock.now());
   const resolver = (name: string) => [...matchingItems(ctx.view(name), {}, [])].map((i) => cloneValue(i.doc));
   let current = docs;
   let segment: Doc[] = [];

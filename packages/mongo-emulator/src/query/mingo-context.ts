@@ -101,6 +101,20 @@ export class MongoQuery extends QueryBase<Doc> {
   }
 }
 
+/**
+ * `$$NOW` as the emulator clock's time (mingo would read the wall clock): every occurrence in a
+ * pipeline becomes the same literal date, as one command sees one NOW on mongod.
+ */
+export function withNow<T>(pipeline: T, now: Date): T {
+  const replace = (v: unknown): unknown => {
+    if (v === '$$NOW') return { $literal: new Date(now.getTime()) };
+    if (Array.isArray(v)) return v.map(replace);
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, replace(x)]));
+    return v;
+  };
+  return replace(pipeline) as T;
+}
+
 export class MongoAggregator extends AggregatorBase {
   constructor(pipeline: Doc[], options: { variables?: Doc; collectionResolver?: (name: string) => Doc[] } = {}) {
     super(pipeline, { ...options, context: mongoContext } as never);

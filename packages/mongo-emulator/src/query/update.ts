@@ -3,7 +3,7 @@
  * and mingo skips), replacements, pipeline updates, `$setOnInsert`, `$currentDate` on the
  * emulator's clock, and the document an upsert inserts.
  */
-import { MongoAggregator as Aggregator, MongoQuery } from './mingo-context.js';
+import { MongoAggregator as Aggregator, MongoQuery, withNow } from './mingo-context.js';
 import { flattenAnd } from './implication.js';
 import { update as mingoUpdate } from 'mingo/updater';
 import { ObjectId, Timestamp } from 'bson';
@@ -156,7 +156,7 @@ function runPipeline(doc: Doc, pipeline: unknown[], options: UpdateOptions): Doc
       throw new CommandError('InvalidOptions', `${String(name)} is not allowed to be used within an update`);
     }
   }
-  const [out] = new Aggregator(pipeline as Doc[], options.variables ? { variables: options.variables } : {}).run([cloneValue(doc)]) as Doc[];
+  const [out] = new Aggregator(withNow(pipeline as Doc[], options.now), options.variables ? { variables: options.variables } : {}).run([cloneValue(doc)]) as Doc[];
   return out ?? {};
 }
 
