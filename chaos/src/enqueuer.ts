@@ -1,14 +1,14 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import type { MongoClient } from 'mongodb';
-import { Loom } from '@loom/core';
+import { Loom, type EnqueueResult } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { CHAOS_HANDLER, ChaosEffect, ensureSinkIndex } from './chaos-job.js';
 
 /** A Loom that only enqueues ChaosEffect jobs (never started), on `database` through `client`. */
 export interface ChaosEnqueuer {
   /** Enqueues one job per key; a key already stored comes back deduplicated. */
-  enqueue(keys: readonly string[]): Promise<void>;
+  enqueue(keys: readonly string[]): Promise<EnqueueResult[]>;
   close(): Promise<void>;
 }
 
@@ -20,8 +20,8 @@ export async function chaosEnqueuer(client: MongoClient, database: string): Prom
   container.bind(CHAOS_HANDLER).toConstantValue({}); // never runs a job
   const loom = await Loom.create({ container, store, jobs: [ChaosEffect], keepAlive: false });
   return {
-    async enqueue(keys) {
-      await loom.enqueueMany(ChaosEffect, keys.map((key) => ({ key })));
+    enqueue(keys) {
+      return loom.enqueueMany(ChaosEffect, keys.map((key) => ({ key })));
     },
     async close() {
       await loom.stop();

@@ -18,11 +18,13 @@ export interface NodeProcess {
   stderr(): string;
   /** Its stdout lines so far. */
   lines(): string[];
+  /** Sends `signal` (if it still runs) and resolves once it exited. */
+  kill(signal: NodeJS.Signals): Promise<NodeJS.Signals | number | null>;
 }
 
 /** `execArgv`: node's own flags for the child; by default this process's. */
 export function spawnNode(script: string, args: string[], env: Record<string, string>, execArgv = process.execArgv): NodeProcess {
-  const proc = spawn(process.execPath, [...execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -46,6 +48,10 @@ export function spawnNode(script: string, args: string[], env: Record<string, st
     },
     stderr: () => stderr,
     lines: () => [...lines],
+    kill(signal) {
+      if (alive) proc.kill(signal);
+      return exited;
+    },
     waitForLine(pattern, ms) {
       return new Promise((resolve, reject) => {
         const check = () => {

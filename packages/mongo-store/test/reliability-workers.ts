@@ -1,0 +1,123 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from '@jest/globals';
+import { MongoClient, type Db } from 'mongodb';
+import { EFFECTS, SINK } from '../../../chaos/src/chaos-job.js';
+import { spawnNode, type NodeProcess } from '../../../chaos/src/node-process.js';
+
+// The reliability scenarios run real processes from compiled JavaScript, as `npm run chaos` does:
+// a process then starts in a few seconds instead of the half minute it takes to transpile the
+// sources on a busy machine (the reason the suite stays short enough for CI). The build is
+// incremental: `npm test` has just built the packages, so usually only chaos/ compiles.
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ledgers = mkdtempSync(join(tmpdir(), 'loom-reliability-'));
+
+/** Generous: a busy CI machine can be slow to start even compiled processes. */
+export const STARTUP_MS = 60_000;
+/** How long the incremental build may take. */
+export const BUILD_MS = 240_000;
+
+/** Builds the packages (incrementally) and chaos/ (when a source is newer than its output). */
+export function buildChaos(): void {
+  const tsc = [join(ROOT, 'node_modules/typescript/bin/tsc')];
+  const packages = ['core', 'mongo-emulator', 'mongo-store'].map((p) => `packages/${p}/tsconfig.json`);
+  execFileSync(process.execPath, [...tsc, '-b', ...packages], { cwd: ROOT, stdio: 'pipe' });
+  const stale = readdirSync(join(ROOT, 'chaos/src')).some((name) => {
+    const built = join(ROOT, 'chaos/dist', name.replace(/\.ts$/, '.js'));
+    try {
+      return statSync(join(ROOT, 'chaos/src', name)).mtimeMs > statSync(built).mtimeMs;
+    } catch {
+      return true;
+    }
+  });
+  if (stale) execFileSync(process.execPath, [...tsc, '-p', 'chaos/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
+}
+
+/** A compiled chaos script (chaos/dist/<name>.js) as a child process. */
+export function startChaosScript(name: string, env: Record<string, string>): NodeProcess {
+  return spawnNode(join(ROOT, `chaos/dist/${name}.js`), [], env, []);
+}
+
+export interface ChaosWorker extends NodeProcess {
+  owner: string;
+}
+
+/** Starts a chaos worker named `owner` on `database`; env overrides its defaults (see chaos/src/worker.ts). */
+export function startChaosWorker(uri: string, database: string, owner: string, env: Record<string, string> = {}): ChaosWorker {
+  const child = startChaosScript('worker', { MONGODB_URI: uri, DATABASE: database, OWNER: owner, LEDGER: join(ledgers, `${database}.${owner}.jsonl`), ...env });
+  return Object.assign(child, { owner });
+}
+
+/** What the chaos handler left behind: sink rows and effect-log rows per key. */
+export async function effectsOf(db: Db): Promise<{ sink: Map<string, number>; runs: Map<string, number> }> {
+  const count = async (collection: string) => {
+    const counts = new Map<string, number>();
+    for (const { key } of await db.collection(collection).find({}, { projection: { key: 1 } }).toArray()) counts.set(key as string, (counts.get(key as string) ?? 0) + 1);
+    return counts;
+  };
+  return { sink: await count(SINK), runs: await count(EFFECTS) };
+}
+
+/** Resolves with how the process ended, or with 'still running' once `ms` have passed. */
+export function exitWithin(child: NodeProcess, ms: number): Promise<NodeJS.Signals | number | null | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms)));
+  return Promise.race([child.exited, deadline]).finally(() => clearTimeout(timer));
+}
+
+export const keysFrom = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+/**
+ * The build, then the emulator run by its bin for one test file (in `beforeAll`), a client on it,
+ * and the child processes to kill when the file is done.
+ */
+export interface EmulatorProcessFixture {
+  readonly uri: string;
+  readonly client: MongoClient;
+  /** Kills `child` with SIGKILL after the file's tests, if it still runs. */
+  track<C extends NodeProcess>(child: C): C;
+  /** Runs after the file's tests, before the emulator stops. */
+  onCleanup(fn: () => Promise<void>): void;
+}
+
+export function useEmulatorProcess(): EmulatorProcessFixture {
+  let emulator: { uri: string; child: NodeProcess } | undefined;
+  let client: MongoClient | undefined;
+  const children: NodeProcess[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    buildChaos();
+    const child = spawnNode(join(ROOT, 'packages/mongo-emulator/dist/bin.js'), ['--port', '0'], {}, []);
+    emulator = { child, uri: await child.waitForLine(/^mongodb:\/\//, STARTUP_MS) };
+    client = new MongoClient(emulator.uri);
+    await client.connect();
+  }, BUILD_MS + STARTUP_MS);
+  afterAll(async () => {
+    await Promise.all(children.map((c) => c.kill('SIGKILL')));
+    for (const fn of cleanups) await fn();
+    await client?.close();
+    await emulator?.child.kill('SIGTERM');
+  });
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the emulator exists only inside tests');
+    return value;
+  };
+  return {
+    get uri() {
+      return need(emulator).uri;
+    },
+    get client() {
+      return need(client);
+    },
+    track(child) {
+      children.push(child);
+      return child;
+    },
+    onCleanup(fn) {
+      cleanups.push(fn);
+    },
+  };
+}
