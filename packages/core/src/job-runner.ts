@@ -9,6 +9,7 @@ import type { JobHandler } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
 import type { JobRecord, LeaseRef } from './job-record.js';
 import type { JobRegistry } from './job-registry.js';
+import { LazyAbort, type ShutdownSignal } from './lazy-abort.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import { checkPayload } from './payload-check.js';
@@ -67,7 +68,7 @@ export class JobRunner {
   constructor(private readonly deps: JobRunnerDeps) {}
 
   /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
-  async run(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+  async run(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
     try {
       await this.runClaimed(job, shutdown);
     } catch (err) {
@@ -77,7 +78,7 @@ export class JobRunner {
     }
   }
 
-  private async runClaimed(job: JobRecord, shutdown: AbortSignal): Promise<void> {
+  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const lease: LeaseRef = { jobId: job.id, token: job.lease!.token };
     const log = this.deps.logger.child({ jobId: job.id, job: job.name, attempt: job.attempt });
@@ -88,7 +89,7 @@ export class JobRunner {
       await store.release(lease, clock.now());
       return;
     }
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     const keeper = new LeaseKeeper({ store, clock, logger: log, events, lease, leaseMs, until: job.lease!.until, onLost: (err) => controller.abort(err) });
     const run: Run = { job, def, info: jobEventInfo(job), lease, keeper, log };
     keeper.start();
@@ -101,7 +102,7 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const ctx = new RunContext({ job, lease, store, clock, logger: log, signal: controller.signal, workflow: this.deps.workflow });
+      const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown);
       await this.settle(run, outcome, ctx, startedAt);
@@ -116,7 +117,7 @@ export class JobRunner {
    * `ctx.signal` but the runner keeps waiting, so the handler's outcome reaches the store and is
    * refused there.
    */
-  private invoke(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext, controller: AbortController, shutdown: AbortSignal): Promise<Outcome> {
+  private invoke(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext, controller: LazyAbort, shutdown: ShutdownSignal): Promise<Outcome> {
     const { job, def } = run;
     return new Promise<Outcome>((resolve) => {
       let done = false;
@@ -141,9 +142,7 @@ export class JobRunner {
         controller.abort(new EngineStoppedError(job.id));
         finish({ kind: 'released' });
       };
-      if (shutdown.aborted) onShutdown();
-      shutdown.addEventListener('abort', onShutdown, { once: true });
-      cleanups.push(() => shutdown.removeEventListener('abort', onShutdown));
+      cleanups.push(shutdown.onAbort(onShutdown));
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
       Promise.resolve()
         .then(() => (done ? undefined : instance.run(payload, ctx)))

@@ -3,6 +3,7 @@ import { toMs, type Duration } from './duration.js';
 import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from './engine-errors.js';
 import type { JobClass } from './job-class.js';
 import type { JobContext } from './job-context.js';
+import type { LazyAbort } from './lazy-abort.js';
 import type { EnqueueResult, JobRecord, LeaseRef, StepKind, StepRecord } from './job-record.js';
 import type { Logger } from './logger.js';
 import { findPlainDataProblem } from './plain-data.js';
@@ -25,7 +26,6 @@ export class RunContext implements JobContext {
   readonly attempt: number;
   readonly idempotencyKey?: string;
   readonly scheduledFor?: Date;
-  readonly signal: AbortSignal;
   readonly log: Logger;
 
   /** Set when the run parked itself; the runner commits it. */
@@ -45,7 +45,8 @@ export class RunContext implements JobContext {
       store: JobStore;
       clock: Clock;
       logger: Logger;
-      signal: AbortSignal;
+      /** Made into `ctx.signal` only if the handler reads it. */
+      abort: LazyAbort;
       workflow: WorkflowServices;
     },
   ) {
@@ -74,8 +75,11 @@ export class RunContext implements JobContext {
     this.attempt = job.attempt;
     if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
     if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
-    this.signal = deps.signal;
     this.log = deps.logger;
+  }
+
+  get signal(): AbortSignal {
+    return this.deps.abort.signal;
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {

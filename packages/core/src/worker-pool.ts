@@ -1,9 +1,9 @@
-import { setMaxListeners } from 'node:events';
 import type { Clock } from './clock.js';
 import type { EventBus } from './events.js';
 import type { JobRecord } from './job-record.js';
 import type { JobRegistry } from './job-registry.js';
 import type { JobRunner } from './job-runner.js';
+import { ShutdownSignal } from './lazy-abort.js';
 import type { Logger } from './logger.js';
 import type { JobStore } from './store.js';
 import { withDeadline } from './store-deadline.js';
@@ -57,13 +57,10 @@ export class WorkerPool {
   private activity = 0;
   private readonly settleListeners = new Set<() => void>();
   private readonly pendingReleases = new Set<Promise<void>>();
-  /** Aborted when the shutdown grace is over: every run still going is released. One for all runs (AbortControllers are not cheap). */
-  private readonly shutdown = new AbortController();
+  /** Aborted when the shutdown grace is over: every run still going is released. One for all runs. */
+  private readonly shutdown = new ShutdownSignal();
 
-  constructor(private readonly o: WorkerPoolOptions) {
-    // Every run in flight listens to this one signal; that is by design, not a leak.
-    setMaxListeners(0, this.shutdown.signal);
-  }
+  constructor(private readonly o: WorkerPoolOptions) {}
 
   start(): void {
     if (this.state !== 'idle') return;
@@ -212,7 +209,7 @@ export class WorkerPool {
   private startRun(job: JobRecord): void {
     const key = `${job.id}:${job.lease?.token}`;
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const done = this.o.runner.run(job, this.shutdown.signal).finally(() => {
+    const done = this.o.runner.run(job, this.shutdown).finally(() => {
       this.slots.delete(key);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
       this.activity++;
