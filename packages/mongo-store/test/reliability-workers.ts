@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { spawnNode, type NodeProcess } from '../../../chaos/src/node-process.js'
 // sources on a busy machine (the reason the suite stays short enough for CI). The build is
 // incremental: `npm test` has just built the packages, so usually only chaos/ compiles.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ledgers = mkdtempSync(join(tmpdir(), 'loom-reliability-'));
+let ledgers: string | undefined;
 
 /** Generous: a busy CI machine can be slow to start even compiled processes. */
 export const STARTUP_MS = 60_000;
@@ -47,6 +47,7 @@ export interface ChaosWorker extends NodeProcess {
 
 /** Starts a chaos worker named `owner` on `database`; env overrides its defaults (see chaos/src/worker.ts). */
 export function startChaosWorker(uri: string, database: string, owner: string, env: Record<string, string> = {}): ChaosWorker {
+  ledgers ??= mkdtempSync(join(tmpdir(), 'loom-reliability-'));
   const child = startChaosScript('worker', { MONGODB_URI: uri, DATABASE: database, OWNER: owner, LEDGER: join(ledgers, `${database}.${owner}.jsonl`), ...env });
   return Object.assign(child, { owner });
 }
@@ -100,6 +101,7 @@ export function useEmulatorProcess(): EmulatorProcessFixture {
     for (const fn of cleanups) await fn();
     await client?.close();
     await emulator?.child.kill('SIGTERM');
+    if (ledgers) rmSync(ledgers, { recursive: true, force: true });
   });
   const need = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the emulator exists only inside tests');
