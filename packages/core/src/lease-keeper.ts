@@ -38,7 +38,10 @@ export class LeaseKeeper {
   }
 
   start(): void {
-    this.armDeadline();
+    // The watchdog only matters while an extension is in flight: between beats nothing can end a
+    // lease that the next beat comes before. So it is armed per beat, not per run (one timer less
+    // per job), and here only when the claim came back so late that the lease ends before the first beat.
+    if (this.leaseUntil.getTime() - this.deps.clock.now().getTime() <= this.interval()) this.armDeadline();
     this.schedule(this.interval());
   }
 
@@ -50,7 +53,8 @@ export class LeaseKeeper {
 
   /**
    * A watchdog at the lease's end: if no extension succeeded by then (the store hangs rather than
-   * failing), the lease is treated as lost instead of the run carrying on unaware.
+   * failing), the lease is treated as lost instead of the run carrying on unaware. Stays armed
+   * from the start of an extension until one succeeds.
    */
   private armDeadline(): void {
     this.cancelDeadline?.();
@@ -74,11 +78,13 @@ export class LeaseKeeper {
     const { store, clock, lease, leaseMs } = this.deps;
     const now = clock.now();
     const until = new Date(now.getTime() + leaseMs);
+    this.armDeadline();
     try {
       await store.extendLease(lease, until, now);
       if (this.stopped) return;
       this.leaseUntil = until;
-      this.armDeadline();
+      this.cancelDeadline?.();
+      this.cancelDeadline = undefined;
       this.schedule(this.interval());
     } catch (err) {
       if (this.stopped) return;
