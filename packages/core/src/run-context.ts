@@ -33,9 +33,8 @@ export class RunContext implements JobContext {
   /** Set when `transaction` completed the job together with the handler's writes. */
   completedInTransaction = false;
 
-  private readonly steps: StepLog;
-  private readonly scope: RunScope;
-  private readonly outcomes: WaitOutcomes;
+  /** Built on first use of steps, sleeps, child jobs or signals (see {@link scope}). */
+  private lazyScope: RunScope | undefined;
   private transactionStarted = false;
 
   constructor(
@@ -51,10 +50,32 @@ export class RunContext implements JobContext {
     },
   ) {
     const { job } = deps;
-    this.steps = new StepLog(job.id, job.steps);
-    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease, this.steps.stamp(step), deps.clock.now());
-    this.outcomes = new WaitOutcomes(record);
-    this.scope = {
+    this.jobId = job.id;
+    this.name = job.name;
+    this.attempt = job.attempt;
+    if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
+    if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
+    this.log = deps.logger;
+  }
+
+  /**
+   * The workflow state of this run. Made on first use: most jobs use no workflow feature, and its
+   * maps and closures were a fifth of what a short job allocated.
+   */
+  private get scope(): RunScope {
+    return (this.lazyScope ??= this.buildScope());
+  }
+
+  private get steps(): StepLog {
+    return this.scope.steps;
+  }
+
+  private buildScope(): RunScope {
+    const { deps } = this;
+    const { job } = deps;
+    const steps = new StepLog(job.id, job.steps);
+    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease, steps.stamp(step), deps.clock.now());
+    return {
       jobId: job.id,
       attempt: job.attempt,
       lease: deps.lease,
@@ -62,20 +83,14 @@ export class RunContext implements JobContext {
       clock: deps.clock,
       log: deps.logger,
       services: deps.workflow,
-      steps: this.steps,
+      steps,
       budget: new StepBudget(job.steps),
-      outcomes: this.outcomes,
+      outcomes: new WaitOutcomes(record),
       reach: (name, kind) => this.claimName(name, kind),
       moveOn: () => this.moveOn(),
       record,
       suspend: (suspension) => this.suspend(suspension),
     };
-    this.jobId = job.id;
-    this.name = job.name;
-    this.attempt = job.attempt;
-    if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
-    if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
-    this.log = deps.logger;
   }
 
   get signal(): AbortSignal {
@@ -176,6 +191,7 @@ export class RunContext implements JobContext {
    * finished job's steps say what happened. Best effort: the job completes either way.
    */
   async finishSteps(): Promise<void> {
+    if (!this.lazyScope) return;
     try {
       await this.moveOn();
     } catch (err) {
@@ -185,7 +201,8 @@ export class RunContext implements JobContext {
 
   /** Makes wait failures this run caught final before it records anything after them. */
   private async moveOn(): Promise<void> {
-    if (this.outcomes.pending) await this.outcomes.moveOn();
+    const outcomes = this.lazyScope?.outcomes;
+    if (outcomes?.pending) await outcomes.moveOn();
   }
 
   /** Checks a step name is usable in this run and returns its record from earlier runs, if any. */
