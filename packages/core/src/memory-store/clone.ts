@@ -5,7 +5,8 @@ const MAX_DEPTH = 512;
 
 /**
  * Deep-copies plain data (primitives, arrays, plain objects, Dates) the way a database round trip
- * would: an object referenced twice is copied twice. Other objects (Map, Set, typed arrays, ...)
+ * would: an object referenced twice is copied twice, and a field holding `undefined` is dropped like
+ * a missing one (the plain-data rule). Other objects (Map, Set, typed arrays, ...)
  * go through `structuredClone`. A cycle is refused with a `NOT_PLAIN_DATA` error.
  *
  * Not `structuredClone` throughout: it builds its copies in Node's main realm, so inside a jest
@@ -37,7 +38,9 @@ function copy(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    const child = copy((value as Record<string, unknown>)[key], depth + 1);
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    const child = copy(field, depth + 1);
     // An own `__proto__` key (JSON.parse makes them) must stay a key: assigning it would set the
     // copy's prototype instead and lose the key, as a database round trip does not.
     if (key === '__proto__') Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
