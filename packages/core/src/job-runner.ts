@@ -10,11 +10,12 @@ import type { JobDefinition } from './job-definition.js';
 import type { JobRecord, LeaseRef } from './job-record.js';
 import type { JobRegistry } from './job-registry.js';
 import { LazyAbort, type ShutdownSignal } from './lazy-abort.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import { heartbeatInterval, LeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from './plain-data.js';
 import { RunContext } from './run-context.js';
+import { SameDelayTimers } from './same-delay-timers.js';
 import type { JobStore } from './store.js';
 import type { RunSuspension } from './suspension.js';
 import { StoreTimeoutError, withDeadline } from './store-deadline.js';
@@ -65,7 +66,14 @@ export interface JobRunnerDeps {
  * the store refuses because the lease was lost is logged and not counted. `run` never rejects.
  */
 export class JobRunner {
-  constructor(private readonly deps: JobRunnerDeps) {}
+  /** Heartbeats and outcome-write deadlines of all runs, each on one clock timer instead of one per run. */
+  private readonly beats: SameDelayTimers;
+  private readonly writeDeadlines: SameDelayTimers;
+
+  constructor(private readonly deps: JobRunnerDeps) {
+    this.beats = new SameDelayTimers(deps.clock, heartbeatInterval(deps.leaseMs));
+    this.writeDeadlines = new SameDelayTimers(deps.clock, writeDeadlineMs(deps.leaseMs));
+  }
 
   /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
   async run(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
@@ -90,7 +98,7 @@ export class JobRunner {
       return;
     }
     const controller = new LazyAbort();
-    const keeper = new LeaseKeeper({ store, clock, logger: log, events, lease, leaseMs, until: job.lease!.until, onLost: (err) => controller.abort(err) });
+    const keeper = new LeaseKeeper({ store, clock, logger: log, events, lease, leaseMs, until: job.lease!.until, onLost: (err) => controller.abort(err), beats: this.beats });
     const run: Run = { job, def, info: jobEventInfo(job), lease, keeper, log };
     keeper.start();
     try {
@@ -242,7 +250,7 @@ export class JobRunner {
     const { job, keeper, log } = run;
     for (let i = 0; ; i++) {
       try {
-        await withDeadline(this.deps.clock, op, writeDeadlineMs(this.deps.leaseMs), fn());
+        await withDeadline(this.writeDeadlines, op, this.writeDeadlines.ms, fn());
         return true;
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {

@@ -6,6 +6,9 @@ import type { Logger } from './logger.js';
 import type { JobStore } from './store.js';
 import { toError } from './to-error.js';
 
+/** How often a lease is extended while its handler runs: every third of it. */
+export const heartbeatInterval = (leaseMs: number): number => Math.max(1, Math.floor(leaseMs / 3));
+
 /**
  * Keeps one run's lease alive: extends it every `leaseMs / 3` while the handler runs. When the
  * store says the lease is lost, or extending keeps failing until the lease has passed, it calls
@@ -27,6 +30,8 @@ export class LeaseKeeper {
       leaseMs: number;
       until: Date;
       onLost: (error: LeaseLostError) => void;
+      /** Where heartbeats are timed (the runner shares one list for all runs); default the clock. */
+      beats?: Pick<Clock, 'setTimer'>;
     },
   ) {
     this.leaseUntil = deps.until;
@@ -65,12 +70,12 @@ export class LeaseKeeper {
   }
 
   private interval(): number {
-    return Math.max(1, Math.floor(this.deps.leaseMs / 3));
+    return heartbeatInterval(this.deps.leaseMs);
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.cancelTimer = this.deps.clock.setTimer(() => void this.beat(), ms);
+    this.cancelTimer = (this.deps.beats ?? this.deps.clock).setTimer(() => void this.beat(), ms);
   }
 
   private async beat(): Promise<void> {

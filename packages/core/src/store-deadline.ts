@@ -13,7 +13,7 @@ export class StoreTimeoutError extends LoomError {
  * failing) cannot wedge the worker loop or a run. `onLate` receives the result if it arrives after
  * the deadline (e.g. to release jobs a late claim leased).
  */
-export function withDeadline<T>(clock: Clock, operation: string, ms: number, call: Promise<T>, onLate?: (value: T) => void): Promise<T> {
+export function withDeadline<T>(clock: Pick<Clock, 'setTimer'>, operation: string, ms: number, call: Promise<T>, onLate?: (value: T) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
     const cancel = clock.setTimer(() => {
