@@ -1,4 +1,5 @@
 import type { Duration } from '@loom/core';
+import type { RetentionOptions } from '@loom/mongo-store';
 
 /** Settings of the shop. The demo shortens every delay so it finishes in seconds. */
 export interface ShopConfig {
@@ -16,6 +17,8 @@ export interface ShopConfig {
   shutdownGrace: Duration;
   /** How often idle workers look for due jobs (change streams wake them sooner on a replica set). */
   pollInterval: Duration;
+  /** How long finished jobs and dead letters are kept (MongoDB TTL indexes). @default MongoStore's defaults */
+  retention?: RetentionOptions;
 }
 
 /** `npm start`: delays a person can watch. */

@@ -47,7 +47,12 @@ export class ShopApp {
     const { client, config } = options;
     const clock = options.clock ?? new SystemClock();
     const logger = options.logger ?? new CompactLogger();
-    const store = new MongoStore({ client, database: config.database, logger: logger.child({ component: 'mongo-store' }) });
+    const store = new MongoStore({
+      client,
+      database: config.database,
+      ...(config.retention ? { retention: config.retention } : {}),
+      logger: logger.child({ component: 'mongo-store' }),
+    });
     const container = new Container({ defaultScope: 'Singleton' });
     container.load(shopModule({ client, store, config, clock, logger }));
     options.overrides?.(container);

@@ -13,6 +13,10 @@ export const TEST_CONFIG: Omit<ShopConfig, 'database'> = {
   concurrency: 10,
   shutdownGrace: '5s',
   pollInterval: '1m',
+  // MongoDB's TTL monitor deletes on the server's wall clock, while these tests run on a FakeClock
+  // months in the past: with retention on, a completed job would vanish at the next TTL pass and a
+  // repeated POST would enqueue a second receipt job.
+  retention: { completed: false, dead: false },
 };
 
 /** The shop booted in process on the test MongoDB, on a FakeClock, with its HTTP API listening. */
