@@ -10,6 +10,7 @@ import type { JobDefinition } from './job-definition.js';
 import type { JobRecord, LeaseRef } from './job-record.js';
 import type { JobRegistry } from './job-registry.js';
 import { LazyAbort, type ShutdownSignal } from './lazy-abort.js';
+import { LazyChildLogger } from './lazy-child-logger.js';
 import { heartbeatInterval, LeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import { checkPayload } from './payload-check.js';
@@ -89,7 +90,7 @@ export class JobRunner {
   private async runClaimed(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const lease: LeaseRef = { jobId: job.id, token: job.lease!.token };
-    const log = this.deps.logger.child({ jobId: job.id, job: job.name, attempt: job.attempt });
+    const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const def = registry.byName(job.name);
     const instance = instances.get(job.name);
     if (!def || !instance) {
