@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import { MongoStore } from '../src/index.js';
-import { spawnTs, startEmulatorProcess, WORKER, type Child } from './processes/children.js';
+import { buildPackages, spawnTs, startEmulatorProcess, WORKER, type Child } from './processes/children.js';
 import { waitUntil } from './wait-until.js';
 
 // Real processes against the emulator run by its bin: workers are killed for real, and leases
 // expire in real time (1.5 s), so every wait below is on a condition with a deadline.
-const STARTUP_MS = 90_000; // child processes transpile the sources first; CI machines can be slow
+const STARTUP_MS = 60_000; // generous: a busy CI machine can be slow to start even compiled processes
+const BUILD_MS = 240_000;
 const RECOVERY_MS = 60_000;
 
 let emulator: { uri: string; child: Child };
 let client: MongoClient;
 const children: Child[] = [];
 let databases = 0;
+
+beforeAll(() => buildPackages(), BUILD_MS);
 
 beforeAll(async () => {
   emulator = await startEmulatorProcess(STARTUP_MS);

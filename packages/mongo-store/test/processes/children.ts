@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
@@ -6,7 +6,17 @@ import { dirname, resolve } from 'node:path';
 const here = dirname(fileURLToPath(import.meta.url));
 const register = resolve(here, 'register-ts.mjs');
 export const WORKER = resolve(here, 'worker.ts');
-const EMULATOR_BIN = resolve(here, '../../../mongo-emulator/src/bin.ts');
+const root = resolve(here, '../../../..');
+const EMULATOR_BIN = resolve(root, 'packages/mongo-emulator/dist/bin.js');
+
+/**
+ * Brings the packages' dist/ up to date (`tsc -b`, incremental: a no-op right after `npm test`'s
+ * build), since child processes load the compiled packages rather than transpiling the sources.
+ */
+export function buildPackages(): void {
+  const projects = ['core', 'testing', 'mongo-emulator', 'mongo-store'].map((p) => `packages/${p}/tsconfig.json`);
+  execFileSync(process.execPath, [resolve(root, 'node_modules/typescript/bin/tsc'), '-b', ...projects], { cwd: root, stdio: 'pipe' });
+}
 
 /** A child process running a TypeScript file, with its stdout split into lines. */
 export interface Child {
@@ -21,7 +31,8 @@ export interface Child {
 }
 
 export function spawnTs(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, ['--import', register, script, ...args], {
+  const loader = script.endsWith('.ts') ? ['--import', register] : [];
+  const proc = spawn(process.execPath, [...loader, script, ...args], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

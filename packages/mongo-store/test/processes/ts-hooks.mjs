@@ -1,6 +1,8 @@
-// Node module hooks that let child processes of the multi-process tests run the TypeScript sources
-// directly, as jest does: `@loom/<pkg>` maps to packages/<pkg>/src/index.ts, `./x.js` imports from a
-// .ts file resolve to `./x.ts`, and .ts files are transpiled with the project's TypeScript.
+// Node module hooks that let child processes of the multi-process tests run a TypeScript script:
+// the script (and `./x.js` imports of .ts files next to it) is transpiled with the project's
+// TypeScript, while `@loom/<pkg>` loads the package's compiled dist/ (the test builds it
+// incrementally first: see children.ts). Transpiling every package source in each child took
+// half a minute per process on a busy machine.
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -12,11 +14,11 @@ const packages = { core: 'core', testing: 'testing', 'mongo-emulator': 'mongo-em
 
 export async function resolve(specifier, context, next) {
   if (specifier === '@loom/testing/mongo') {
-    return { url: pathToFileURL(resolvePath(root, 'packages/testing/src/mongo/index.ts')).href, shortCircuit: true };
+    return { url: pathToFileURL(resolvePath(root, 'packages/testing/dist/mongo/index.js')).href, shortCircuit: true };
   }
   const pkg = /^@loom\/([a-z-]+)$/.exec(specifier)?.[1];
   if (pkg && packages[pkg]) {
-    return { url: pathToFileURL(resolvePath(root, `packages/${packages[pkg]}/src/index.ts`)).href, shortCircuit: true };
+    return { url: pathToFileURL(resolvePath(root, `packages/${packages[pkg]}/dist/index.js`)).href, shortCircuit: true };
   }
   if (context.parentURL?.endsWith('.ts') && specifier.startsWith('.') && specifier.endsWith('.js')) {
     const candidate = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
