@@ -137,12 +137,16 @@ export class MemoryStore implements JobStore {
     this.#sweep(req.now);
     const now = req.now.getTime();
     const jobs = this.#index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now });
+    // One copy of each date for the whole batch: stored dates are never mutated and copies go out,
+    // so sharing them only saves memory (every finished job keeps its startedAt).
+    const leaseUntil = copyDate(req.leaseUntil);
+    const startedAt = copyDate(req.now);
     return jobs.map((job) => {
       this.#transition(job, 'running', req.now, (record) => {
-        record.lease = { owner: req.owner, token: randomUUID(), until: copyDate(req.leaseUntil) };
+        record.lease = { owner: req.owner, token: randomUUID(), until: leaseUntil };
         record.attempt += 1;
-        record.startedAt ??= copyDate(req.now);
-        delete record.waitingFor;
+        record.startedAt ??= startedAt;
+        if (record.waitingFor !== undefined) record.waitingFor = undefined;
       });
       return clonePlain(job.record);
     });
@@ -450,7 +454,7 @@ export class MemoryStore implements JobStore {
     record.status = 'completed';
     if (result !== undefined) record.result = result;
     record.finishedAt = copyDate(now);
-    record.updatedAt = copyDate(now);
+    record.updatedAt = record.finishedAt;
     job.version += 1;
     this.#index.update(job, now.getTime());
     this.#completed.set(record.id, job);
