@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Double, Int32, Long, MongoBulkWriteError, MongoServerError, ObjectId, type Collection, type Document } from 'mongodb';
-import { openTarget, type Target } from './target.js';
+import { Double, Int32, Long, MongoBulkWriteError, ObjectId, type Collection, type Document } from 'mongodb';
+import { openTarget, type Target, serverError as error } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
@@ -15,15 +15,6 @@ afterAll(async () => {
 beforeEach(() => {
   coll = t.db.collection(`crud_${++n}`);
 });
-
-async function error(p: Promise<unknown>): Promise<MongoServerError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
-  return e;
-}
 
 describe('insert', () => {
   it('inserts one and many, generating _id when missing', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { MongoServerError, type Collection, type Document } from 'mongodb';
-import { againstRealServer, ManualClock, openTarget, type Target } from './target.js';
+import { type Collection, type Document } from 'mongodb';
+import { againstRealServer, ManualClock, openTarget, type Target, serverError as error } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
@@ -15,15 +15,6 @@ afterAll(async () => {
 beforeEach(() => {
   coll = t.db.collection(`idx_${++n}`);
 });
-
-async function error(p: Promise<unknown>): Promise<MongoServerError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
-  return e;
-}
 
 describe('createIndexes / listIndexes / dropIndexes', () => {
   it('creates indexes with their options and lists them', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { MongoServerError, type Collection, type Document } from 'mongodb';
-import { againstRealServer, openTarget, type Target } from './target.js';
+import { type Collection, type Document } from 'mongodb';
+import { againstRealServer, openTarget, serverError as refusal, type Target } from './target.js';
 
 // What the emulator does not implement must fail loudly, naming the feature, rather than
 // answer wrongly. These are emulator-only by nature: a real server supports all of them.
@@ -15,15 +15,6 @@ describe.each(againstRealServer ? [] : [['emulator']])('loud refusals (%s only)'
   afterAll(async () => {
     await t.close();
   });
-
-  async function refusal(p: Promise<unknown>): Promise<MongoServerError> {
-    const e = await p.then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
-    return e;
-  }
 
   it.each([
     ['a non-simple collation', () => coll.find({}, { collation: { locale: 'fr' } }).toArray(), 'collation'],

@@ -3,7 +3,7 @@
  * session, transaction and change stream suites), otherwise a fresh MongoEmulator. Tests talk
  * to it only through the official driver, so the same files check the emulator's fidelity.
  */
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { MongoEmulator, type EmulatorClock } from '../src/index.js';
 
 export interface Target {
@@ -49,4 +49,14 @@ export class ManualClock implements EmulatorClock {
   advance(ms: number): void {
     this.current = new Date(this.current.getTime() + ms);
   }
+}
+
+/** Awaits `p`, which must reject with a server error (the error shapes are what these suites check). */
+export async function serverError(p: Promise<unknown>): Promise<MongoServerError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
+  return e;
 }

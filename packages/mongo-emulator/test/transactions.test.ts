@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Long, MongoServerError, type ClientSession, type Collection, type Document } from 'mongodb';
-import { againstRealServer, openTarget, type Target } from './target.js';
+import { againstRealServer, openTarget, type Target, serverError as failure } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
@@ -30,15 +30,6 @@ function session(): ClientSession {
 afterAll(async () => {
   for (const s of sessions) await s.endSession();
 });
-
-async function failure(p: Promise<unknown>): Promise<MongoServerError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
-  return e;
-}
 
 describe('transactions', () => {
   it('commits all writes together; reads inside see them, reads outside do not until commit', async () => {
