@@ -45,7 +45,8 @@ const MAX_ERROR_BACKOFF_MS = 60_000;
  */
 export class WorkerPool {
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
-  private readonly slots = new Map<string, Slot>();
+  /** A set of slot objects, not a map keyed by `id:token`: building and hashing that string was a few % of a short job. */
+  private readonly slots = new Set<Slot>();
   private readonly runningByName = new Map<string, number>();
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
@@ -104,7 +105,7 @@ export class WorkerPool {
 
   /** Runs in flight in this pool. */
   inFlight(): InFlightRun[] {
-    return [...this.slots.values()].map(({ jobId, name, attempt }) => ({ jobId, name, attempt }));
+    return [...this.slots].map(({ jobId, name, attempt }) => ({ jobId, name, attempt }));
   }
 
   /** A counter that moves whenever a claim returns jobs or a run ends (for test harnesses). */
@@ -150,7 +151,7 @@ export class WorkerPool {
   }
 
   private allDone(): Promise<void> {
-    return Promise.all([...this.slots.values()].map((s) => s.done)).then(() => undefined);
+    return Promise.all([...this.slots].map((s) => s.done)).then(() => undefined);
   }
 
   private async claimWhileRoom(): Promise<void> {
@@ -207,16 +208,16 @@ export class WorkerPool {
   }
 
   private startRun(job: JobRecord): void {
-    const key = `${job.id}:${job.lease?.token}`;
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const done = this.o.runner.run(job, this.shutdown).finally(() => {
-      this.slots.delete(key);
+    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, done: Promise.resolve() };
+    slot.done = this.o.runner.run(job, this.shutdown).finally(() => {
+      this.slots.delete(slot);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
       this.activity++;
-      for (const listener of [...this.settleListeners]) listener();
+      if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
       this.wake();
     });
-    this.slots.set(key, { jobId: job.id, name: job.name, attempt: job.attempt, done });
+    this.slots.add(slot);
   }
 
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
