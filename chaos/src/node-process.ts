@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline';
 /**
  * A Node child process started with this process's own `execArgv`: from compiled JavaScript it
  * runs plain `node`, under the TypeScript hooks of the tests (`--import register-ts.mjs`) it runs
- * sources the same way. (packages/mongo-store/test/processes/children.ts always uses the hooks;
- * the chaos run needs both, and from dist a worker starts in a fraction of the time.)
+ * sources the same way. The multi-process tests (packages/mongo-store/test/processes/children.ts)
+ * start theirs through it too.
  */
 export interface NodeProcess {
   readonly process: ChildProcess;
