@@ -7,6 +7,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import { MongoClient, type Db } from 'mongodb';
 import { EFFECTS, SINK } from '../../../chaos/src/chaos-job.js';
 import { spawnNode, type NodeProcess } from '../../../chaos/src/node-process.js';
+import { buildPackages } from './processes/children.js';
 
 // The reliability scenarios run real processes from compiled JavaScript, as `npm run chaos` does:
 // a process then starts in a few seconds instead of the half minute it takes to transpile the
@@ -22,9 +23,7 @@ export const BUILD_MS = 240_000;
 
 /** Builds the packages (incrementally) and chaos/ (when a source is newer than its output). */
 export function buildChaos(): void {
-  const tsc = [join(ROOT, 'node_modules/typescript/bin/tsc')];
-  const packages = ['core', 'mongo-emulator', 'mongo-store'].map((p) => `packages/${p}/tsconfig.json`);
-  execFileSync(process.execPath, [...tsc, '-b', ...packages], { cwd: ROOT, stdio: 'pipe' });
+  buildPackages();
   const stale = readdirSync(join(ROOT, 'chaos/src')).some((name) => {
     const built = join(ROOT, 'chaos/dist', name.replace(/\.ts$/, '.js'));
     try {
@@ -33,7 +32,7 @@ export function buildChaos(): void {
       return true;
     }
   });
-  if (stale) execFileSync(process.execPath, [...tsc, '-p', 'chaos/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
+  if (stale) execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'chaos/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
 }
 
 /** A compiled chaos script (chaos/dist/<name>.js) as a child process. */
