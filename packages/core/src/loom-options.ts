@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Container } from 'inversify';
-import type { RandomSource } from './backoff.js';
-import { SystemClock, type Clock } from './clock.js';
-import { MAX_TIMER_MS, toMs, type Duration } from './duration.js';
-import { InvalidArgumentError } from './engine-errors.js';
-import type { JobClass } from './job-class.js';
-import { ConsoleLogger, type Logger } from './logger.js';
-import type { JobStore } from './store.js';
+import type { RandomSource } from './jobs/backoff.js';
+import { SystemClock, type Clock } from './support/clock.js';
+import { MAX_TIMER_MS, toMs, type Duration } from './support/duration.js';
+import { InvalidArgumentError } from './support/engine-errors.js';
+import type { JobClass } from './jobs/job-class.js';
+import { ConsoleLogger, type Logger } from './support/logger.js';
+import type { JobStore } from './store/store.js';
 
 /** Options of `Loom.create`. */
 export interface LoomOptions {

@@ -1,15 +1,15 @@
 import type { ScheduleControl } from './cron/schedule-control.js';
-import { toMs, type Duration } from './duration.js';
-import { EngineStateError, InvalidArgumentError } from './engine-errors.js';
-import { buildEngine, type Engine } from './engine.js';
-import { holdProcessOpen } from './keep-alive.js';
-import type { EnqueueOptions } from './enqueue-options.js';
-import type { LoomEventListener, LoomEventName } from './events.js';
-import type { JobClass, PayloadOf } from './job-class.js';
-import type { DeadLetters } from './dead-letters.js';
-import type { EnqueueResult, JobRecord, StoreStats } from './job-record.js';
+import { toMs, type Duration } from './support/duration.js';
+import { EngineStateError, InvalidArgumentError } from './support/engine-errors.js';
+import { buildEngine, type Engine } from './engine/engine.js';
+import { holdProcessOpen } from './support/keep-alive.js';
+import type { EnqueueOptions } from './store/enqueue-options.js';
+import type { LoomEventListener, LoomEventName } from './engine/events.js';
+import type { JobClass, PayloadOf } from './jobs/job-class.js';
+import type { DeadLetters } from './engine/dead-letters.js';
+import type { EnqueueResult, JobRecord, StoreStats } from './store/job-record.js';
 import type { LoomOptions } from './loom-options.js';
-import type { InFlightRun } from './worker-pool.js';
+import type { InFlightRun } from './engine/worker-pool.js';
 import { sendSignal } from './workflow/signals.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */

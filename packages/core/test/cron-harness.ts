@@ -3,12 +3,12 @@
  * MemoryStore whose `enqueueFire` does what the engine's does (cron idempotency key, runAt =
  * scheduledFor = fire time).
  */
-import type { Clock } from '../src/clock.js';
+import type { Clock } from '../src/support/clock.js';
 import { compileSchedule } from '../src/cron/schedule-options.js';
 import { ScheduleControl } from '../src/cron/schedule-control.js';
 import { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger } from '../src/cron/scheduler.js';
-import type { JobRecord } from '../src/job-record.js';
-import { MemoryStore } from '../src/memory-store.js';
+import type { JobRecord } from '../src/store/job-record.js';
+import { MemoryStore } from '../src/store/memory-store.js';
 
 /** A clock moved by hand; `advance` fires due timers in time order. */
 export class ManualClock implements Clock {

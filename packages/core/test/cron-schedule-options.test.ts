@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LoomError } from '../src/errors.js';
+import { LoomError } from '../src/support/errors.js';
 import { compileSchedule, scheduleOptionsSchema } from '../src/cron/schedule-options.js';
 
 function failure(spec: unknown): { code: string; option: string; message: string } {

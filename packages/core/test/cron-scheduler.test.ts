@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
-import { LoomError } from '../src/errors.js';
+import { LoomError } from '../src/support/errors.js';
 import { MAX_CATCH_UP_SLOTS } from '../src/cron/slot-selection.js';
 import { HOUR, MINUTE, ManualClock, cronInstances, settle } from './cron-harness.js';
 

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, MemoryStore } from '@loom/core';
 import { CaptureLogger, FakeClock } from '@loom/testing';
-import { buildEngine } from '../src/engine.js';
+import { buildEngine } from '../src/engine/engine.js';
 
 @Job({ name: 'nightly', idempotencyKey: () => 'ignored-for-fires' })
 class Nightly {

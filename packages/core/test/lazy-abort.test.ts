@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LazyAbort, ShutdownSignal } from '../src/lazy-abort.js';
+import { LazyAbort, ShutdownSignal } from '../src/support/lazy-abort.js';
 
 describe('LazyAbort', () => {
   it('gives a signal made after the abort the first reason, like an eager AbortController', () => {

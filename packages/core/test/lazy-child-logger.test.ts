@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Logger } from '@loom/core';
-import { LazyChildLogger } from '../src/lazy-child-logger.js';
+import { LazyChildLogger } from '../src/support/lazy-child-logger.js';
 
 function recordingLogger(entries: unknown[][], children: Record<string, unknown>[], bindings: Record<string, unknown> = {}): Logger {
   const write = (level: string) => (obj: Record<string, unknown>, msg?: string) => void entries.push([level, { ...bindings, ...obj }, msg]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BinaryHeap } from '../src/memory-store/binary-heap.js';
+import { BinaryHeap } from '../src/store/memory-store/binary-heap.js';
 
 /** A seeded LCG: the same "random" sequence on every run. */
 function seeded(seed: number): () => number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { JobRecord } from '../src/job-record.js';
-import { ClaimIndex } from '../src/memory-store/claim-index.js';
-import type { StoredJob } from '../src/memory-store/stored-job.js';
+import type { JobRecord } from '../src/store/job-record.js';
+import { ClaimIndex } from '../src/store/memory-store/claim-index.js';
+import type { StoredJob } from '../src/store/memory-store/stored-job.js';
 
 const REFERENCE = Date.parse('2026-01-01T00:00:00.000Z');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { FakeClock } from '@loom/testing';
-import { SameDelayTimers } from '../src/same-delay-timers.js';
+import { SameDelayTimers } from '../src/support/same-delay-timers.js';
 
 describe('SameDelayTimers', () => {
   it('fires each timer at its own due time, in order, skipping cancelled ones', () => {

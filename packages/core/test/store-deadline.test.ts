@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, type ClaimRequest, type JobRecord } from '@loom/core';
 import { createTestLoom, FakeClock } from '@loom/testing';
-import { withDeadline } from '../src/store-deadline.js';
+import { withDeadline } from '../src/engine/store-deadline.js';
 import { deferred } from './deferred.js';
 
 let runs = 0;

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { JobStore } from '../store.js';
+import type { Clock } from '../support/clock.js';
+import type { JobStore } from '../store/store.js';
 import { ScheduleNotFoundError } from './schedule-not-found-error.js';
 import type { ScheduledJob } from './scheduler.js';
 

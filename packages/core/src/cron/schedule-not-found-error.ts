@@ -1,4 +1,4 @@
-import { LoomError } from '../errors.js';
+import { LoomError } from '../support/errors.js';
 
 /** `loom.schedules.pause/resume` named a schedule this engine does not know. */
 export class ScheduleNotFoundError extends LoomError {

@@ -1,6 +1,6 @@
 import { IANAZone } from 'luxon';
 import { z } from 'zod';
-import { InvalidJobOptionsError } from '../errors.js';
+import { InvalidJobOptionsError } from '../support/errors.js';
 import { FireTimes } from './fire-times.js';
 
 /** What to do with fire times that passed while no engine was running (or the clock jumped). */

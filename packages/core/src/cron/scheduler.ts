@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
-import type { EnqueueResult, JobRecord, ScheduleRecord } from '../job-record.js';
-import type { Logger } from '../logger.js';
-import type { JobStore } from '../store.js';
+import type { Clock } from '../support/clock.js';
+import type { EnqueueResult, JobRecord, ScheduleRecord } from '../store/job-record.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
 import type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';
 import type { CompiledSchedule } from './schedule-options.js';
 import { oldestOnly, selectSlots, type SlotSelection } from './slot-selection.js';

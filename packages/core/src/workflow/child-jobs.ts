@@ -1,8 +1,8 @@
-import { InvalidArgumentError } from '../engine-errors.js';
-import type { JobClass } from '../job-class.js';
-import type { EnqueueResult, JobRecord, StepRecord } from '../job-record.js';
-import { RunSuspension } from '../suspension.js';
-import { toErrorRecord } from '../to-error.js';
+import { InvalidArgumentError } from '../support/engine-errors.js';
+import type { JobClass } from '../jobs/job-class.js';
+import type { EnqueueResult, JobRecord, StepRecord } from '../store/job-record.js';
+import { RunSuspension } from '../engine/suspension.js';
+import { toErrorRecord } from '../support/to-error.js';
 import { JOB_WAIT_RECHECK_MS, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';

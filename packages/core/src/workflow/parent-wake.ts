@@ -1,8 +1,8 @@
-import type { Clock } from '../clock.js';
-import type { EventBus, JobEventInfo } from '../events.js';
-import { ACTIVE_STATUSES } from '../job-record.js';
-import type { Logger } from '../logger.js';
-import type { JobStore } from '../store.js';
+import type { Clock } from '../support/clock.js';
+import type { EventBus, JobEventInfo } from '../engine/events.js';
+import { ACTIVE_STATUSES } from '../store/job-record.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
 
 /**
  * How often a parent waiting in `ctx.waitForJob` looks at its jobs again on its own: 5 minutes.

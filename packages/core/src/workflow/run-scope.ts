@@ -1,10 +1,10 @@
-import type { Clock } from '../clock.js';
-import type { Enqueuer } from '../enqueuer.js';
-import type { LeaseRef, StepKind, StepRecord } from '../job-record.js';
-import type { JobRegistry } from '../job-registry.js';
-import type { Logger } from '../logger.js';
-import type { JobStore } from '../store.js';
-import type { RunSuspension } from '../suspension.js';
+import type { Clock } from '../support/clock.js';
+import type { Enqueuer } from '../engine/enqueuer.js';
+import type { LeaseRef, StepKind, StepRecord } from '../store/job-record.js';
+import type { JobRegistry } from '../jobs/job-registry.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
+import type { RunSuspension } from '../engine/suspension.js';
 import type { StepBudget } from './step-limits.js';
 import type { StepLog } from './step-log.js';
 import type { WaitOutcomes } from './step-outcome.js';

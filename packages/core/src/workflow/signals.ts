@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js';
-import { InvalidArgumentError } from '../engine-errors.js';
-import type { StepRecord } from '../job-record.js';
-import type { JobStore } from '../store.js';
-import { RunSuspension } from '../suspension.js';
-import { toErrorRecord } from '../to-error.js';
+import type { Clock } from '../support/clock.js';
+import { InvalidArgumentError } from '../support/engine-errors.js';
+import type { StepRecord } from '../store/job-record.js';
+import type { JobStore } from '../store/store.js';
+import { RunSuspension } from '../engine/suspension.js';
+import { toErrorRecord } from '../support/to-error.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { checkStepValue } from './step-limits.js';

@@ -1,6 +1,6 @@
-import type { StepKind } from '../job-record.js';
-import { RunSuspension } from '../suspension.js';
-import { toError, toErrorRecord } from '../to-error.js';
+import type { StepKind } from '../store/job-record.js';
+import { RunSuspension } from '../engine/suspension.js';
+import { toError, toErrorRecord } from '../support/to-error.js';
 import type { RunScope } from './run-scope.js';
 
 /**

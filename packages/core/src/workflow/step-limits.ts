@@ -1,6 +1,6 @@
-import { NotPlainDataError } from '../engine-errors.js';
-import type { StepRecord } from '../job-record.js';
-import { findPlainDataProblem, plainDataSize } from '../plain-data.js';
+import { NotPlainDataError } from '../support/engine-errors.js';
+import type { StepRecord } from '../store/job-record.js';
+import { findPlainDataProblem, plainDataSize } from '../support/plain-data.js';
 import { StepResultTooLargeError } from './workflow-errors.js';
 
 /**

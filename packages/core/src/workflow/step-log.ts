@@ -1,5 +1,5 @@
-import { DuplicateStepError, NonDeterminismError } from '../engine-errors.js';
-import type { StepKind, StepRecord } from '../job-record.js';
+import { DuplicateStepError, NonDeterminismError } from '../support/engine-errors.js';
+import type { StepKind, StepRecord } from '../store/job-record.js';
 import { StepOrderError } from './workflow-errors.js';
 
 /**

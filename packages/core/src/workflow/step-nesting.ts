@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { InvalidArgumentError } from '../engine-errors.js';
-import type { StepKind } from '../job-record.js';
+import { InvalidArgumentError } from '../support/engine-errors.js';
+import type { StepKind } from '../store/job-record.js';
 
 interface InsideStep {
   run: object;

@@ -1,4 +1,4 @@
-import type { StepRecord } from '../job-record.js';
+import type { StepRecord } from '../store/job-record.js';
 import { ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 
 /**

@@ -1,6 +1,6 @@
-import { toMs, type Duration } from '../duration.js';
-import { InvalidArgumentError } from '../engine-errors.js';
-import type { StepRecord } from '../job-record.js';
+import { toMs, type Duration } from '../support/duration.js';
+import { InvalidArgumentError } from '../support/engine-errors.js';
+import type { StepRecord } from '../store/job-record.js';
 
 /**
  * The instant a wait gives up: fixed the first time the run reaches the wait (kept as the pending

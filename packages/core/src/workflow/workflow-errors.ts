@@ -1,6 +1,6 @@
-import { NonDeterminismError } from '../engine-errors.js';
-import { LoomError } from '../errors.js';
-import type { StepKind } from '../job-record.js';
+import { NonDeterminismError } from '../support/engine-errors.js';
+import { LoomError } from '../support/errors.js';
+import type { StepKind } from '../store/job-record.js';
 
 /** A step as the determinism check reports it. */
 export interface StepRef {

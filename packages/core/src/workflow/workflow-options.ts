@@ -1,5 +1,5 @@
-import type { Duration } from '../duration.js';
-import type { EnqueueOptions } from '../enqueue-options.js';
+import type { Duration } from '../support/duration.js';
+import type { EnqueueOptions } from '../store/enqueue-options.js';
 
 /** Options of `ctx.enqueue`: those of `loom.enqueue` (no `session`) plus the step name. */
 export interface ChildEnqueueOptions extends Omit<EnqueueOptions, 'session'> {

@@ -1,5 +1,5 @@
-import { InvalidIdempotencyKeyError } from './engine-errors.js';
-import type { JobDefinition } from './job-definition.js';
+import { InvalidIdempotencyKeyError } from '../support/engine-errors.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
 
 /** Longest key accepted: keys are indexed, and a business identity never needs more. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 1_024;

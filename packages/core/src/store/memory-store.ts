@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { toMs, type Duration } from './duration.js';
-import { LeaseLostError, LoomError } from './errors.js';
+import { toMs, type Duration } from '../support/duration.js';
+import { LeaseLostError, LoomError } from '../support/errors.js';
 import {
   ACTIVE_STATUSES,
   type DeadLetter,

@@ -1,4 +1,4 @@
-import type { Duration } from './duration.js';
+import type { Duration } from '../support/duration.js';
 
 /** Per-enqueue options. */
 export interface EnqueueOptions {

@@ -1,5 +1,5 @@
-import type { Clock } from './clock.js';
-import { LoomError } from './errors.js';
+import type { Clock } from '../support/clock.js';
+import { LoomError } from '../support/errors.js';
 
 /** A store call that did not answer in time. The call may still complete later. */
 export class StoreTimeoutError extends LoomError {

@@ -1,23 +1,23 @@
-import type { Clock } from './clock.js';
-import { toMs, type Duration } from './duration.js';
-import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from './engine-errors.js';
-import type { JobClass } from './job-class.js';
-import type { JobContext } from './job-context.js';
-import type { LazyAbort } from './lazy-abort.js';
-import type { EnqueueResult, JobRecord, LeaseRef, StepKind, StepRecord } from './job-record.js';
-import type { Logger } from './logger.js';
-import { findPlainDataProblem } from './plain-data.js';
-import type { JobStore } from './store.js';
+import type { Clock } from '../support/clock.js';
+import { toMs, type Duration } from '../support/duration.js';
+import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/engine-errors.js';
+import type { JobClass } from '../jobs/job-class.js';
+import type { JobContext } from '../jobs/job-context.js';
+import type { LazyAbort } from '../support/lazy-abort.js';
+import type { EnqueueResult, JobRecord, LeaseRef, StepKind, StepRecord } from '../store/job-record.js';
+import type { Logger } from '../support/logger.js';
+import { findPlainDataProblem } from '../support/plain-data.js';
+import type { JobStore } from '../store/store.js';
 import { RunSuspension } from './suspension.js';
-import { enqueueChild, waitForJobs } from './workflow/child-jobs.js';
-import type { RunScope, WorkflowServices } from './workflow/run-scope.js';
-import { waitForSignal } from './workflow/signals.js';
-import { recordStepFailure } from './workflow/step-failure.js';
-import { StepBudget } from './workflow/step-limits.js';
-import { StepLog } from './workflow/step-log.js';
-import { stepNesting } from './workflow/step-nesting.js';
-import { WaitOutcomes } from './workflow/step-outcome.js';
-import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
+import { enqueueChild, waitForJobs } from '../workflow/child-jobs.js';
+import type { RunScope, WorkflowServices } from '../workflow/run-scope.js';
+import { waitForSignal } from '../workflow/signals.js';
+import { recordStepFailure } from '../workflow/step-failure.js';
+import { StepBudget } from '../workflow/step-limits.js';
+import { StepLog } from '../workflow/step-log.js';
+import { stepNesting } from '../workflow/step-nesting.js';
+import { WaitOutcomes } from '../workflow/step-outcome.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../workflow/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
 export class RunContext implements JobContext {

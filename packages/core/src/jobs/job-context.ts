@@ -1,8 +1,8 @@
-import type { Duration } from './duration.js';
-import type { EnqueueResult } from './job-record.js';
+import type { Duration } from '../support/duration.js';
+import type { EnqueueResult } from '../store/job-record.js';
 import type { JobClass } from './job-class.js';
-import type { Logger } from './logger.js';
-import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
+import type { Logger } from '../support/logger.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../workflow/workflow-options.js';
 
 /** What a handler's `run(payload, ctx)` receives: the job's identity and its durable tools. */
 export interface JobContext {

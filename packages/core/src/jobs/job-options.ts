@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { BackoffFunction, BackoffJitter, BackoffType } from './backoff.js';
-import type { ScheduleOptions } from './cron/schedule-options.js';
-import type { Duration } from './duration.js';
+import type { ScheduleOptions } from '../cron/schedule-options.js';
+import type { Duration } from '../support/duration.js';
 
 /** A built-in retry backoff, as written in `@Job({ backoff })`. */
 export interface BackoffOptions {

@@ -1,10 +1,10 @@
-import type { Clock } from './clock.js';
-import { LeaseLostError, LoomError } from './errors.js';
+import type { Clock } from '../support/clock.js';
+import { LeaseLostError, LoomError } from '../support/errors.js';
 import type { EventBus } from './events.js';
-import type { LeaseRef } from './job-record.js';
-import type { Logger } from './logger.js';
-import type { JobStore } from './store.js';
-import { toError } from './to-error.js';
+import type { LeaseRef } from '../store/job-record.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
+import { toError } from '../support/to-error.js';
 
 /** How often a lease is extended while its handler runs: every third of it. */
 export const heartbeatInterval = (leaseMs: number): number => Math.max(1, Math.floor(leaseMs / 3));

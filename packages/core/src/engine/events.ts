@@ -1,6 +1,6 @@
-import type { JobRecord } from './job-record.js';
-import type { ScheduleEventMap } from './cron/schedule-events.js';
-import type { Logger } from './logger.js';
+import type { JobRecord } from '../store/job-record.js';
+import type { ScheduleEventMap } from '../cron/schedule-events.js';
+import type { Logger } from '../support/logger.js';
 
 /** The identity of a job as events report it. */
 export interface JobEventInfo {

@@ -1,13 +1,13 @@
-import { createScheduling, type Scheduling } from './cron/engine-scheduling.js';
+import { createScheduling, type Scheduling } from '../cron/engine-scheduling.js';
 import { DeadLetters } from './dead-letters.js';
-import { discoverJobs } from './discovery.js';
+import { discoverJobs } from '../jobs/discovery.js';
 import { Enqueuer } from './enqueuer.js';
 import { EventBus } from './events.js';
-import type { JobRegistry } from './job-registry.js';
+import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
-import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from './loom-options.js';
+import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
 import { WorkerPool } from './worker-pool.js';
-import { wakeParentsOnFinish } from './workflow/parent-wake.js';
+import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_BACKOFF, type BackoffFunction, type BackoffStrategy } from './backoff.js';
-import { isDuration, MAX_TIMER_MS, toMs, type Duration } from './duration.js';
-import { InvalidJobOptionsError } from './errors.js';
+import { isDuration, MAX_TIMER_MS, toMs, type Duration } from '../support/duration.js';
+import { InvalidJobOptionsError } from '../support/errors.js';
 import type { JobClass } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
 

@@ -1,4 +1,4 @@
-import { LoomError } from '../errors.js';
+import { LoomError } from '../../support/errors.js';
 
 /** Deeper than this is refused: it is either a cycle or nothing a job store should hold. */
 const MAX_DEPTH = 512;

@@ -1,5 +1,5 @@
 import { JobFailedError } from './engine-errors.js';
-import type { ErrorRecord } from './job-record.js';
+import type { ErrorRecord } from '../store/job-record.js';
 
 const MAX_MESSAGE = 8_192;
 const MAX_STACK = 16_384;

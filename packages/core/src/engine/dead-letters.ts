@@ -1,6 +1,6 @@
-import type { Clock } from './clock.js';
-import type { DeadLetter } from './job-record.js';
-import type { DeadLetterFilter, JobStore } from './store.js';
+import type { Clock } from '../support/clock.js';
+import type { DeadLetter } from '../store/job-record.js';
+import type { DeadLetterFilter, JobStore } from '../store/store.js';
 
 /** `loom.deadLetters`: the jobs that ran out of attempts or failed permanently. */
 export class DeadLetters {

@@ -1,4 +1,4 @@
-import { LoomError } from '../errors.js';
+import { LoomError } from '../../support/errors.js';
 import type { NewJob } from '../job-record.js';
 
 function invalid(what: string, detail: string): LoomError {

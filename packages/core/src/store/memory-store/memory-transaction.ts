@@ -1,4 +1,4 @@
-import { LoomError } from '../errors.js';
+import { LoomError } from '../../support/errors.js';
 
 /**
  * A store write buffered until its transaction commits. `check` throws when the write can no

@@ -1,14 +1,14 @@
-import type { Clock } from './clock.js';
-import { toMs } from './duration.js';
-import { InvalidArgumentError, TransactionsUnsupportedError } from './engine-errors.js';
-import type { EnqueueOptions } from './enqueue-options.js';
+import type { Clock } from '../support/clock.js';
+import { toMs } from '../support/duration.js';
+import { InvalidArgumentError, TransactionsUnsupportedError } from '../support/engine-errors.js';
+import type { EnqueueOptions } from '../store/enqueue-options.js';
 import { resolveIdempotencyKey } from './idempotency-key.js';
-import type { JobClass } from './job-class.js';
-import type { JobDefinition } from './job-definition.js';
-import type { EnqueueResult, NewJob } from './job-record.js';
-import type { JobRegistry } from './job-registry.js';
+import type { JobClass } from '../jobs/job-class.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
+import type { EnqueueResult, NewJob } from '../store/job-record.js';
+import type { JobRegistry } from '../jobs/job-registry.js';
 import { checkPayload } from './payload-check.js';
-import type { JobStore } from './store.js';
+import type { JobStore } from '../store/store.js';
 
 /** Internal extras of an enqueue that users do not set directly (cron fires, child jobs). */
 export interface EnqueueExtras {

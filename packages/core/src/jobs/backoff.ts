@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, toMs, type Duration } from './duration.js';
+import { MAX_TIMER_MS, toMs, type Duration } from '../support/duration.js';
 
 /**
  * Retry delays. Pure functions of the attempt number; randomness (jitter) comes from an injected

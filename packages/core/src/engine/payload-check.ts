@@ -1,6 +1,6 @@
-import { InvalidPayloadError } from './errors.js';
-import type { JobDefinition } from './job-definition.js';
-import { findPlainDataProblem } from './plain-data.js';
+import { InvalidPayloadError } from '../support/errors.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
+import { findPlainDataProblem } from '../support/plain-data.js';
 
 const joinPath = (prefix: string, path: string): string => (prefix && path ? `${prefix}${path.startsWith('[') ? '' : '.'}${path}` : prefix || path);
 

@@ -1,13 +1,13 @@
-import type { Clock } from './clock.js';
+import type { Clock } from '../support/clock.js';
 import type { EventBus } from './events.js';
-import type { JobRecord } from './job-record.js';
-import type { JobRegistry } from './job-registry.js';
+import type { JobRecord } from '../store/job-record.js';
+import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRunner } from './job-runner.js';
-import { ShutdownSignal } from './lazy-abort.js';
-import type { Logger } from './logger.js';
-import type { JobStore } from './store.js';
+import { ShutdownSignal } from '../support/lazy-abort.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
 import { withDeadline } from './store-deadline.js';
-import { toError } from './to-error.js';
+import { toError } from '../support/to-error.js';
 
 /** A run this pool has in flight. */
 export interface InFlightRun {

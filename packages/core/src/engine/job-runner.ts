@@ -1,27 +1,27 @@
-import type { RandomSource } from './backoff.js';
-import type { Clock } from './clock.js';
-import { clockDelay } from './clock-delay.js';
-import { EngineStoppedError } from './engine-errors.js';
-import { JobTimeoutError, LoomError } from './errors.js';
+import type { RandomSource } from '../jobs/backoff.js';
+import type { Clock } from '../support/clock.js';
+import { clockDelay } from '../support/clock-delay.js';
+import { EngineStoppedError } from '../support/engine-errors.js';
+import { JobTimeoutError, LoomError } from '../support/errors.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
-import type { JobHandler } from './job-class.js';
-import type { JobDefinition } from './job-definition.js';
-import type { JobRecord, LeaseRef } from './job-record.js';
-import type { JobRegistry } from './job-registry.js';
-import { LazyAbort, type ShutdownSignal } from './lazy-abort.js';
-import { LazyChildLogger } from './lazy-child-logger.js';
+import type { JobHandler } from '../jobs/job-class.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
+import type { JobRecord, LeaseRef } from '../store/job-record.js';
+import type { JobRegistry } from '../jobs/job-registry.js';
+import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
+import { LazyChildLogger } from '../support/lazy-child-logger.js';
 import { heartbeatInterval, LeaseKeeper } from './lease-keeper.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
-import { findPlainDataProblem } from './plain-data.js';
+import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
-import { SameDelayTimers } from './same-delay-timers.js';
-import type { JobStore } from './store.js';
+import { SameDelayTimers } from '../support/same-delay-timers.js';
+import type { JobStore } from '../store/store.js';
 import type { RunSuspension } from './suspension.js';
 import { StoreTimeoutError, withDeadline } from './store-deadline.js';
-import type { WorkflowServices } from './workflow/run-scope.js';
-import { toError, toErrorRecord } from './to-error.js';
+import type { WorkflowServices } from '../workflow/run-scope.js';
+import { toError, toErrorRecord } from '../support/to-error.js';
 
 /**
  * How long an outcome write may take before the run gives up on it: long (a slow store is not a

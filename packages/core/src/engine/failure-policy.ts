@@ -1,6 +1,6 @@
-import { backoffDelay, customBackoffDelay, DEFAULT_BACKOFF, type RandomSource } from './backoff.js';
-import { LoomError } from './errors.js';
-import type { JobDefinition } from './job-definition.js';
+import { backoffDelay, customBackoffDelay, DEFAULT_BACKOFF, type RandomSource } from '../jobs/backoff.js';
+import { LoomError } from '../support/errors.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
 
 /** What to do after a failed attempt. */
 export type FailureDecision = { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason: string };

@@ -1,4 +1,4 @@
-import type { LeaseRef } from './job-record.js';
+import type { LeaseRef } from '../store/job-record.js';
 
 /**
  * Ends a run without finishing or failing it: thrown by `ctx.sleep` (and, later, waits for signals
