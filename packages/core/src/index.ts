@@ -36,6 +36,7 @@ export type { JobDefinition } from './jobs/job-definition.js';
 export { jobOptionsSchema } from './jobs/job-options-schema.js';
 export type { LoomEventMap, LoomEventName, LoomEventListener, JobEventInfo } from './engine/events.js';
 export type { LoomOptions } from './loom-options.js';
+export type { ResolveJob } from './jobs/discovery.js';
 export { DeadLetters } from './engine/dead-letters.js';
 export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './loom.js';
 export type { InFlightRun } from './engine/worker-pool.js';

@@ -6,13 +6,22 @@ import { SystemClock, type Clock } from './support/clock.js';
 import { MAX_TIMER_MS, toMs, type Duration } from './support/duration.js';
 import { InvalidArgumentError } from './support/engine-errors.js';
 import type { JobClass } from './jobs/job-class.js';
+import type { JobInstanceSource, ResolveJob } from './jobs/discovery.js';
 import { ConsoleLogger, type Logger } from './support/logger.js';
 import type { JobStore } from './store/store.js';
 
 /** Options of `Loom.create`. */
 export interface LoomOptions {
-  /** The inversify container job classes are built through. @default a new, empty Container */
+  /**
+   * The inversify container job classes are built through. Give this or `resolve`, not both.
+   * @default a new, empty Container (when `resolve` is not given either)
+   */
   container?: Container;
+  /**
+   * Builds a job class's instance with any other DI (Nest, tsyringe, hand-written): called once
+   * per job class by `Loom.create`, may be async. Give this or `container`, not both.
+   */
+  resolve?: ResolveJob;
   store: JobStore;
   /** Restrict the engine to these job classes. @default every `@Job` class loaded so far */
   jobs?: readonly JobClass[];
@@ -43,7 +52,8 @@ export interface LoomOptions {
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
 export interface ResolvedLoomOptions {
-  container: Container;
+  /** Where job instances come from: the inversify container, or the `resolve` function. */
+  container: JobInstanceSource;
   store: JobStore;
   jobs?: readonly JobClass[];
   concurrency: number;
@@ -70,6 +80,23 @@ function duration(name: string, value: Duration | undefined, fallback: number, m
   return ms;
 }
 
+/** `container` or `resolve`: exactly one of them, or neither (a new inversify Container). */
+function jobInstanceSource(options: LoomOptions): JobInstanceSource {
+  const { container, resolve } = options;
+  if (container !== undefined && resolve !== undefined) {
+    throw new InvalidArgumentError('Loom options "container" and "resolve"', 'give one of them, not both: `container` builds job classes through inversify, `resolve` through any other DI');
+  }
+  if (resolve !== undefined) {
+    if (typeof resolve !== 'function') throw new InvalidArgumentError('Loom option "resolve"', 'must be a function (jobClass) => instance');
+    return resolve;
+  }
+  if (container === undefined) return new Container();
+  if (typeof container !== 'object' || container === null || typeof container.getAsync !== 'function') {
+    throw new InvalidArgumentError('Loom option "container"', 'must be an inversify Container; for any other DI pass `resolve: (jobClass) => instance` instead');
+  }
+  return container;
+}
+
 /** Validates `Loom.create` options; a bad one throws `InvalidArgumentError` naming it. */
 export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('Loom options', 'must be an object');
@@ -85,7 +112,7 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   if (options.jobs !== undefined && !Array.isArray(options.jobs)) throw new InvalidArgumentError('Loom option "jobs"', 'must be an array of @Job classes');
   const clock = options.clock ?? new SystemClock();
   const resolved: ResolvedLoomOptions = {
-    container: options.container ?? new Container(),
+    container: jobInstanceSource(options),
     store,
     concurrency,
     leaseMs: duration('lease', options.lease, 30_000, 3),

@@ -54,7 +54,8 @@ export class Loom {
 
   /**
    * Validates the options and every job's `@Job` options, discovers the job classes and builds
-   * them through the container, and initialises the store. Fails with an error naming the class
+   * each once, through the inversify `container` or your `resolve` function (one of the two; with
+   * neither, a new Container), and initialises the store. Fails with an error naming the class
    * and option on bad options, duplicate job names, or classes without `run`.
    */
   static async create(options: LoomOptions): Promise<Loom> {

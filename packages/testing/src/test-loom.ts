@@ -1,4 +1,3 @@
-import { Container } from 'inversify';
 import {
   Loom,
   MemoryStore,
@@ -19,11 +18,9 @@ import { FakeClock } from './fake-clock.js';
 import { trackStoreActivity, type StoreActivity } from './store-activity.js';
 
 /** Options of {@link createTestLoom}: `Loom.create`'s, with test defaults. */
-export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | 'container' | 'jobs'> {
+export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | 'jobs'> {
   /** The job classes under test. */
   jobs: readonly JobClass[];
-  /** @default a new Container */
-  container?: Container;
   /** @default a new MemoryStore */
   store?: JobStore;
   /** @default a FakeClock at 2026-01-01T00:00:00Z */
@@ -192,7 +189,8 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
   const logger = options.logger ?? new CaptureLogger();
   const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
   const { start, hungStoreCall, ...rest } = options;
-  const loom = await Loom.create({ pollInterval: '1m', ...rest, container: options.container ?? new Container(), store, clock, logger });
+  // `container` and `resolve` pass through as given: Loom.create defaults to a new Container.
+  const loom = await Loom.create({ pollInterval: '1m', ...rest, store, clock, logger });
   if (start !== false) await loom.start();
   return new TestLoom(loom, store, clock, logger, activity, hungStoreCall === undefined ? undefined : toMs(hungStoreCall));
 }

@@ -4,7 +4,16 @@ import type { JobClass, JobHandler } from './job-class.js';
 import { decoratedJobClasses } from './job-metadata.js';
 import { JobRegistry } from './job-registry.js';
 
-/** The jobs an engine runs: their validated definitions and one container-built instance each. */
+/**
+ * `Loom.create({ resolve })`: builds the instance of one `@Job` class with a DI other than
+ * inversify (Nest, tsyringe, hand-written). Called once per job class, while `Loom.create` runs.
+ */
+export type ResolveJob = (jobClass: JobClass) => JobHandler | Promise<JobHandler>;
+
+/** Where job instances come from: an inversify container, or a {@link ResolveJob} function. */
+export type JobInstanceSource = Container | ResolveJob;
+
+/** The jobs an engine runs: their validated definitions and one instance each. */
 export interface DiscoveredJobs {
   registry: JobRegistry;
   /** Handler instances by job name. */
@@ -14,25 +23,30 @@ export interface DiscoveredJobs {
 /**
  * How discovery works: `@Job` records each decorated class (through the metadata accessor) as its
  * module is loaded. The engine takes `jobs` when given, otherwise every class recorded so far,
- * validates them into a {@link JobRegistry}, binds each class to the container (`toSelf`, singleton)
- * unless the container already has a binding for it, and resolves it through the container so its
- * constructor dependencies are injected.
+ * and validates them into a {@link JobRegistry}. Each class is then built once: by the `resolve`
+ * function when one was given, otherwise through the container, which gets a binding for the class
+ * (`toSelf`, singleton) unless it already has one, so constructor dependencies are injected.
  */
-export async function discoverJobs(container: Container, jobs?: readonly JobClass[]): Promise<DiscoveredJobs> {
+export async function discoverJobs(source: JobInstanceSource, jobs?: readonly JobClass[]): Promise<DiscoveredJobs> {
   const registry = new JobRegistry(jobs ?? decoratedJobClasses());
   const instances = new Map<string, JobHandler>();
+  const builder = typeof source === 'function' ? 'resolve' : 'the container';
   for (const def of registry.all()) {
-    const cls = def.jobClass as unknown as new (...args: any[]) => JobHandler;
-    if (!container.isBound(cls)) container.bind(cls).toSelf().inSingletonScope();
     let instance: JobHandler;
     try {
-      instance = await container.getAsync(cls);
+      instance = typeof source === 'function' ? await source(def.jobClass) : await fromContainer(source, def.jobClass);
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
-      throw new InvalidJobClassError(def.className, `could not be built by the container: ${detail}`);
+      throw new InvalidJobClassError(def.className, `could not be built by ${builder}: ${detail}`);
     }
-    if (typeof instance?.run !== 'function') throw new InvalidJobClassError(def.className, 'was resolved by the container to something without a run method');
+    if (typeof instance?.run !== 'function') throw new InvalidJobClassError(def.className, `was resolved by ${builder} to something without a run method`);
     instances.set(def.name, instance);
   }
   return { registry, instances };
+}
+
+function fromContainer(container: Container, jobClass: JobClass): Promise<JobHandler> {
+  const cls = jobClass as unknown as new (...args: any[]) => JobHandler;
+  if (!container.isBound(cls)) container.bind(cls).toSelf().inSingletonScope();
+  return container.getAsync(cls);
 }
