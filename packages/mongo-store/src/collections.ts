@@ -1,19 +1,37 @@
-import type { ClientSession, Collection, MongoClient } from 'mongodb';
+import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
 import type { DeadLetterDocument, JobDocument, KeyTombstoneDocument, ScheduleDocument } from './documents.js';
 import type { ResolvedOptions } from './options.js';
 
-/** The store's collections, all with the configured write concern. */
+/**
+ * The store's collections. Every handle pins what the store's correctness rests on instead of
+ * inheriting it from a client the application may share and tune for its own reads:
+ * - primary reads with read concern `local`: a batch claim reads back what it just leased, a fenced
+ *   read checks the lease it just wrote, a dedup lookup finds the job that just took the key. A
+ *   lagging secondary (`secondaryPreferred`) or a majority snapshot (`readConcern: majority`
+ *   with `w: 1` writes) could miss those writes: jobs leased but never run, false LEASE_LOST;
+ * - the store's `writeConcern` on every write, and on the commit of every transaction it runs
+ *   (`transactionOptions`), so a `w: 1` client cannot make a dead-letter move or a
+ *   `ctx.transaction` completion rollback-able.
+ */
 export interface StoreCollections {
   client: MongoClient;
   jobs: Collection<JobDocument>;
   deadLetters: Collection<DeadLetterDocument>;
   schedules: Collection<ScheduleDocument>;
   keys: Collection<KeyTombstoneDocument>;
+  /**
+   * The jobs collection for the insert change stream: primary too, but read concern `majority`,
+   * the only level `$changeStream` accepts (its events are majority-committed anyway).
+   */
+  jobInserts: Collection<JobDocument>;
+  /** Options of every transaction the store runs: primary, snapshot reads, the store's write concern. */
+  transactionOptions: TransactionOptions;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
 export function openCollections(client: MongoClient, options: ResolvedOptions): StoreCollections {
-  const db = client.db(options.database, { writeConcern: options.writeConcern });
+  const { database, writeConcern } = options;
+  const db = client.db(database, { writeConcern, readPreference: ReadPreference.primary, readConcern: new ReadConcern('local') });
   const { collections: names } = options;
   return {
     client,
@@ -21,7 +39,14 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     deadLetters: db.collection<DeadLetterDocument>(names.deadLetters),
     schedules: db.collection<ScheduleDocument>(names.schedules),
     keys: db.collection<KeyTombstoneDocument>(names.keys),
+    jobInserts: client.db(database, { readPreference: ReadPreference.primary, readConcern: new ReadConcern('majority') }).collection<JobDocument>(names.jobs),
+    transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
   };
+}
+
+/** Runs `fn` in a transaction with the store's {@link StoreCollections.transactionOptions}. */
+export function inTransaction<T>(collections: StoreCollections, fn: (session: ClientSession) => Promise<T>): Promise<T> {
+  return collections.client.withSession((session) => session.withTransaction(() => fn(session), collections.transactionOptions));
 }
 
 /** Session options for a driver call: `{ session }` when there is one, else nothing. */

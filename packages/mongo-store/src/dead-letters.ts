@@ -1,6 +1,6 @@
 import type { ClientSession, ObjectId } from 'mongodb';
 import { LeaseLostError, LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
-import { withSession, type StoreCollections } from './collections.js';
+import { inTransaction, withSession, type StoreCollections } from './collections.js';
 import type { DeadLetterDocument } from './documents.js';
 import { fencedFilter } from './filters.js';
 import type { StoreLogger } from './options.js';
@@ -23,7 +23,7 @@ export interface MoveContext {
 /** Runs `fn` in a transaction on a replica set, or directly (no session) on a standalone. */
 async function maybeTransaction<T>(ctx: MoveContext, fn: (session?: ClientSession) => Promise<T>): Promise<T> {
   if (!ctx.transactional) return fn();
-  return ctx.collections.client.withSession((session) => session.withTransaction(() => fn(session)));
+  return inTransaction(ctx.collections, fn);
 }
 
 /** `running → dead`, fenced by the lease. */

@@ -18,7 +18,7 @@ import {
 } from '@loom/core';
 import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import { claimJobs } from './claims.js';
-import { openCollections, type StoreCollections } from './collections.js';
+import { inTransaction, openCollections, type StoreCollections } from './collections.js';
 import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
 import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
@@ -277,10 +277,12 @@ export class MongoStore implements JobStore {
    * Runs `fn` in a MongoDB transaction (retried by the driver on transient errors, so `fn` must be
    * safe to run more than once). Pass `session` to your own writes and to `loom.enqueue(..., {
    * session })`. Needs a replica set: on a standalone it rejects with TRANSACTIONS_UNSUPPORTED.
+   * Whatever the client's defaults, it runs on the primary with read concern `snapshot` and commits
+   * with the store's `writeConcern`, so a job completion it carries is as durable as any other.
    */
   async withTransaction<T>(fn: (session: unknown) => Promise<T>): Promise<T> {
     if (!(await this.getDeployment()).replicated) throw transactionsUnsupported('store.withTransaction');
-    return this.collections.client.withSession((session) => session.withTransaction(() => fn(session)));
+    return inTransaction(this.collections, fn);
   }
 
   /**
@@ -303,7 +305,7 @@ export class MongoStore implements JobStore {
           this.options.logger.debug({}, 'change streams need a replica set; workers rely on polling');
           return;
         }
-        stop = watchInserts(this.collections.jobs, listener, this.options.logger);
+        stop = watchInserts(this.collections.jobInserts, listener, this.options.logger);
       },
       (err: unknown) => this.options.logger.warn({ err }, 'could not reach MongoDB to open the job change stream; workers rely on polling'),
     );
