@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection } from 'mongodb';
+import type { Collection, Filter } from 'mongodb';
 import { LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
 import { requireDate, requireNumber, requireString } from './arguments.js';
 import type { JobDocument } from './documents.js';
 import { claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
 import { CLAIM_INDEX_KEY } from './indexes.js';
+import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
-import { claimUpdate } from './updates.js';
+import { claimUpdate, releaseClaimPipeline } from './updates.js';
 
 /** A safety bound only: a batch claim round fails only when a concurrent claimer progressed. */
 const MAX_BATCH_ROUNDS = 100;
@@ -15,7 +16,7 @@ const MAX_BATCH_ROUNDS = 100;
  * Leases up to `req.limit` claimable jobs. One job: a single atomic `findOneAndUpdate` on the
  * claim index. More: see {@link claimBatch}.
  */
-export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest): Promise<JobRecord[]> {
+export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
@@ -30,7 +31,7 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
     });
     return doc ? [toJobRecord(doc)] : [];
   }
-  return claimBatch(jobs, req, lease, now, limit);
+  return claimBatch(jobs, req, lease, now, limit, logger);
 }
 
 /**
@@ -42,6 +43,10 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
  * progress, so the loop ends. A lone candidate is taken and read back by one `findAndModify`, and
  * a read that found fewer candidates than wanted ends the loop (it saw every job claimable then),
  * so a claim that finds one due job costs two commands, not four.
+ *
+ * A round that fails after sending its update gives its leases back (see {@link takeCandidates});
+ * the jobs of earlier rounds are then returned (the failure logged), and a failed first round
+ * rejects the claim.
  */
 async function claimBatch(
   jobs: Collection<JobDocument>,
@@ -49,30 +54,80 @@ async function claimBatch(
   lease: { owner: string; until: Date },
   now: Date,
   limit: number,
+  logger: StoreLogger,
 ): Promise<JobRecord[]> {
   const claimed: JobDocument[] = [];
   for (let round = 0; claimed.length < limit && round < MAX_BATCH_ROUNDS; round++) {
     const wanted = limit - claimed.length;
-    const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted, projection: { _id: 1 } }).toArray();
-    if (candidates.length === 0) break;
-    if (candidates.length === 1) {
-      const update = claimUpdate({ ...lease, token: randomUUID() }, now);
-      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, candidates[0]._id), update, { returnDocument: 'after' });
-      if (doc) claimed.push(doc);
-    } else {
-      const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
-      const taken = await jobs.bulkWrite(
-        leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
-        { ordered: false },
+    let found: number;
+    try {
+      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted, projection: { _id: 1 } }).toArray();
+      found = candidates.length;
+      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates, lease, now)));
+    } catch (err) {
+      if (claimed.length === 0) throw err;
+      // Jobs of earlier rounds are leased and read back: hand them out rather than strand them.
+      logger.warn(
+        { err, jobIds: claimed.map((d) => d._id.toHexString()) },
+        'a batch claim round failed (its leases were given back); returning the jobs claimed before it',
       );
-      if (taken.modifiedCount > 0) {
-        const won = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
-        claimed.push(...(await jobs.find(won).toArray()));
-      }
+      break;
     }
-    if (candidates.length < wanted) break;
+    if (found < wanted) break;
   }
   return sortForClaim(claimed).map(toJobRecord);
+}
+
+/**
+ * Leases `candidates` (each re-checked against the claim filter, each with its own token) and
+ * returns the ones won: a lone one with one `findAndModify`, more with a bulk update and a read-back.
+ * Once the update is sent, jobs may be leased under our tokens whatever happens next; if the update
+ * or the read-back fails, those leases are given back before the error surfaces. Otherwise the
+ * jobs would stay leased to a claim that returned nothing, run only after the lease expired, and
+ * with that attempt spent (a job with `retries: 0` would die without ever running).
+ */
+async function takeCandidates(
+  jobs: Collection<JobDocument>,
+  req: ClaimRequest,
+  candidates: Pick<JobDocument, '_id'>[],
+  lease: { owner: string; until: Date },
+  now: Date,
+): Promise<JobDocument[]> {
+  const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
+  const ours = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
+  try {
+    if (leases.length === 1) {
+      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), { returnDocument: 'after' });
+      return doc ? [doc] : [];
+    }
+    const taken = await jobs.bulkWrite(
+      leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
+      { ordered: false },
+    );
+    return taken.modifiedCount > 0 ? await jobs.find(ours).toArray() : [];
+  } catch (err) {
+    throw await giveBack(jobs, ours, leases.map((l) => l._id.toHexString()), now, err);
+  }
+}
+
+/**
+ * Undoes the leases a failed claim may hold (`ours`: its ids and tokens): back to `queued`,
+ * claimable at their own `runAt` (due, so at once, in their old place), the attempt given back.
+ * Returns the error the claim rejects with: the original one, or, when giving back failed too, one
+ * that says the jobs wait for their lease to expire.
+ */
+async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>, ids: string[], now: Date, err: unknown): Promise<unknown> {
+  try {
+    await jobs.updateMany({ ...ours, status: 'running' }, releaseClaimPipeline(now));
+    return err;
+  } catch (releaseErr) {
+    return new LoomError(
+      'STORE_ERROR',
+      `claim failed (${(err as Error)?.message ?? String(err)}) after leasing some of jobs ${ids.join(', ')}, and giving them back failed too ` +
+        `(${(releaseErr as Error)?.message ?? String(releaseErr)}): they run once their lease expires, one attempt spent`,
+      { cause: err },
+    );
+  }
 }
 
 /** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */

@@ -111,7 +111,7 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    return claimJobs(this.collections.jobs, req);
+    return claimJobs(this.collections.jobs, req, this.options.logger);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------

@@ -57,6 +57,19 @@ export function claimUpdate(lease: { owner: string; token: string; until: Date }
   };
 }
 
+/**
+ * Undoes {@link claimUpdate} for jobs a failed claim leased without handing them to anyone: back to
+ * `queued`, claimable at their own `runAt`, the attempt given back. An update pipeline, because
+ * `claimAt` takes each job's own `runAt`.
+ */
+export function releaseClaimPipeline(now: Date): Document[] {
+  requireDate(now, 'now');
+  return [
+    { $set: { status: 'queued', claimAt: '$runAt', attempt: { $subtract: ['$attempt', 1] }, updatedAt: now } },
+    { $unset: 'lease' },
+  ];
+}
+
 /** Heartbeat. */
 export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocument> {
   requireDate(until, 'lease until');
