@@ -9,6 +9,7 @@ export default {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
     '^@loom/testing/mongo$': '<rootDir>/packages/testing/src/mongo/index.ts',
+    '^@loom/testing/jest$': '<rootDir>/packages/testing/src/jest.ts',
     '^@loom/(core|testing|mongo-emulator|mongo-store)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,4 +1,4 @@
-import { describeStoreConformance } from '@loom/testing';
+import { describeStoreConformance } from '@loom/testing/jest';
 import { useMongoFixture } from './fixture.js';
 
 // ... and on a standalone, where dead-letter moves and replays take the two-step path.

@@ -1,4 +1,4 @@
-import { describeStoreConformance } from '@loom/testing';
+import { describeStoreConformance } from '@loom/testing/jest';
 import { useMongoFixture } from './fixture.js';
 
 // The JobStore contract on a replica set (transactions, change streams). Each test gets its own

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { describeWorkflowScenarios } from '@loom/testing';
+import { describeWorkflowScenarios } from '@loom/testing/jest';
 import { useMongoFixture } from './fixture.js';
 
 // The workflow scenarios MemoryStore runs (packages/core/test/workflows.test.ts), on MongoDB:

@@ -34,7 +34,7 @@ export interface ConformanceOptions {
  *
  * ```ts
  * import { MemoryStore } from '@loom/core';
- * import { describeStoreConformance } from '@loom/testing';
+ * import { describeStoreConformance } from '@loom/testing/jest';
  *
  * describeStoreConformance('MemoryStore', () => ({ store: new MemoryStore() }));
  * ```

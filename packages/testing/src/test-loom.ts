@@ -1,18 +1,4 @@
-import {
-  Loom,
-  MemoryStore,
-  toMs,
-  type Duration,
-  type EnqueueArgs,
-  type EnqueueResult,
-  type JobClass,
-  type JobRecord,
-  type JobStore,
-  type Logger,
-  type LoomOptions,
-  type PayloadOf,
-  type EnqueueOptions,
-} from '@loom/core';
+import { Loom, MemoryStore, toMs, type Duration, type JobClass, type JobStore, type Logger, type LoomOptions } from '@loom/core';
 import { CaptureLogger, type LogEntry } from './capture-logger.js';
 import { FakeClock } from './fake-clock.js';
 import { trackStoreActivity, type StoreActivity } from './store-activity.js';
@@ -35,6 +21,13 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
    * @default '3s'
    */
   hungStoreCall?: Duration;
+  /**
+   * Real time `runUntilIdle` waits for a run in flight that awaits real I/O outside the store (an
+   * HTTP call, a file, a real timer) to make progress before it gives up and says the run waits on
+   * engine time or on the test. Raise it for slow I/O.
+   * @default '5s'
+   */
+  realIoTimeout?: Duration;
 }
 
 
@@ -42,6 +35,19 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
 const MAX_ADVANCE_STEPS = 1_000_000;
 
 const DEFAULT_HUNG_STORE_CALL_MS = 3_000;
+const DEFAULT_REAL_IO_TIMEOUT_MS = 5_000;
+
+/** Loom members the harness replaces (`stop` moves time through the grace) or keeps internal. */
+const NOT_FORWARDED = new Set<PropertyKey>(['constructor', 'stop', 'testHooks']);
+
+/**
+ * The whole {@link Loom} facade (`enqueue`, `getJob`, `signal`, `deadLetters`, `schedules`, `on`,
+ * `stats`, and whatever the engine adds later) is available on a {@link TestLoom}: each member is
+ * forwarded to `t.loom`, except `stop`, which the harness drives through the fake clock.
+ */
+// Merged with the class below: TypeScript sees Loom's members on TestLoom, and the constructor
+// forwards them at run time (forwardFacade).
+export interface TestLoom extends Omit<Loom, 'stop' | 'testHooks'> {}
 
 /**
  * A Loom on a {@link FakeClock}, driven by the test: nothing runs late or early because of real
@@ -60,38 +66,52 @@ export class TestLoom {
     readonly logger: Logger,
     private readonly activity: StoreActivity,
     private readonly hungStoreCallMs = DEFAULT_HUNG_STORE_CALL_MS,
+    private readonly realIoTimeoutMs = DEFAULT_REAL_IO_TIMEOUT_MS,
   ) {
     this.logs = logger instanceof CaptureLogger ? logger.entries : [];
-  }
-
-  enqueue<C extends JobClass>(job: C, ...args: EnqueueArgs<C>): Promise<EnqueueResult> {
-    return this.loom.enqueue(job, ...args);
-  }
-
-  enqueueMany<C extends JobClass>(job: C, payloads: readonly PayloadOf<C>[], options?: Omit<EnqueueOptions, 'idempotencyKey'>): Promise<EnqueueResult[]> {
-    return this.loom.enqueueMany(job, payloads, options);
-  }
-
-  getJob(id: string): Promise<JobRecord | null> {
-    return this.loom.getJob(id);
+    forwardFacade(this, loom);
   }
 
   /**
    * Runs every job due now, including the follow-ups those runs cause (retries without delay,
    * jobs they enqueue), and resolves when nothing due is left and no run is in flight. Time does
-   * not move. Throws when a run cannot finish without time moving (it waits on its timeout, a
-   * lease or a promise the test controls): use {@link TestLoom.advance} for those.
+   * not move. A run that awaits real I/O outside the store (an HTTP call, a file) is waited for
+   * as long as something moves within `realIoTimeout` (default 5 s of real time). A run that
+   * moves not at all waits on engine time (its timeout, a FakeClock timer) or on a promise the
+   * test controls: then it throws, naming the run; use {@link TestLoom.advance} or settle that
+   * promise first.
    */
   async runUntilIdle(): Promise<void> {
-    await this.settle();
-    const stuck = this.loom.testHooks.inFlight();
-    if (stuck.length > 0) {
-      const list = stuck.map((r) => `${r.name} (${r.jobId}, attempt ${r.attempt})`).join(', ');
+    for (;;) {
+      await this.settle();
+      const inFlight = this.loom.testHooks.inFlight();
+      if (inFlight.length === 0) return;
+      if (await this.progressInRealTime()) continue;
+      const list = inFlight.map((r) => `${r.name} (${r.jobId}, attempt ${r.attempt})`).join(', ');
       throw new Error(
-        `runUntilIdle: ${stuck.length} run(s) are still in flight and cannot progress until time moves: ${list}. ` +
-          'They wait on a timeout, a lease, a timer or a promise the test controls; use t.advance(...) or settle that promise first.',
+        `runUntilIdle: ${inFlight.length} run(s) still in flight and nothing moved for ${this.realIoTimeoutMs} ms of real time: ${list}. ` +
+          'They do not wait on real I/O (that would have moved): they wait on engine time (a job timeout, a lease, a FakeClock timer), ' +
+          'which only moves with t.advance(...), or on a promise the test controls, which the test must settle first. ' +
+          'If a run does wait on I/O slower than that, raise createTestLoom({ realIoTimeout }).',
       );
     }
+  }
+
+  /**
+   * Waits in real time until a run ends or the store or worker pool does something, for at most
+   * `realIoTimeout`. True when something moved: a handler awaiting real I/O got its answer.
+   */
+  private async progressInRealTime(): Promise<boolean> {
+    const hooks = this.loom.testHooks;
+    const mark = (): string => `${this.activity.settled}:${this.activity.pending}:${hooks.activityCount()}`;
+    const before = mark();
+    const deadline = performance.now() + this.realIoTimeoutMs;
+    while (performance.now() < deadline) {
+      // A short real timer rather than setImmediate: I/O gets the loop without spinning a core.
+      await new Promise<void>((resolve) => setTimeout(resolve, 2));
+      if (mark() !== before || hooks.inFlight().length === 0) return true;
+    }
+    return false;
   }
 
   /**
@@ -188,9 +208,34 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
   const clock = options.clock ?? new FakeClock();
   const logger = options.logger ?? new CaptureLogger();
   const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
-  const { start, hungStoreCall, ...rest } = options;
+  const { start, hungStoreCall, realIoTimeout, ...rest } = options;
   // `container` and `resolve` pass through as given: Loom.create defaults to a new Container.
   const loom = await Loom.create({ pollInterval: '1m', ...rest, store, clock, logger });
   if (start !== false) await loom.start();
-  return new TestLoom(loom, store, clock, logger, activity, hungStoreCall === undefined ? undefined : toMs(hungStoreCall));
+  const ms = (d: Duration | undefined): number | undefined => (d === undefined ? undefined : toMs(d));
+  return new TestLoom(loom, store, clock, logger, activity, ms(hungStoreCall), ms(realIoTimeout));
+}
+
+/**
+ * Gives `harness` every member of `loom` it does not define itself: methods bound to `loom`,
+ * properties (`deadLetters`, `schedules`, ...) read through. The members are read from the
+ * instance and its prototype chain at run time, so facade members Loom gains later appear on
+ * TestLoom without a change here.
+ */
+function forwardFacade(harness: TestLoom, loom: Loom): void {
+  const keys = new Set<PropertyKey>(Reflect.ownKeys(loom));
+  for (let proto = Object.getPrototypeOf(loom); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const key of Reflect.ownKeys(proto)) keys.add(key);
+  }
+  for (const key of keys) {
+    if (NOT_FORWARDED.has(key) || key in harness) continue;
+    Object.defineProperty(harness, key, {
+      configurable: true,
+      enumerable: false,
+      get() {
+        const value = (loom as unknown as Record<PropertyKey, unknown>)[key];
+        return typeof value === 'function' ? value.bind(loom) : value;
+      },
+    });
+  }
 }

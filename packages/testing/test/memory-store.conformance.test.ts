@@ -1,4 +1,4 @@
 import { MemoryStore } from '@loom/core';
-import { describeStoreConformance } from '@loom/testing';
+import { describeStoreConformance } from '@loom/testing/jest';
 
 describeStoreConformance('MemoryStore', () => ({ store: new MemoryStore() }));

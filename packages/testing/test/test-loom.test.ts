@@ -1,6 +1,8 @@
 import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import { Job, type JobContext } from '@loom/core';
+import { Job, Loom, type JobContext } from '@loom/core';
 import { CaptureLogger, createTestLoom, FakeClock } from '@loom/testing';
 
 const log: string[] = [];
@@ -32,6 +34,38 @@ class EveryStep {
   }
 }
 
+let url = '';
+@Job({ name: 'calls-http', retries: 0 })
+class CallsHttp {
+  async run(): Promise<string> {
+    const response = await fetch(url);
+    return response.text();
+  }
+}
+
+/** A local HTTP server that answers only once `answer()` is called: real I/O the test paces. */
+async function slowServer(): Promise<{ server: Server; answer: () => void; requests: () => number }> {
+  const waiting: (() => void)[] = [];
+  let requests = 0;
+  let answered = false;
+  const server = createServer((_req, res) => {
+    requests++;
+    const reply = (): void => void res.end('pong');
+    if (answered) reply();
+    else waiting.push(reply);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return {
+    server,
+    requests: () => requests,
+    answer: () => {
+      answered = true;
+      for (const reply of waiting.splice(0)) reply();
+    },
+  };
+}
+
 describe('createTestLoom', () => {
   it('uses a MemoryStore, a FakeClock and a quiet CaptureLogger by default', async () => {
     const t = await createTestLoom({ jobs: [Chain] });
@@ -53,13 +87,58 @@ describe('createTestLoom', () => {
     await t.stop();
   });
 
-  it('runUntilIdle says which run is stuck instead of hanging', async () => {
-    const t = await createTestLoom({ jobs: [WaitsOnTest] });
+  it('runUntilIdle says which run is stuck, and that it waits on engine time or the test, instead of hanging', async () => {
+    const t = await createTestLoom({ jobs: [WaitsOnTest], realIoTimeout: '100ms' });
     const { id } = await t.enqueue(WaitsOnTest);
-    await expect(t.runUntilIdle()).rejects.toThrow(new RegExp(`waits-on-test \\(${id}, attempt 1\\).*use t.advance`));
+    await expect(t.runUntilIdle()).rejects.toThrow(new RegExp(`waits-on-test \\(${id}, attempt 1\\).*do not wait on real I/O.*t\\.advance`));
     release?.();
     await t.runUntilIdle();
     expect((await t.getJob(id))?.status).toBe('completed');
+    await t.stop();
+  });
+
+  it('runUntilIdle waits for a run that awaits real I/O outside the store, without moving time', async () => {
+    const http = await slowServer();
+    try {
+      const t = await createTestLoom({ jobs: [CallsHttp] });
+      const before = t.clock.now().getTime();
+      const { id } = await t.enqueue(CallsHttp);
+      const idle = t.runUntilIdle();
+      let done = false;
+      void idle.then(() => (done = true), () => (done = true));
+      // The request is out and unanswered: the run is in flight and runUntilIdle keeps waiting.
+      while (http.requests() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await t.settle();
+      expect(done).toBe(false);
+      http.answer();
+      await idle;
+      expect(await t.getJob(id)).toMatchObject({ status: 'completed', result: 'pong' });
+      expect(t.clock.now().getTime()).toBe(before);
+      await t.stop();
+    } finally {
+      http.server.close();
+    }
+  });
+
+  it('exposes the whole Loom facade: every public member of the engine is on the harness', async () => {
+    const t = await createTestLoom({ jobs: [Chain], start: false });
+    const members = new Set([...Object.getOwnPropertyNames(Loom.prototype), ...Object.keys(t.loom)]);
+    for (const name of ['constructor', 'testHooks']) members.delete(name);
+    expect([...members].filter((name) => !(name in t))).toEqual([]);
+    // Forwarded members act on the engine: the harness and t.loom are one engine.
+    await t.start();
+    loomRef = t;
+    const { id } = await t.enqueue(Chain, { left: 0 });
+    const completed: string[] = [];
+    const off = t.on('job:completed', ({ job }) => completed.push(job.id));
+    await t.runUntilIdle();
+    off();
+    expect(completed).toEqual([id]);
+    expect(await t.deadLetters.list()).toEqual([]);
+    expect(await t.schedules.list()).toEqual([]);
+    expect(await t.signal(id, 'too-late')).toBe(false);
+    expect(await t.stats()).toMatchObject({ inFlight: 0 });
+    expect(t.deadLetters).toBe(t.loom.deadLetters);
     await t.stop();
   });
 
