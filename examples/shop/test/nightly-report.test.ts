@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { EnqueueResult, NewJob } from '@loom/core';
 import { FakeClock } from '@loom/testing';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
 import type { Order } from '../src/orders/order.js';
 import { OrderRepository } from '../src/orders/order-repository.js';
 import { ReportRepository } from '../src/reports/report-repository.js';
-import { startShop } from './shop-harness.js';
+import { startShop, type ShopUnderTest } from './shop-harness.js';
 
 let mongo: TestMongo;
 beforeAll(async () => {
@@ -12,9 +13,58 @@ beforeAll(async () => {
 });
 afterAll(() => mongo.stop());
 
+const FIRE_AT = new Date('2026-03-11T03:00:00Z');
+const SLOT_KEY = `cron:nightly-report:${FIRE_AT.toISOString()}`;
+/** Real time the instances get to reach the slot; a deadline, not a pause. */
+const BOTH_ATTEMPT_MS = 10_000;
+
 function order(id: string, at: string): Order {
   const createdAt = new Date(at);
   return { _id: id, email: `${id}@example.com`, items: [{ sku: 'LOOM-MUG', quantity: 1, priceCents: 1200 }], totalCents: 1200, status: 'placed', createdAt, updatedAt: createdAt };
+}
+
+/** What each instance did with the 03:00 slot, seen on its store and its report repository. */
+interface Trail {
+  /** Each instance's enqueue of the slot's job, and whether the store had it already. */
+  attempts: { instance: string; deduplicated: boolean }[];
+  /** `schedule:fired` events, by instance. */
+  fired: string[];
+  /** NightlyReport handler runs (each writes the report once), by instance. */
+  runs: string[];
+  /** Called after each recorded attempt. */
+  onAttempt?: () => void;
+}
+
+/**
+ * Records what `shop` (called `instance`) does with the slot. Its scheduler's advance of the
+ * schedule past the slot waits until both instances have enqueued the slot's job (or until the
+ * deadline): without that, an instance whose tick came after the other's advance would see
+ * nothing due and stay idle, and the test would prove nothing about deduplication.
+ */
+function observe(instance: string, shop: ShopUnderTest, trail: Trail, bothEnqueued: Promise<void>): void {
+  const store = shop.app.store;
+  const enqueue = store.enqueue.bind(store);
+  store.enqueue = async (jobs: NewJob[], opts: Parameters<typeof store.enqueue>[1]): Promise<EnqueueResult[]> => {
+    const results = await enqueue(jobs, opts);
+    jobs.forEach((job, i) => {
+      if (job.idempotencyKey !== SLOT_KEY) return;
+      trail.attempts.push({ instance, deduplicated: results[i].deduplicated });
+      trail.onAttempt?.();
+    });
+    return results;
+  };
+  const advance = store.advanceSchedule.bind(store);
+  store.advanceSchedule = async (name, from, to, now) => {
+    if (to.getTime() === FIRE_AT.getTime()) await bothEnqueued;
+    return advance(name, from, to, now);
+  };
+  shop.app.loom.on('schedule:fired', (e) => e.fireAt.getTime() === FIRE_AT.getTime() && trail.fired.push(instance));
+  const reports = shop.app.container.get(ReportRepository);
+  const save = reports.save.bind(reports);
+  reports.save = (report) => {
+    trail.runs.push(instance);
+    return save(report);
+  };
 }
 
 describe('NightlyReport: a cron job', () => {
@@ -23,6 +73,15 @@ describe('NightlyReport: a cron job', () => {
     const clock = new FakeClock('2026-03-11T02:58:00Z');
     const a = await startShop(mongo, { clock });
     const b = await startShop(mongo, { clock, database: a.app.config.database });
+    const trail: Trail = { attempts: [], fired: [], runs: [] };
+    let bothAttempted!: () => void;
+    const bothEnqueued = new Promise<void>((resolve) => (bothAttempted = resolve));
+    // If an instance never reaches the slot, the advance goes on after the deadline and the
+    // assertions below say which instance stayed idle.
+    const deadline = setTimeout(bothAttempted, BOTH_ATTEMPT_MS);
+    trail.onAttempt = () => new Set(trail.attempts.map((t) => t.instance)).size === 2 && bothAttempted();
+    observe('a', a, trail, bothEnqueued);
+    observe('b', b, trail, bothEnqueued);
     try {
       const orders = a.app.container.get(OrderRepository);
       for (const o of [order('n-1', '2026-03-10T08:00:00Z'), order('n-2', '2026-03-10T23:59:00Z'), order('n-3', '2026-03-11T01:00:00Z')]) {
@@ -32,6 +91,7 @@ describe('NightlyReport: a cron job', () => {
 
       await a.t.advance('1m'); // 02:59: not yet
       expect(await reports.get('2026-03-10')).toBeNull();
+      expect(trail.attempts).toEqual([]);
       await a.t.advance('1m');
       const report = await a.until('the report of March 10', () => reports.get('2026-03-10'));
       expect(report).toMatchObject({ orders: 2 });
@@ -40,10 +100,16 @@ describe('NightlyReport: a cron job', () => {
         const jobs = await a.app.store.listJobs({ name: 'nightly-report' });
         return jobs.every((j) => j.status === 'completed') ? jobs : undefined;
       });
-      expect(runs.map((j) => [j.scheduledFor?.toISOString(), j.idempotencyKey])).toEqual([
-        ['2026-03-11T03:00:00.000Z', 'cron:nightly-report:2026-03-11T03:00:00.000Z'],
-      ]);
+      expect(runs.map((j) => [j.scheduledFor?.toISOString(), j.idempotencyKey, j.attempt])).toEqual([[FIRE_AT.toISOString(), SLOT_KEY, 1]]);
+      // Both instances fired the slot; the store kept one job, so exactly one enqueue created it,
+      // one instance reported it, and the handler ran once.
+      expect(trail.attempts.map((t) => t.instance).sort()).toEqual(['a', 'b']);
+      expect(trail.attempts.filter((t) => !t.deduplicated)).toHaveLength(1);
+      expect(trail.fired).toHaveLength(1);
+      expect(trail.runs).toHaveLength(1);
     } finally {
+      clearTimeout(deadline);
+      bothAttempted(); // a stop waits for a tick in progress
       await b.app.stop();
       await a.app.stop();
     }
