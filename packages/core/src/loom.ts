@@ -11,6 +11,7 @@ import type { EnqueueResult, JobRecord, StoreStats } from './store/job-record.js
 import type { LoomOptions } from './loom-options.js';
 import type { InFlightRun } from './engine/worker-pool.js';
 import { sendSignal } from './workflow/signals.js';
+import type { SignalOptions } from './workflow/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
 export type EnqueueArgs<C> = undefined extends PayloadOf<C>
@@ -121,10 +122,15 @@ export class Loom {
    * job not (yet) waiting keeps it until a run waits for that name. `data` must be plain data of
    * at most `MAX_STEP_RESULT_BYTES` (otherwise it throws and nothing is stored). Resolves true when
    * the signal was stored, false when the job does not exist or has already finished.
+   *
+   * `options.id` makes a retried send harmless: a signal with that id already stored on the job,
+   * or already taken by its run, is not stored again (resolves true). A job holding
+   * `MAX_PENDING_SIGNALS` (100) signals no run has taken yet refuses more with a
+   * `TooManySignalsError` (`TOO_MANY_SIGNALS`), storing nothing.
    */
-  signal(jobId: string, name: string, data?: unknown): Promise<boolean> {
+  signal(jobId: string, name: string, data?: unknown, options?: SignalOptions): Promise<boolean> {
     const { store, clock } = this.engine.options;
-    return sendSignal({ store, clock, onDelivered: () => this.engine.pool.wake() }, jobId, name, data);
+    return sendSignal({ store, clock, onDelivered: () => this.engine.pool.wake() }, jobId, name, data, options);
   }
 
   /** Listens to an engine event; returns a function that removes the listener. A throwing listener is logged, never fatal. */

@@ -110,6 +110,7 @@ export class FencedWrites {
       const stored = job.signals.find((s) => s.name === name);
       if (!stored) return null;
       const step: StepRecord = { name: stepName, kind: 'signal', status: 'completed', result: stored.data, at: now };
+      if (stored.id !== undefined) step.signalId = stored.id;
       if (await this.tryWriteWithStep(lease, consumeSignalUpdate(stored.sid, now), step, { signalId: stored.sid })) return step;
     }
     throw tooManyRounds('consumeSignal', lease.jobId);

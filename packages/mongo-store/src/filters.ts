@@ -1,5 +1,5 @@
 import type { Filter, ObjectId, Sort } from 'mongodb';
-import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStatus } from '@loom/core';
+import { MAX_PENDING_SIGNALS, type ClaimRequest, type DeadLetterFilter, type JobFilter, type JobStatus } from '@loom/core';
 import { requireDate, requireString, requireStrings } from './arguments.js';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
 
@@ -81,6 +81,19 @@ export function unfinishedNotWaitingForFilter(id: ObjectId, name: unknown): Filt
     status: { $in: CLAIMABLE },
     $nor: [{ status: 'waiting', 'waitingFor.signal': { $eq: requireString(name, 'signal name') } }],
   };
+}
+
+/**
+ * What a job must satisfy to take one more signal: fewer than `MAX_PENDING_SIGNALS` stored, and,
+ * for a signal sent with an id, none stored or taken by a run under that id.
+ */
+export function signalRoomConditions(signalId: string | undefined): Filter<JobDocument> {
+  const conditions: Filter<JobDocument> = { [`signals.${MAX_PENDING_SIGNALS - 1}`]: { $exists: false } };
+  if (signalId !== undefined) {
+    conditions['signals.id'] = { $ne: requireString(signalId, 'signal id') };
+    conditions['steps.signalId'] = { $ne: signalId };
+  }
+  return conditions;
 }
 
 /** Jobs holding any of these idempotency keys. */

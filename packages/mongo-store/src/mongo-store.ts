@@ -1,6 +1,8 @@
 import { MongoClient, type ClientSession, type ObjectId } from 'mongodb';
 import {
   LoomError,
+  MAX_PENDING_SIGNALS,
+  TooManySignalsError,
   type ClaimRequest,
   type DeadLetter,
   type DeadLetterFilter,
@@ -23,7 +25,7 @@ import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveCon
 import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
 import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
-import { deadLetterFilter, jobListFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
+import { deadLetterFilter, jobListFilter, signalRoomConditions, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
@@ -179,18 +181,26 @@ export class MongoStore implements JobStore {
     return res.modifiedCount === 1;
   }
 
-  async signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean> {
+  async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
     const id = parseJobId(jobId);
     const now = requireDate(req?.now, 'now');
     const name = requireString(req.name, 'signal name');
+    const signalId = req.id === undefined ? undefined : requireString(req.id, 'signal id');
     if (!id) return false;
     const { jobs } = this.collections;
+    const room = signalRoomConditions(signalId);
     for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      if ((await jobs.updateOne(waitingForSignalFilter(id, name), signalUpdate(req, now, true))).matchedCount === 1) return true;
-      if ((await jobs.updateOne(unfinishedNotWaitingForFilter(id, name), signalUpdate(req, now, false))).matchedCount === 1) return true;
-      // Neither matched: the job is gone or finished, or it began waiting for this signal between
-      // the two writes (then the next round wakes it).
-      if (!(await jobs.findOne({ _id: id, status: { $in: ['queued', 'running', 'waiting'] } }, { projection: { _id: 1 } }))) return false;
+      if ((await jobs.updateOne({ ...waitingForSignalFilter(id, name), ...room }, signalUpdate(req, now, true))).matchedCount === 1) return true;
+      if ((await jobs.updateOne({ ...unfinishedNotWaitingForFilter(id, name), ...room }, signalUpdate(req, now, false))).matchedCount === 1) return true;
+      // Neither matched: the job is gone or finished, it holds this signal id or too many signals,
+      // or it began waiting for this signal between the two writes (then the next round wakes it).
+      const job = await jobs.findOne(
+        { _id: id, status: { $in: ['queued', 'running', 'waiting'] } },
+        { projection: { _id: 1, 'signals.id': 1, 'steps.signalId': 1 } },
+      );
+      if (!job) return false;
+      if (signalId !== undefined && (job.signals.some((s) => s.id === signalId) || job.steps.some((s) => s.signalId === signalId))) return true;
+      if (job.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, name);
     }
     throw tooManyRounds(`signal "${name}"`, jobId);
   }

@@ -16,8 +16,8 @@ const OPTIONAL_FIELDS = [
   'deadReason',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
-function toSignal({ name, data, at }: StoredSignal): SignalRecord {
-  return { name, data, at };
+function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {
+  return id === undefined ? { name, data, at } : { name, data, at, id };
 }
 
 function toRecord(id: string, doc: Omit<JobDocument, '_id'>): JobRecord {

@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
 import { LoomError, type ErrorRecord, type NewJob, type StepRecord, type WaitCondition } from '@loom/core';
 import { requireDate, requireNumber, requireString } from './arguments.js';
-import type { DeadLetterDocument, JobDocument } from './documents.js';
+import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
 
 /**
  * Pure builders of every document and update the store writes. Each transition keeps one
@@ -143,8 +143,9 @@ export function wakeUpdate(now: Date): UpdateFilter<JobDocument> {
 }
 
 /** Store a signal on a job; when `wake`, the waiting job is queued in the same write. */
-export function signalUpdate(signal: { name: string; data: unknown }, now: Date, wake: boolean): UpdateFilter<JobDocument> {
-  const stored = { name: requireString(signal.name, 'signal name'), data: signal.data, at: now, sid: new ObjectId() };
+export function signalUpdate(signal: { name: string; data: unknown; id?: string }, now: Date, wake: boolean): UpdateFilter<JobDocument> {
+  const stored: StoredSignal = { name: requireString(signal.name, 'signal name'), data: signal.data, at: now, sid: new ObjectId() };
+  if (signal.id !== undefined) stored.id = requireString(signal.id, 'signal id');
   if (!wake) return { $push: { signals: stored }, $set: { updatedAt: now } };
   return { ...wakeUpdate(now), $push: { signals: stored } };
 }

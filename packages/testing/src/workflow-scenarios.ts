@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { Job, LoomError, MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES, PermanentError, type JobContext, type JobRecord, type JobStore, type StepRecord } from '@loom/core';
+import { Job, LoomError, MAX_PENDING_SIGNALS, MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES, PermanentError, type JobContext, type JobRecord, type JobStore, type StepRecord } from '@loom/core';
 import { crashableStore } from './crashable-store.js';
 import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
@@ -379,6 +379,35 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       expect(job?.result).toEqual({ decisions: [1, 2] });
       expect(probe.effects.prepare).toBe(1);
       expect(await t.loom.signal(id, 'approve', 3)).toBe(false); // finished: nothing stored
+    });
+
+    it('a retried loom.signal with an id reaches the run once, also after the run took it; too many pending signals are refused', async () => {
+      const t = await start();
+      const { id } = await t.enqueue(Approval, { waits: 2, timeout: '1h' });
+      await t.runUntilIdle();
+      // A webhook delivered twice (the sender retried after a timeout): one signal, one decision.
+      expect(await t.loom.signal(id, 'approve', 'yes', { id: 'delivery-1' })).toBe(true);
+      expect(await t.loom.signal(id, 'approve', 'yes', { id: 'delivery-1' })).toBe(true);
+      await t.runUntilIdle();
+      expect((await t.getJob(id))?.status).toBe('waiting'); // the first wait took it; the second still waits
+      expect(await t.loom.signal(id, 'approve', 'yes', { id: 'delivery-1' })).toBe(true); // taken already: not stored again
+      await t.runUntilIdle();
+      let job = await t.getJob(id);
+      expect(job?.status).toBe('waiting');
+      expect(job?.signals).toEqual([]);
+      expect(job?.steps.find((s) => s.kind === 'signal')).toMatchObject({ status: 'completed', result: 'yes', signalId: 'delivery-1' });
+      await expect(t.loom.signal(id, 'approve', 'yes', { id: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+
+      // Signals of a name no run waits for pile up on the job: past MAX_PENDING_SIGNALS they are refused.
+      for (let i = 0; i < MAX_PENDING_SIGNALS; i++) expect(await t.loom.signal(id, 'note', i)).toBe(true);
+      const refused = await t.loom.signal(id, 'note', 'one too many').catch((err: unknown) => err);
+      expect(refused).toMatchObject({ code: 'TOO_MANY_SIGNALS' });
+      expect((refused as Error).message).toContain(`${MAX_PENDING_SIGNALS} signals`);
+      job = await t.getJob(id);
+      expect(job?.signals).toHaveLength(MAX_PENDING_SIGNALS);
+      expect(job?.signals.at(-1)).toMatchObject({ name: 'note', data: MAX_PENDING_SIGNALS - 1 });
+      await t.advance('1h');
+      expect((await t.getJob(id))?.result).toEqual({ escalated: true, decisions: ['yes'] });
     });
 
     it('refuses signal data that is not plain data and stores nothing', async () => {

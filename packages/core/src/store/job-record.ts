@@ -49,6 +49,8 @@ export interface StepRecord {
   /** For sleeps and timed waits: when the job should wake. */
   wakeAt?: Date;
   at: Date;
+  /** For a `signal` step: the id the signal was sent with, if any (a resend with that id is then recognised). */
+  signalId?: string;
   /**
    * 0-based position at which the run reached this step (its call order, not its completion
    * order), so replays can check they reach steps in the recorded order. Stores keep it as given;
@@ -62,6 +64,8 @@ export interface SignalRecord {
   name: string;
   data: unknown;
   at: Date;
+  /** The sender's id for it, if given: a second signal with this id is not stored. */
+  id?: string;
 }
 
 /** What a `waiting` job waits for; it also becomes claimable at `runAt` (its timeout), if set. */

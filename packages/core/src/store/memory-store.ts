@@ -11,6 +11,7 @@ import {
   type LeaseRef,
   type NewJob,
   type ScheduleRecord,
+  type SignalRecord,
   type StepRecord,
   type StoreStats,
   type WaitCondition,
@@ -25,6 +26,7 @@ import { QueuedListeners, type QueuedEvent } from './memory-store/queued-listene
 import { ScheduleTable } from './memory-store/schedule-table.js';
 import { StatusCounts } from './memory-store/status-counts.js';
 import { appendError, putStep, type StoredJob } from './memory-store/stored-job.js';
+import { MAX_PENDING_SIGNALS, TooManySignalsError } from './signal-limit.js';
 import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore } from './store.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
@@ -282,19 +284,26 @@ export class MemoryStore implements JobStore {
     const index = record.signals.findIndex((s) => s.name === req.signal);
     if (index < 0) return null;
     const [signal] = record.signals.splice(index, 1);
-    const stored = putStep(record, { name: req.stepName, kind: 'signal', status: 'completed', result: signal.data, at: copyDate(req.now) });
+    const step: StepRecord = { name: req.stepName, kind: 'signal', status: 'completed', result: signal.data, at: copyDate(req.now) };
+    if (signal.id !== undefined) step.signalId = signal.id;
+    const stored = putStep(record, step);
     record.updatedAt = copyDate(req.now);
     return clonePlain(stored);
   }
 
-  async signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean> {
+  async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
     assertDate(req.now, 'signal now');
     const job = this.#active.get(jobId);
     if (!job) return false;
+    const { record } = job;
+    const { id } = req;
+    if (id !== undefined && (record.signals.some((s) => s.id === id) || record.steps.some((s) => s.signalId === id))) return true;
+    if (record.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, req.name);
     const data = clonePlain(req.data);
     this.#sweep(req.now);
-    const { record } = job;
-    record.signals.push({ name: req.name, data, at: copyDate(req.now) });
+    const signal: SignalRecord = { name: req.name, data, at: copyDate(req.now) };
+    if (id !== undefined) signal.id = id;
+    record.signals.push(signal);
     record.updatedAt = copyDate(req.now);
     if (record.status === 'waiting' && record.waitingFor?.signal === req.name) this.#wake(job, req.now);
     return true;

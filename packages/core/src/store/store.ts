@@ -97,7 +97,7 @@ export interface JobStore {
 
   /**
    * Atomically takes the oldest stored signal named `signal` off the job and records it as the
-   * completed step `stepName` (result = the signal's data). Fenced. Returns the step, or `null`
+   * completed step `stepName` (result = the signal's data, `signalId` = its id if it has one). Fenced. Returns the step, or `null`
    * when no such signal is stored (nothing changes). When `stepName` is already completed it returns
    * that step and consumes nothing (first write wins, as in `recordStep`).
    */
@@ -106,8 +106,12 @@ export interface JobStore {
   /**
    * Stores a signal on a job that has not finished; if the job is `waiting` for it, it becomes
    * `queued` at `now` in the same operation. Returns false when the job does not exist or has finished.
+   * With an `id`: when a signal with that id is stored on the job, or was taken by a run (a
+   * `signal` step with that `signalId`), nothing is stored and it returns true. A job already
+   * holding `MAX_PENDING_SIGNALS` signals refuses it with a `TooManySignalsError`
+   * (`TOO_MANY_SIGNALS`), storing nothing.
    */
-  signal(jobId: string, req: { name: string; data: unknown; now: Date }): Promise<boolean>;
+  signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean>;
 
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;

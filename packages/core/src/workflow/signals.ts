@@ -9,7 +9,7 @@ import { replayOutcome } from './step-outcome.js';
 import { checkStepValue } from './step-limits.js';
 import { waitDeadline } from './wait-deadline.js';
 import { WaitTimeoutError } from './workflow-errors.js';
-import type { WaitForSignalOptions } from './workflow-options.js';
+import type { SignalOptions, WaitForSignalOptions } from './workflow-options.js';
 
 function requireName(what: string, name: unknown): string {
   if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(what, 'must be a non-empty string');
@@ -20,17 +20,22 @@ function requireName(what: string, name: unknown): string {
  * `loom.signal`: stores a signal on a job that has not finished and wakes it if it waits for that
  * name. `data` must be plain data under `MAX_STEP_RESULT_BYTES` (it becomes a step result); a bad
  * argument is refused and nothing is stored. Returns false when the job does not exist or finished.
+ * A job holding `MAX_PENDING_SIGNALS` untaken signals refuses more (`TOO_MANY_SIGNALS`).
  */
 export async function sendSignal(
   deps: { store: JobStore; clock: Clock; onDelivered: () => void },
   jobId: string,
   name: string,
   data: unknown,
+  options: SignalOptions = {},
 ): Promise<boolean> {
   requireName('signal job id', jobId);
   requireName('signal name', name);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('signal options', 'must be an object');
+  const { id } = options;
+  if (id !== undefined) requireName('signal id', id);
   checkStepValue(`The data of signal "${name}"`, `waitForSignal:${name}`, data);
-  const delivered = await deps.store.signal(jobId, { name, data, now: deps.clock.now() });
+  const delivered = await deps.store.signal(jobId, { name, data, now: deps.clock.now(), ...(id === undefined ? {} : { id }) });
   if (delivered) deps.onDelivered();
   return delivered;
 }

@@ -25,3 +25,13 @@ export interface WaitForSignalOptions {
   /** The step that records the signal. Default: `waitForSignal:<name>#<n>` (n counts this run's waits for that signal from 1). */
   step?: string;
 }
+
+/** Options of `loom.signal`. */
+export interface SignalOptions {
+  /**
+   * Makes the signal idempotent: a signal with this id already stored on the job, or already
+   * taken by one of its runs, is not stored again (`loom.signal` resolves true). Use it when a
+   * send may be retried, e.g. an HTTP handler forwarding a webhook with its delivery id.
+   */
+  id?: string;
+}

@@ -1,4 +1,5 @@
 /// <reference types="jest" />
+import { LoomError, MAX_PENDING_SIGNALS } from '@loom/core';
 import { at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, mustGet, type ConformanceContext } from './harness.js';
 
 export function describeSignals(ctx: ConformanceContext): void {
@@ -66,6 +67,41 @@ export function describeSignals(ctx: ConformanceContext): void {
       await ctx.store.wait(lease, { for: { signal: 'approve' }, now: at(5) });
       expect(await ctx.store.signal(id, { name: 'cancel', data: null, now: at(6) })).toBe(true);
       expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'waiting', signals: [{ name: 'cancel', data: null, at: at(6) }] });
+    });
+
+    it('a signal with an id is stored once: again while stored, or after a run took it, stores nothing and returns true', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const sends = await Promise.all(Array.from({ length: 4 }, (_, i) => ctx.store.signal(id, { name: 'paid', data: i, id: 'evt-1', now: at(1) })));
+      expect(sends).toEqual([true, true, true, true]);
+      const stored = (await mustGet(ctx.store, id)).signals;
+      expect(stored).toHaveLength(1);
+      expect(stored[0]).toMatchObject({ name: 'paid', id: 'evt-1', at: at(1) });
+
+      const step = await ctx.store.consumeSignal(lease, { signal: 'paid', stepName: 'payment', now: at(2) });
+      expect(step).toMatchObject({ name: 'payment', status: 'completed', signalId: 'evt-1' });
+      expect(await ctx.store.signal(id, { name: 'paid', data: 'again', id: 'evt-1', now: at(3) })).toBe(true);
+      expect((await mustGet(ctx.store, id)).signals).toEqual([]);
+      // Another id, or none, is a new signal.
+      expect(await ctx.store.signal(id, { name: 'paid', data: 'second', id: 'evt-2', now: at(4) })).toBe(true);
+      expect(await ctx.store.signal(id, { name: 'paid', data: 'third', now: at(5) })).toBe(true);
+      expect((await mustGet(ctx.store, id)).signals.map((s) => s.data)).toEqual(['second', 'third']);
+    });
+
+    it(`refuses a signal past MAX_PENDING_SIGNALS (${MAX_PENDING_SIGNALS}) with TOO_MANY_SIGNALS and stores nothing`, async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      for (let i = 0; i < MAX_PENDING_SIGNALS - 1; i++) await ctx.store.signal(id, { name: 'tick', data: i, now: at(i) });
+      await ctx.store.wait(lease, { for: { signal: 'go' }, now: at(200) });
+      expect(await ctx.store.signal(id, { name: 'tick', data: 'last that fits', now: at(201) })).toBe(true);
+      const full = await mustGet(ctx.store, id);
+      expect(full.signals).toHaveLength(MAX_PENDING_SIGNALS);
+      // Refused whatever the name, even the one the job waits for; a duplicate id is still just a duplicate.
+      for (const name of ['tick', 'go']) {
+        const refused = await ctx.store.signal(id, { name, data: 'too many', now: at(202) }).catch((err: unknown) => err);
+        expect(refused).toMatchObject({ code: 'TOO_MANY_SIGNALS' });
+        expect(LoomError.is(refused, 'TOO_MANY_SIGNALS')).toBe(true);
+      }
+      expect(await mustGet(ctx.store, id)).toEqual(full);
+      expect(full.status).toBe('waiting');
     });
 
     it('signal returns false for unknown and finished jobs', async () => {
