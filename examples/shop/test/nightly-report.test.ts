@@ -25,23 +25,27 @@ function order(id: string, at: string): Order {
 
 /** What each instance did with the 03:00 slot, seen on its store and its report repository. */
 interface Trail {
+  /** Each instance's compare-and-set of the schedule past the slot, and whether it won. */
+  advances: { instance: string; won: boolean }[];
   /** Each instance's enqueue of the slot's job, and whether the store had it already. */
   attempts: { instance: string; deduplicated: boolean }[];
   /** `schedule:fired` events, by instance. */
   fired: string[];
   /** NightlyReport handler runs (each writes the report once), by instance. */
   runs: string[];
-  /** Called after each recorded attempt. */
-  onAttempt?: () => void;
+  /** The instances that reached the advance past the slot. */
+  reached: Set<string>;
+  /** Called when an instance reaches it. */
+  onReached?: () => void;
 }
 
 /**
  * Records what `shop` (called `instance`) does with the slot. Its scheduler's advance of the
- * schedule past the slot waits until both instances have enqueued the slot's job (or until the
+ * schedule past the slot waits until both instances have reached that advance (or until the
  * deadline): without that, an instance whose tick came after the other's advance would see
- * nothing due and stay idle, and the test would prove nothing about deduplication.
+ * nothing due and stay idle, and the test would prove nothing about two instances racing.
  */
-function observe(instance: string, shop: ShopUnderTest, trail: Trail, bothEnqueued: Promise<void>): void {
+function observe(instance: string, shop: ShopUnderTest, trail: Trail, bothReached: Promise<void>): void {
   const store = shop.app.store;
   const enqueue = store.enqueue.bind(store);
   store.enqueue = async (jobs: NewJob[], opts: Parameters<typeof store.enqueue>[1]): Promise<EnqueueResult[]> => {
@@ -49,14 +53,18 @@ function observe(instance: string, shop: ShopUnderTest, trail: Trail, bothEnqueu
     jobs.forEach((job, i) => {
       if (job.idempotencyKey !== SLOT_KEY) return;
       trail.attempts.push({ instance, deduplicated: results[i].deduplicated });
-      trail.onAttempt?.();
     });
     return results;
   };
   const advance = store.advanceSchedule.bind(store);
-  store.advanceSchedule = async (name, from, to, now) => {
-    if (to.getTime() === FIRE_AT.getTime()) await bothEnqueued;
-    return advance(name, from, to, now);
+  store.advanceSchedule = async (name, from, to, now, fire) => {
+    if (to.getTime() !== FIRE_AT.getTime()) return advance(name, from, to, now, fire);
+    trail.reached.add(instance);
+    trail.onReached?.();
+    await bothReached;
+    const won = await advance(name, from, to, now, fire);
+    trail.advances.push({ instance, won });
+    return won;
   };
   shop.app.loom.on('schedule:fired', (e) => e.fireAt.getTime() === FIRE_AT.getTime() && trail.fired.push(instance));
   const reports = shop.app.container.get(ReportRepository);
@@ -73,15 +81,15 @@ describe('NightlyReport: a cron job', () => {
     const clock = new FakeClock('2026-03-11T02:58:00Z');
     const a = await startShop(mongo, { clock });
     const b = await startShop(mongo, { clock, database: a.app.config.database });
-    const trail: Trail = { attempts: [], fired: [], runs: [] };
+    const trail: Trail = { advances: [], attempts: [], fired: [], runs: [], reached: new Set() };
     let bothAttempted!: () => void;
-    const bothEnqueued = new Promise<void>((resolve) => (bothAttempted = resolve));
+    const bothReached = new Promise<void>((resolve) => (bothAttempted = resolve));
     // If an instance never reaches the slot, the advance goes on after the deadline and the
     // assertions below say which instance stayed idle.
     const deadline = setTimeout(bothAttempted, BOTH_ATTEMPT_MS);
-    trail.onAttempt = () => new Set(trail.attempts.map((t) => t.instance)).size === 2 && bothAttempted();
-    observe('a', a, trail, bothEnqueued);
-    observe('b', b, trail, bothEnqueued);
+    trail.onReached = () => trail.reached.size === 2 && bothAttempted();
+    observe('a', a, trail, bothReached);
+    observe('b', b, trail, bothReached);
     try {
       const orders = a.app.container.get(OrderRepository);
       for (const o of [order('n-1', '2026-03-10T08:00:00Z'), order('n-2', '2026-03-10T23:59:00Z'), order('n-3', '2026-03-11T01:00:00Z')]) {
@@ -101,10 +109,12 @@ describe('NightlyReport: a cron job', () => {
         return jobs.every((j) => j.status === 'completed') ? jobs : undefined;
       });
       expect(runs.map((j) => [j.scheduledFor?.toISOString(), j.idempotencyKey, j.attempt])).toEqual([[FIRE_AT.toISOString(), SLOT_KEY, 1]]);
-      // Both instances fired the slot; the store kept one job, so exactly one enqueue created it,
-      // one instance reported it, and the handler ran once.
-      expect(trail.attempts.map((t) => t.instance).sort()).toEqual(['a', 'b']);
-      expect(trail.attempts.filter((t) => !t.deduplicated)).toHaveLength(1);
+      // Both instances raced to advance the schedule past the slot; one won, and only it enqueued
+      // the slot's job (once), reported it, and the handler ran once.
+      expect(trail.advances.map((t) => t.instance).sort()).toEqual(['a', 'b']);
+      const winners = trail.advances.filter((t) => t.won);
+      expect(winners).toHaveLength(1);
+      expect(trail.attempts).toEqual([{ instance: winners[0].instance, deduplicated: false }]);
       expect(trail.fired).toHaveLength(1);
       expect(trail.runs).toHaveLength(1);
     } finally {

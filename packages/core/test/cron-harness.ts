@@ -9,6 +9,7 @@ import { ScheduleControl } from '../src/cron/schedule-control.js';
 import { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger } from '../src/cron/scheduler.js';
 import type { JobRecord } from '../src/store/job-record.js';
 import { MemoryStore } from '../src/store/memory-store.js';
+import type { JobStore } from '../src/store/store.js';
 
 /** A clock moved by hand; `advance` fires due timers in time order. */
 export class ManualClock implements Clock {
@@ -93,6 +94,8 @@ export function cronInstances(options: {
   instances?: number;
   clocks?: Clock[];
   store?: MemoryStore;
+  /** What instance `i` sees of the store (e.g. a proxy that delays or fails its calls). */
+  wrap?: (store: MemoryStore, instance: number) => JobStore;
 }): CronInstances {
   const store = options.store ?? new MemoryStore();
   const count = options.clocks?.length ?? options.instances ?? 1;
@@ -112,15 +115,16 @@ export function cronInstances(options: {
   const controls: ScheduleControl[] = [];
   for (let i = 0; i < count; i++) {
     const clock = options.clocks?.[i] ?? options.clock;
+    const seen = options.wrap?.(store, i) ?? store;
     schedulers.push(
       new Scheduler({
-        store,
+        store: seen,
         clock,
         logger,
         emit: (event, payload) => events.push({ event, payload: payload as unknown as Record<string, unknown> }),
         schedules,
         enqueueFire: async (jobName, fireAt, payload) => {
-          const [result] = await store.enqueue(
+          const [result] = await seen.enqueue(
             [
               {
                 name: jobName,

@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import { LoomError } from '../src/support/errors.js';
 import { MAX_CATCH_UP_SLOTS } from '../src/cron/slot-selection.js';
+import type { MemoryStore } from '../src/store/memory-store.js';
+import type { JobStore } from '../src/store/store.js';
 import { HOUR, MINUTE, ManualClock, cronInstances, settle } from './cron-harness.js';
 
 const T0 = '2026-01-01T00:00:30Z';
@@ -100,6 +102,105 @@ describe('Scheduler: exactly one job per fire time across instances', () => {
     clock.set('2026-01-01T10:01:30Z');
     await loom.schedulers[0].tick();
     expect((await loom.jobs('report')).map((job) => iso(job.scheduledFor))).toEqual(['2026-01-01T10:01:00.000Z']);
+  });
+});
+
+/** `store` as one instance sees it: `around(method, call)` runs in place of each method call. */
+function intercept(store: MemoryStore, around: (method: string, call: () => Promise<unknown>) => Promise<unknown>): JobStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => around(String(prop), () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+    },
+  });
+}
+
+describe('Scheduler: one run per slot, also when runs die or instances crash', () => {
+  it('a slower instance does not enqueue a slot again after its run died (a dead job frees its key)', async () => {
+    const clock = new ManualClock('2026-01-01T09:59:30Z');
+    let stall: Promise<void> | null = null;
+    let resume = () => {};
+    const loom = cronInstances({
+      clock,
+      instances: 2,
+      schedules: { report: { cron: '0 * * * *', overlap: 'allow' } },
+      // Instance 1 reads the schedule's state, then stalls (a GC pause, a slow network).
+      wrap: (store, i) =>
+        i === 0
+          ? store
+          : intercept(store, async (method, call) => {
+              const result = await call();
+              if (method === 'ensureSchedule' && stall) await stall;
+              return result;
+            }),
+    });
+    await loom.tickAll();
+    clock.set('2026-01-01T10:00:00Z');
+    stall = new Promise((resolve) => (resume = resolve));
+    const slow = loom.schedulers[1].tick();
+    await settle();
+    await loom.schedulers[0].tick();
+    const [run] = await loom.store.claim({ owner: 'w', queues: ['default'], names: ['report'], limit: 1, leaseUntil: new Date('2026-01-01T10:05:00Z'), now: clock.now() });
+    expect(run.scheduledFor).toEqual(new Date('2026-01-01T10:00:00Z'));
+    await loom.store.deadLetter({ jobId: run.id, token: run.lease!.token }, { reason: 'report failed', now: clock.now() });
+    resume();
+    await slow;
+    // Enqueue-then-advance let the stalled instance enqueue 10:00 again: its key was free once the run died.
+    expect(await loom.jobs('report')).toEqual([]);
+    expect(loom.events.filter((e) => e.event === 'schedule:fired')).toHaveLength(1);
+  });
+
+  it('an instance that died between advancing and enqueueing: another enqueues the slot once it is clearly dead', async () => {
+    const clock = new ManualClock('2026-01-01T09:59:30Z');
+    let crashed = false;
+    const loom = cronInstances({
+      clock,
+      instances: 2,
+      schedules: { report: { cron: '0 * * * *', overlap: 'allow' } },
+      wrap: (store, i) => (i === 0 ? intercept(store, (method, call) => (crashed ? new Promise(() => {}) : (crashed = method === 'advanceSchedule', call()))) : store),
+    });
+    await loom.tickAll();
+    clock.set('2026-01-01T10:00:00Z');
+    void loom.schedulers[0].tick(); // its advance lands; every later call of the dead process hangs
+    await settle();
+    expect((await loom.store.listSchedules())[0]).toMatchObject({ lastFireAt: new Date('2026-01-01T10:00:00Z'), firing: [new Date('2026-01-01T10:00:00Z')] });
+    clock.set('2026-01-01T10:00:30Z');
+    await loom.schedulers[1].tick();
+    expect(await loom.jobs('report')).toEqual([]); // too soon to tell a dead instance from a busy one
+    clock.set('2026-01-01T10:01:00Z');
+    await loom.schedulers[1].tick();
+    expect((await loom.jobs('report')).map((job) => iso(job.scheduledFor))).toEqual(['2026-01-01T10:00:00.000Z']);
+    expect((await loom.store.listSchedules())[0].firing).toEqual([]);
+    expect(loom.events.filter((e) => e.event === 'schedule:fired').map((e) => e.payload.fireAt)).toEqual([new Date('2026-01-01T10:00:00Z')]);
+  });
+
+  it("overlap 'skip' reads at most one job per check, however many jobs of that name are queued", async () => {
+    const clock = new ManualClock('2026-01-01T09:59:30Z');
+    const listed: number[] = [];
+    const loom = cronInstances({
+      clock,
+      schedules: { report: '* * * * *' },
+      wrap: (store) =>
+        intercept(store, async (method, call) => {
+          const result = await call();
+          if (method === 'listJobs') listed.push((result as unknown[]).length);
+          return result;
+        }),
+    });
+    // A backlog of reports enqueued by hand (no scheduledFor): they never hold the schedule back.
+    await loom.store.enqueue(
+      Array.from({ length: 500 }, (_, i) => ({ name: 'report', queue: 'default', payload: { i }, priority: 0, runAt: clock.now(), maxAttempts: 1 })),
+      { now: clock.now() },
+    );
+    await loom.tickAll();
+    for (const minute of ['10:00', '10:01', '10:02']) {
+      clock.set(`2026-01-01T${minute}:00Z`);
+      await loom.tickAll();
+    }
+    expect((await loom.jobs('report')).filter((job) => job.scheduledFor).map((job) => iso(job.scheduledFor))).toEqual(['2026-01-01T10:00:00.000Z']);
+    expect(loom.events.filter((e) => e.event === 'schedule:skipped')).toHaveLength(2);
+    expect(listed).toEqual([0, 1, 1]);
   });
 });
 

@@ -33,6 +33,12 @@ export function requireDate(value: unknown, what: string): Date {
   return value;
 }
 
+/** Throws INVALID_ARGUMENT unless `value` is an array of valid Dates. */
+export function requireDates(value: unknown, what: string): Date[] {
+  if (!Array.isArray(value)) throw invalid(what, value, 'an array of Dates');
+  return value.map((item, i) => requireDate(item, `${what}[${i}]`));
+}
+
 /** Throws INVALID_ARGUMENT unless `value` is a finite number (an integer when `integer`). */
 export function requireNumber(value: unknown, what: string, integer = false): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {

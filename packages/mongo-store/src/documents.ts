@@ -39,6 +39,8 @@ export interface ScheduleDocument {
   _id: string;
   lastFireAt: Date | null;
   firstSeenAt: Date;
+  /** See `ScheduleRecord.firing`; absent in documents written before it existed. */
+  firing?: Date[];
   paused: boolean;
   updatedAt: Date;
 }

@@ -111,6 +111,7 @@ export function jobListFilter(filter: JobFilter): Filter<JobDocument> {
   if (filter.idempotencyKey !== undefined) {
     out.idempotencyKey = { $eq: requireString(filter.idempotencyKey, 'filter.idempotencyKey') };
   }
+  if (filter.scheduledBefore !== undefined) out.scheduledFor = { $lt: requireDate(filter.scheduledBefore, 'filter.scheduledBefore') };
   return out;
 }
 

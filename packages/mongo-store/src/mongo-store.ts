@@ -269,8 +269,12 @@ export class MongoStore implements JobStore {
     return this.schedules.ensure(name, now);
   }
 
-  advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
-    return this.schedules.advance(name, expected, next, now);
+  advanceSchedule(name: string, expected: Date | null, next: Date, now: Date, fire?: Date[]): Promise<boolean> {
+    return this.schedules.advance(name, expected, next, now, fire);
+  }
+
+  markScheduleFired(name: string, firedUpTo: Date, now: Date): Promise<boolean> {
+    return this.schedules.markFired(name, firedUpTo, now);
   }
 
   setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean> {

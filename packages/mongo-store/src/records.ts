@@ -60,5 +60,5 @@ export function toDeadLetter(doc: DeadLetterDocument): DeadLetter {
 
 /** A schedule's state. */
 export function toScheduleRecord(doc: ScheduleDocument): ScheduleRecord {
-  return { name: doc._id, lastFireAt: doc.lastFireAt ?? null, firstSeenAt: doc.firstSeenAt, paused: doc.paused, updatedAt: doc.updatedAt };
+  return { name: doc._id, lastFireAt: doc.lastFireAt ?? null, firstSeenAt: doc.firstSeenAt, firing: doc.firing ?? [], paused: doc.paused, updatedAt: doc.updatedAt };
 }

@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
 import type { ScheduleRecord } from '@loom/core';
-import { requireDate, requireString } from './arguments.js';
+import { requireDate, requireDates, requireString } from './arguments.js';
 import type { ScheduleDocument } from './documents.js';
 import { scheduleCasFilter } from './filters.js';
 import { toScheduleRecord } from './records.js';
@@ -16,7 +16,7 @@ export class ScheduleRepository {
     const upsert = () =>
       this.schedules.findOneAndUpdate(
         { _id },
-        { $setOnInsert: { lastFireAt: null, firstSeenAt: now, paused: false, updatedAt: now } },
+        { $setOnInsert: { lastFireAt: null, firstSeenAt: now, firing: [], paused: false, updatedAt: now } },
         { upsert: true, returnDocument: 'after' },
       );
     let doc: ScheduleDocument | null;
@@ -30,11 +30,18 @@ export class ScheduleRepository {
     return toScheduleRecord(doc!);
   }
 
-  async advance(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
-    const res = await this.schedules.updateOne(scheduleCasFilter(name, expected), {
-      $set: { lastFireAt: requireDate(next, 'next fire time'), updatedAt: requireDate(now, 'now') },
-    });
+  async advance(name: string, expected: Date | null, next: Date, now: Date, fire?: Date[]): Promise<boolean> {
+    const set: Partial<ScheduleDocument> = { lastFireAt: requireDate(next, 'next fire time'), updatedAt: requireDate(now, 'now') };
+    if (fire !== undefined) set.firing = requireDates(fire, 'fire times');
+    const res = await this.schedules.updateOne(scheduleCasFilter(name, expected), { $set: set });
     return res.modifiedCount === 1;
+  }
+
+  async markFired(name: string, firedUpTo: Date, now: Date): Promise<boolean> {
+    const res = await this.schedules.updateOne(scheduleCasFilter(name, requireDate(firedUpTo, 'fired up to')), {
+      $set: { firing: [], updatedAt: requireDate(now, 'now') },
+    });
+    return res.matchedCount === 1;
   }
 
   async setPaused(name: string, paused: boolean, now: Date): Promise<boolean> {

@@ -48,13 +48,25 @@ export function cronIdempotencyKey(jobName: string, fireAt: Date): string {
 const UNFINISHED: JobRecord['status'][] = ['queued', 'running', 'waiting'];
 
 /**
+ * How long a schedule's `firing` slots may stay unconfirmed before another instance enqueues them:
+ * 1 minute. The instance that advanced enqueues them within milliseconds; still there a minute
+ * later, it died in between.
+ */
+export const FIRING_RECOVERY_DELAY_MS = 60_000;
+
+const NOTHING_TO_REPORT: SlotSelection = { fire: [], advanceTo: null, missed: null };
+
+/**
  * Turns each schedule's due fire times into jobs. Any number of schedulers (one per engine
  * instance) can share a store: each slot's job is deduplicated by its idempotency key, and the
  * schedule's `lastFireAt` only moves forward through the store's compare-and-set.
  *
  * One tick, per schedule: read the state (`ensureSchedule`), choose the due slots
- * ({@link selectSlots}), enqueue them, then move `lastFireAt` to the newest due slot. Enqueueing
- * before advancing means a crash in between re-enqueues (a no-op) rather than loses the slot.
+ * ({@link selectSlots}), move `lastFireAt` to the newest due slot while recording the slots to fire
+ * (`firing`), enqueue them, then clear `firing`. Only the instance whose advance won enqueues, so
+ * a slot's job is enqueued by one instance, once. A crash between the advance and the enqueue
+ * leaves `firing` set: an instance enqueues those slots at its next tick after
+ * {@link FIRING_RECOVERY_DELAY_MS} (the idempotency key makes a repeat a no-op).
  */
 export class Scheduler {
   readonly #options: SchedulerOptions;
@@ -134,6 +146,13 @@ export class Scheduler {
     const { store, clock } = this.#options;
     const now = clock.now();
     const state = await store.ensureSchedule(jobName, now);
+    // Slots an earlier advance chose and did not see enqueued: decided before any pause, so they run.
+    if (state.firing.length > 0) {
+      const recoverAt = new Date(state.updatedAt.getTime() + FIRING_RECOVERY_DELAY_MS);
+      // Another instance is enqueueing them right now (or died doing so): look again once it surely finished.
+      if (now < recoverAt) return recoverAt;
+      this.#report(jobName, state, NOTHING_TO_REPORT, await this.#fire(jobName, state.lastFireAt!, state.firing, schedule.payload), null, false);
+    }
     if (state.paused) return null;
     const sequential = schedule.catchUp === 'all' && schedule.overlap === 'skip';
     const selection = sequential ? oldestOnly(selectSlots(schedule, state, now)) : selectSlots(schedule, state, now);
@@ -145,28 +164,37 @@ export class Scheduler {
     const blocker = schedule.overlap === 'skip' && selection.fire.length > 0 ? await this.#unfinishedRun(jobName, selection.fire[0]) : null;
     // Sequential catch-up waits for the run instead of skipping: nothing is enqueued or advanced.
     if (blocker !== null && sequential) return null;
-    const fired: Array<{ fireAt: Date; result: EnqueueResult }> = [];
-    if (blocker === null) {
-      for (const fireAt of selection.fire) {
-        fired.push({ fireAt, result: await this.#options.enqueueFire(jobName, fireAt, schedule.payload) });
-      }
-    }
-    // Never move lastFireAt back: a CAS to an older slot could let a slot fire twice.
+    const fire = blocker === null ? selection.fire : [];
+    // Advance first, naming the slots to fire in the same write: only the instance that wins the
+    // slot enqueues it. Enqueueing first let a late instance enqueue a slot again after its job had
+    // died (a dead job frees its idempotency key). Never move lastFireAt back: a CAS to an older
+    // slot could let a slot fire twice.
     const advanced =
       state.lastFireAt !== null && selection.advanceTo <= state.lastFireAt
         ? false
-        : await store.advanceSchedule(jobName, state.lastFireAt, selection.advanceTo, now);
+        : await store.advanceSchedule(jobName, state.lastFireAt, selection.advanceTo, now, fire);
+    const fired = advanced ? await this.#fire(jobName, selection.advanceTo, fire, schedule.payload) : [];
     this.#report(jobName, state, selection, fired, blocker, advanced);
     return next;
   }
 
+  /** Enqueues the runs of `slots` (claimed by the advance to `firedUpTo`), then clears the schedule's `firing`. */
+  async #fire(jobName: string, firedUpTo: Date, slots: Date[], payload: unknown): Promise<Array<{ fireAt: Date; result: EnqueueResult }>> {
+    const fired: Array<{ fireAt: Date; result: EnqueueResult }> = [];
+    if (slots.length === 0) return fired;
+    for (const fireAt of slots) fired.push({ fireAt, result: await this.#options.enqueueFire(jobName, fireAt, payload) });
+    await this.#options.store.markScheduleFired(jobName, firedUpTo, this.#options.clock.now());
+    return fired;
+  }
+
   /**
    * A cron run of this schedule for an earlier slot that has not finished (queued, running or
-   * waiting), or null. Runs enqueued by hand (no `scheduledFor`) do not count.
+   * waiting), or null. Runs enqueued by hand (no `scheduledFor`) do not count. The store filters:
+   * at most one job is read, however many runs of this name are queued.
    */
   async #unfinishedRun(jobName: string, slot: Date): Promise<JobRecord | null> {
-    const jobs = await this.#options.store.listJobs({ name: jobName, status: UNFINISHED });
-    return jobs.find((job) => job.scheduledFor !== undefined && job.scheduledFor < slot) ?? null;
+    const [run] = await this.#options.store.listJobs({ name: jobName, status: UNFINISHED, scheduledBefore: slot, limit: 1 });
+    return run ?? null;
   }
 
   /**

@@ -151,6 +151,13 @@ export interface ScheduleRecord {
   lastFireAt: Date | null;
   /** When this schedule was first seen: slots before it are never "missed". */
   firstSeenAt: Date;
+  /**
+   * The slots the last advance chose to fire whose jobs may not be enqueued yet: set by
+   * `advanceSchedule` in the same write as `lastFireAt`, cleared by `markScheduleFired` once they
+   * are. Non-empty for longer than an enqueue takes means the instance that advanced died in
+   * between; another one enqueues them.
+   */
+  firing: Date[];
   paused: boolean;
   updatedAt: Date;
 }

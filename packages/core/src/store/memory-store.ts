@@ -379,11 +379,18 @@ export class MemoryStore implements JobStore {
     return this.#schedules.ensure(name, now);
   }
 
-  async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean> {
+  async advanceSchedule(name: string, expected: Date | null, next: Date, now: Date, fire?: Date[]): Promise<boolean> {
     if (expected !== null) assertDate(expected, 'advanceSchedule expected');
     assertDate(next, 'advanceSchedule next');
     assertDate(now, 'advanceSchedule now');
-    return this.#schedules.advance(name, expected, next, now);
+    fire?.forEach((slot, i) => assertDate(slot, `advanceSchedule fire[${i}]`));
+    return this.#schedules.advance(name, expected, next, now, fire);
+  }
+
+  async markScheduleFired(name: string, firedUpTo: Date, now: Date): Promise<boolean> {
+    assertDate(firedUpTo, 'markScheduleFired firedUpTo');
+    assertDate(now, 'markScheduleFired now');
+    return this.#schedules.markFired(name, firedUpTo, now);
   }
 
   async setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean> {

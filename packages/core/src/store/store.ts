@@ -150,9 +150,17 @@ export interface JobStore {
 
   /**
    * Compare-and-set of `lastFireAt`: succeeds only if it still equals `expected`. Concurrent
-   * schedulers on one store race here; exactly one wins each slot.
+   * schedulers on one store race here; exactly one wins each slot. `fire`, when given, becomes the
+   * schedule's `firing` in the same write (the winner then enqueues those slots); without it
+   * `firing` is left as it is.
    */
-  advanceSchedule(name: string, expected: Date | null, next: Date, now: Date): Promise<boolean>;
+  advanceSchedule(name: string, expected: Date | null, next: Date, now: Date, fire?: Date[]): Promise<boolean>;
+
+  /**
+   * Clears `firing` (the slots' jobs are enqueued), only if `lastFireAt` still equals `firedUpTo`:
+   * a later advance's slots are never cleared by mistake. Returns whether it cleared them.
+   */
+  markScheduleFired(name: string, firedUpTo: Date, now: Date): Promise<boolean>;
 
   /** Pauses or resumes a schedule. Returns false if the schedule does not exist. */
   setSchedulePaused(name: string, paused: boolean, now: Date): Promise<boolean>;
@@ -198,6 +206,8 @@ export interface JobFilter {
   status?: JobStatus[];
   parentId?: string;
   idempotencyKey?: string;
+  /** Only cron runs (jobs with `scheduledFor`) for a slot before this instant. */
+  scheduledBefore?: Date;
   limit?: number;
 }
 

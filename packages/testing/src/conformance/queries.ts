@@ -32,6 +32,18 @@ export function describeQueries(ctx: ConformanceContext): void {
       expect(idsOf(await ctx.store.listJobs({ limit: 2 }))).toEqual([d, c]);
       expect(await ctx.store.listJobs({ name: 'nothing' })).toEqual([]);
     });
+
+    it('filters cron runs by scheduledBefore: only jobs with a scheduledFor before that instant', async () => {
+      await enqueueOne(ctx.store, { name: 'report' }, at(1)); // by hand: no scheduledFor
+      const early = await enqueueOne(ctx.store, { name: 'report', scheduledFor: at(1_000), idempotencyKey: 'slot-1' }, at(2));
+      const late = await enqueueOne(ctx.store, { name: 'report', scheduledFor: at(2_000), idempotencyKey: 'slot-2' }, at(3));
+      await enqueueOne(ctx.store, { name: 'other', scheduledFor: at(1_000), idempotencyKey: 'other-1' }, at(4));
+      const unfinished = ['queued', 'running', 'waiting'] as const;
+      expect(idsOf(await ctx.store.listJobs({ name: 'report', scheduledBefore: at(2_001) }))).toEqual([late, early]);
+      expect(idsOf(await ctx.store.listJobs({ name: 'report', status: [...unfinished], scheduledBefore: at(2_000) }))).toEqual([early]);
+      expect(idsOf(await ctx.store.listJobs({ name: 'report', scheduledBefore: at(2_001), limit: 1 }))).toEqual([late]);
+      expect(await ctx.store.listJobs({ name: 'report', scheduledBefore: at(1_000) })).toEqual([]);
+    });
   });
 
   describe('stats', () => {

@@ -5,7 +5,7 @@ export function describeSchedules(ctx: ConformanceContext): void {
   describe('schedules', () => {
     it('ensureSchedule creates a schedule once and then returns it unchanged', async () => {
       const created = await ctx.store.ensureSchedule('nightly', at(100));
-      expect(created).toEqual({ name: 'nightly', lastFireAt: null, firstSeenAt: at(100), paused: false, updatedAt: at(100) });
+      expect(created).toEqual({ name: 'nightly', lastFireAt: null, firstSeenAt: at(100), firing: [], paused: false, updatedAt: at(100) });
       expect(await ctx.store.ensureSchedule('nightly', at(200))).toEqual(created);
       expect(await ctx.store.listSchedules()).toEqual([created]);
     });
@@ -29,6 +29,27 @@ export function describeSchedules(ctx: ConformanceContext): void {
       expect(wins.filter(Boolean)).toHaveLength(1);
       const winner = wins.indexOf(true);
       expect((await ctx.store.ensureSchedule('hourly', at(1))).lastFireAt).toEqual(at(3_600_000 + winner));
+    });
+
+    it('advanceSchedule records the slots to fire in the same write; markScheduleFired clears them only for that advance', async () => {
+      await ctx.store.ensureSchedule('report', at(0));
+      expect(await ctx.store.advanceSchedule('report', null, at(2_000), at(2_001), [at(1_000), at(2_000)])).toBe(true);
+      expect(await ctx.store.ensureSchedule('report', at(2_002))).toMatchObject({ lastFireAt: at(2_000), firing: [at(1_000), at(2_000)], updatedAt: at(2_001) });
+      // A losing advance changes nothing, firing included.
+      expect(await ctx.store.advanceSchedule('report', null, at(3_000), at(3_001), [at(3_000)])).toBe(false);
+      expect((await ctx.store.ensureSchedule('report', at(3_002))).firing).toEqual([at(1_000), at(2_000)]);
+      // Cleared only while lastFireAt is still the advance's slot.
+      expect(await ctx.store.markScheduleFired('report', at(1_000), at(3_003))).toBe(false);
+      expect(await ctx.store.markScheduleFired('report', at(2_000), at(3_004))).toBe(true);
+      expect(await ctx.store.ensureSchedule('report', at(3_005))).toMatchObject({ lastFireAt: at(2_000), firing: [], updatedAt: at(3_004) });
+
+      expect(await ctx.store.advanceSchedule('report', at(2_000), at(4_000), at(4_001), [at(4_000)])).toBe(true);
+      expect(await ctx.store.markScheduleFired('report', at(2_000), at(4_002))).toBe(false); // a late clear of the earlier advance
+      expect((await ctx.store.ensureSchedule('report', at(4_003))).firing).toEqual([at(4_000)]);
+      // Without a fire list an advance leaves firing alone.
+      expect(await ctx.store.advanceSchedule('report', at(4_000), at(5_000), at(5_001))).toBe(true);
+      expect(await ctx.store.ensureSchedule('report', at(5_002))).toMatchObject({ lastFireAt: at(5_000), firing: [at(4_000)] });
+      expect(await ctx.store.markScheduleFired('ghost', at(5_000), at(5_003))).toBe(false);
     });
 
     it('advanceSchedule and setSchedulePaused return false for an unknown schedule', async () => {

@@ -8,7 +8,8 @@ export function matchesJobFilter(record: JobRecord, filter: JobFilter): boolean 
     (filter.queue === undefined || record.queue === filter.queue) &&
     (filter.status === undefined || filter.status.includes(record.status)) &&
     (filter.parentId === undefined || record.parentId === filter.parentId) &&
-    (filter.idempotencyKey === undefined || record.idempotencyKey === filter.idempotencyKey)
+    (filter.idempotencyKey === undefined || record.idempotencyKey === filter.idempotencyKey) &&
+    (filter.scheduledBefore === undefined || (record.scheduledFor !== undefined && record.scheduledFor < filter.scheduledBefore))
   );
 }
 

@@ -10,17 +10,27 @@ export class ScheduleTable {
   ensure(name: string, now: Date): ScheduleRecord {
     let schedule = this.#schedules.get(name);
     if (!schedule) {
-      schedule = { name, lastFireAt: null, firstSeenAt: copyDate(now), paused: false, updatedAt: copyDate(now) };
+      schedule = { name, lastFireAt: null, firstSeenAt: copyDate(now), firing: [], paused: false, updatedAt: copyDate(now) };
       this.#schedules.set(name, schedule);
     }
     return clonePlain(schedule);
   }
 
-  /** Compare-and-set of `lastFireAt` (null matches null only). */
-  advance(name: string, expected: Date | null, next: Date, now: Date): boolean {
+  /** Compare-and-set of `lastFireAt` (null matches null only); `fire`, when given, becomes `firing`. */
+  advance(name: string, expected: Date | null, next: Date, now: Date, fire: Date[] | undefined): boolean {
     const schedule = this.#schedules.get(name);
     if (!schedule || (schedule.lastFireAt?.getTime() ?? null) !== (expected?.getTime() ?? null)) return false;
     schedule.lastFireAt = copyDate(next);
+    if (fire !== undefined) schedule.firing = fire.map(copyDate);
+    schedule.updatedAt = copyDate(now);
+    return true;
+  }
+
+  /** Clears `firing` if `lastFireAt` still equals `firedUpTo`. */
+  markFired(name: string, firedUpTo: Date, now: Date): boolean {
+    const schedule = this.#schedules.get(name);
+    if (schedule?.lastFireAt?.getTime() !== firedUpTo.getTime()) return false;
+    schedule.firing = [];
     schedule.updatedAt = copyDate(now);
     return true;
   }
