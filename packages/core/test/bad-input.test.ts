@@ -261,9 +261,12 @@ describe('bad input', () => {
     expect(timedOut.status).toBe('dead');
     expect(timedOut.errors.map((e) => e.message)).toEqual([expect.stringMatching(/timed out after 1000 ms/)]);
     expect(timedOut.deadReason).toMatch(/timed out after 1000 ms/);
+    // The handler still runs, so its worker slot stays taken until it returns.
+    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
 
     rejectLate(new Error('too late'));
     await t.runUntilIdle();
+    expect(t.loom.testHooks.inFlight()).toHaveLength(0);
     expect(await t.getJob(id)).toEqual(timedOut);
     expect(await t.store.listDeadLetters({})).toHaveLength(1);
     await t.stop();

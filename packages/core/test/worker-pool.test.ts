@@ -153,10 +153,13 @@ describe('worker pool', () => {
       await t.advance('5s');
       expect(signals[0]?.aborted).toBe(true);
       expect((await t.getJob(id))?.status).toBe('dead');
-      expect(t.loom.testHooks.inFlight()).toEqual([]);
-      // The handler finishing later changes nothing.
+      // The handler still runs: its slot stays taken (one process never runs a job twice at once), and a warning names the job.
+      expect(t.loom.testHooks.inFlight()).toMatchObject([{ jobId: id }]);
+      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: timed out after`) && String(e.msg).includes('slot stays taken'))).toBe(true);
+      // The handler finishing later frees the slot and changes nothing else.
       openAll();
       await t.settle();
+      expect(t.loom.testHooks.inFlight()).toEqual([]);
       expect((await t.getJob(id))?.status).toBe('dead');
     });
   });

@@ -1,33 +1,25 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { Clock } from '../support/clock.js';
-import { clockDelay } from '../support/clock-delay.js';
-import { EngineStoppedError } from '../support/engine-errors.js';
-import { JobTimeoutError, LoomError } from '../support/errors.js';
+import { EngineStoppedError, OutcomeNotStoredError } from '../support/engine-errors.js';
+import { JobTimeoutError } from '../support/errors.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import type { JobRecord, LeaseRef } from '../store/job-record.js';
+import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { heartbeatInterval, LeaseKeeper } from './lease-keeper.js';
+import { RunLease } from './lease.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
-import { SameDelayTimers } from '../support/same-delay-timers.js';
 import type { JobStore } from '../store/store.js';
 import type { RunSuspension } from './suspension.js';
-import { StoreTimeoutError, withDeadline } from './store-deadline.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
 import { toError, toErrorRecord } from '../support/to-error.js';
-
-/**
- * How long an outcome write may take before the run gives up on it: long (a slow store is not a
- * hung one), but finite, so a store that never answers cannot hold a worker slot forever.
- */
-const writeDeadlineMs = (leaseMs: number): number => Math.max(3 * leaseMs, 60_000);
+import { completedJobTooLarge } from './outcome-size.js';
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -41,8 +33,7 @@ interface Run {
   job: JobRecord;
   def: JobDefinition;
   info: JobEventInfo;
-  lease: LeaseRef;
-  keeper: LeaseKeeper;
+  lease: RunLease;
   log: Logger;
 }
 
@@ -60,48 +51,56 @@ export interface JobRunnerDeps {
   workflow: WorkflowServices;
 }
 
+/** The two ends of one run, as the worker pool sees them. */
+export interface RunHandle {
+  /** Resolves when the run's outcome is stored (or given up on). Never rejects. */
+  settled: Promise<void>;
+  /**
+   * Resolves when the handler has also returned: only then is the worker slot free. A handler that
+   * ignores `ctx.signal` after a timeout or the shutdown grace keeps its slot until it returns, so
+   * one process never runs a job twice at once. Never rejects.
+   */
+  done: Promise<void>;
+}
+
 /**
- * Runs one claimed job to a stored outcome: keeps its lease alive, checks the payload, calls the
- * handler with a {@link RunContext}, enforces the timeout, and records completion, retry, dead
- * letter, suspension or (at shutdown) release. Every outcome write is fenced by the lease; a write
- * the store refuses because the lease was lost is logged and not counted. `run` never rejects.
+ * Runs one claimed job to a stored outcome: checks the payload, calls the handler with a
+ * {@link RunContext}, enforces the timeout, and records completion, retry, dead letter, suspension
+ * or (at shutdown) release. The run's lease — heartbeats, the outcome write's budget, lost or
+ * released — is a {@link RunLease}; a write it reports lost is logged and not counted.
  */
 export class JobRunner {
-  /** Heartbeats and outcome-write deadlines of all runs, each on one clock timer instead of one per run. */
-  private readonly beats: SameDelayTimers;
-  private readonly writeDeadlines: SameDelayTimers;
-
-  constructor(private readonly deps: JobRunnerDeps) {
-    this.beats = new SameDelayTimers(deps.clock, heartbeatInterval(deps.leaseMs));
-    this.writeDeadlines = new SameDelayTimers(deps.clock, writeDeadlineMs(deps.leaseMs));
-  }
+  constructor(private readonly deps: JobRunnerDeps) {}
 
   /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
-  async run(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
-    try {
-      await this.runClaimed(job, shutdown);
-    } catch (err) {
+  run(job: JobRecord, shutdown: ShutdownSignal): RunHandle {
+    let handlerDone: Promise<unknown> = Promise.resolve();
+    const settled = this.runClaimed(job, shutdown, (p) => (handlerDone = p)).catch((err: unknown) => {
       const error = toError(err);
       this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
       this.deps.events.emit('worker:error', { error, operation: 'run', jobId: job.id });
-    }
+    });
+    const done = settled.then(() => handlerDone).then(
+      () => undefined,
+      () => undefined,
+    );
+    return { settled, done };
   }
 
-  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal): Promise<void> {
+  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, track: (handler: Promise<unknown>) => void): Promise<void> {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
-    const lease: LeaseRef = { jobId: job.id, token: job.lease!.token };
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
+    const controller = new LazyAbort();
+    const lease = new RunLease({ store, clock, events, leaseMs }, job, log, (err) => controller.abort(err));
     const def = registry.byName(job.name);
     const instance = instances.get(job.name);
     if (!def || !instance) {
       log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
-      await store.release(lease, clock.now());
+      await lease.write('release', () => store.release(lease.ref, clock.now()));
       return;
     }
-    const controller = new LazyAbort();
-    const keeper = new LeaseKeeper({ store, clock, logger: log, events, lease, leaseMs, until: job.lease!.until, onLost: (err) => controller.abort(err), beats: this.beats });
-    const run: Run = { job, def, info: jobEventInfo(job), lease, keeper, log };
-    keeper.start();
+    const run: Run = { job, def, info: jobEventInfo(job), lease, log };
+    lease.start();
     try {
       if (job.attempt > job.maxAttempts) return await this.deadLetterAfterLeaseExpiries(run);
       events.emit('job:started', { job: run.info });
@@ -113,10 +112,10 @@ export class JobRunner {
       }
       const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow });
       const startedAt = clock.now().getTime();
-      const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown);
+      const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, track);
       await this.settle(run, outcome, ctx, startedAt);
     } finally {
-      keeper.stop();
+      lease.stop();
     }
   }
 
@@ -124,12 +123,21 @@ export class JobRunner {
    * Calls the handler. Resolves when it settles, when the timeout fires (even if the handler
    * ignores `ctx.signal`), or when the engine's shutdown grace is over. A lost lease aborts
    * `ctx.signal` but the runner keeps waiting, so the handler's outcome reaches the store and is
-   * refused there.
+   * refused there. `track` receives the handler's own promise, which holds the worker slot.
    */
-  private invoke(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext, controller: LazyAbort, shutdown: ShutdownSignal): Promise<Outcome> {
-    const { job, def } = run;
+  private invoke(
+    run: Run,
+    instance: JobHandler,
+    payload: unknown,
+    ctx: RunContext,
+    controller: LazyAbort,
+    shutdown: ShutdownSignal,
+    track: (handler: Promise<unknown>) => void,
+  ): Promise<Outcome> {
+    const { job, def, log } = run;
     return new Promise<Outcome>((resolve) => {
       let done = false;
+      let handlerReturned = false;
       const cleanups: Array<() => void> = [];
       const finish = (outcome: Outcome): void => {
         if (done) return;
@@ -137,24 +145,37 @@ export class JobRunner {
         for (const cleanup of cleanups) cleanup();
         resolve(outcome);
       };
+      const abandon = (why: string, outcome: Outcome): void => {
+        if (done) return;
+        if (!handlerReturned) {
+          log.warn({ jobId: job.id }, `Job ${job.id}: ${why}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`);
+        }
+        finish(outcome);
+      };
       if (def.timeoutMs !== undefined) {
         const timeoutMs = def.timeoutMs;
         cleanups.push(
           this.deps.clock.setTimer(() => {
             const error = new JobTimeoutError(job.id, timeoutMs);
             controller.abort(error);
-            finish({ kind: 'threw', error });
+            // Give the handler a turn to honour the abort before calling it stuck.
+            void Promise.resolve().then(() => abandon(`timed out after ${timeoutMs} ms`, { kind: 'threw', error }));
           }, timeoutMs),
         );
       }
-      const onShutdown = (): void => {
-        controller.abort(new EngineStoppedError(job.id));
-        finish({ kind: 'released' });
-      };
-      cleanups.push(shutdown.onAbort(onShutdown));
+      cleanups.push(
+        shutdown.onAbort(() => {
+          controller.abort(new EngineStoppedError(job.id));
+          void Promise.resolve().then(() => abandon('the shutdown grace ended', { kind: 'released' }));
+        }),
+      );
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
-      Promise.resolve()
-        .then(() => (done ? undefined : instance.run(payload, ctx)))
+      const handler = Promise.resolve().then(() => (done ? undefined : instance.run(payload, ctx)));
+      track(handler);
+      handler
+        .finally(() => {
+          handlerReturned = true;
+        })
         .then(
           (result) => finish(suspendedOr({ kind: 'returned', result })),
           (err: unknown) => finish(suspendedOr({ kind: 'threw', error: toError(err) })),
@@ -165,24 +186,25 @@ export class JobRunner {
   private async settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number): Promise<void> {
     const { store, clock, events } = this.deps;
     const { lease, log, info } = run;
+    const jobId = lease.ref.jobId;
     const durationMs = (): number => clock.now().getTime() - startedAt;
     switch (outcome.kind) {
       case 'released':
-        if (await this.write(run, 'release', () => store.release(lease, clock.now()))) {
-          log.warn({}, `Job ${lease.jobId}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
+        if ((await lease.write('release', () => store.release(lease.ref, clock.now()))).kind === 'written') {
+          log.warn({}, `Job ${jobId}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
         }
         return;
       case 'suspended': {
         const { suspension } = outcome;
-        if (await this.write(run, 'suspend', () => suspension.commit(lease, clock.now()))) {
-          log.debug({ until: suspension.until }, `Job ${lease.jobId}: suspended (${suspension.reason})`);
+        if ((await lease.write('suspend', () => suspension.commit(lease.ref, clock.now()))).kind === 'written') {
+          log.debug({ until: suspension.until }, `Job ${jobId}: suspended (${suspension.reason})`);
           events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
         }
         return;
       }
       case 'threw':
         if (!ctx.completedInTransaction) return this.fail(run, outcome.error);
-        log.warn({ err: outcome.error }, `Job ${lease.jobId}: the handler threw after ctx.transaction completed the job; it stays completed`);
+        log.warn({ err: outcome.error }, `Job ${jobId}: the handler threw after ctx.transaction completed the job; it stays completed`);
         events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
         return;
       case 'returned': {
@@ -194,11 +216,14 @@ export class JobRunner {
         let result = outcome.result;
         const problem = result === undefined ? null : findPlainDataProblem(result);
         if (problem) {
-          log.warn({ path: problem.path }, `Job ${lease.jobId}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`);
+          log.warn({ path: problem.path }, `Job ${jobId}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`);
           result = undefined;
         }
-        const write = (): Promise<void> => store.complete(lease, result === undefined ? { now: clock.now() } : { result, now: clock.now() });
-        if (await this.write(run, 'complete', write)) events.emit('job:completed', { job: info, result, durationMs: durationMs() });
+        const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
+        if (tooLarge) return this.fail(run, tooLarge);
+        const written = await lease.write('complete', () => store.complete(lease.ref, result === undefined ? { now: clock.now() } : { result, now: clock.now() }));
+        if (written.kind === 'written') events.emit('job:completed', { job: info, result, durationMs: durationMs() });
+        else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(jobId, 'complete', written.error));
         return;
       }
     }
@@ -215,13 +240,13 @@ export class JobRunner {
     );
     if (decision.kind === 'retry') {
       const runAt = new Date(now.getTime() + decision.delayMs);
-      if (!(await this.write(run, 'retry', () => store.retry(lease, { runAt, error: record, now: clock.now() })))) return;
+      if ((await lease.write('retry', () => store.retry(lease.ref, { runAt, error: record, now: clock.now() }))).kind !== 'written') return;
       log.warn({ err: error, runAt }, `Job ${job.id}: attempt ${job.attempt} of ${job.maxAttempts} failed (${record.message}); retrying in ${decision.delayMs} ms`);
       events.emit('job:failed', { job: info, error, willRetry: true });
       events.emit('job:retrying', { job: info, error, runAt, delayMs: decision.delayMs });
       return;
     }
-    if (!(await this.write(run, 'dead-letter', () => store.deadLetter(lease, { reason: decision.reason, error: record, now: clock.now() })))) return;
+    if ((await lease.write('dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
     log.error({ err: error }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
     events.emit('job:failed', { job: info, error, willRetry: false });
     events.emit('job:dead', { job: info, reason: decision.reason, error });
@@ -237,44 +262,8 @@ export class JobRunner {
     const expiries = Math.max(1, job.attempt - 1 - job.errors.length);
     const reason = `lease expired ${expiries} time${expiries === 1 ? '' : 's'}: the job crashed or stalled its worker (attempt ${job.attempt} exceeds ${job.maxAttempts})`;
     const error = { attempt: job.attempt, at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
-    if (!(await this.write(run, 'dead-letter', () => this.deps.store.deadLetter(lease, { reason, error, now: this.deps.clock.now() })))) return;
+    if ((await lease.write('dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
     log.error({}, `Job ${job.id}: moved to the dead letters: ${reason}`);
     this.deps.events.emit('job:dead', { job: info, reason });
-  }
-
-  /**
-   * Performs one fenced outcome write. A lost lease is logged and returns false (the outcome is
-   * discarded, never counted). Other store errors are retried with backoff while the lease lasts;
-   * after that the job simply runs again elsewhere (at-least-once).
-   */
-  private async write(run: Run, op: string, fn: () => Promise<unknown>): Promise<boolean> {
-    const { job, keeper, log } = run;
-    for (let i = 0; ; i++) {
-      try {
-        await withDeadline(this.writeDeadlines, op, this.writeDeadlines.ms, fn());
-        return true;
-      } catch (err) {
-        if (LoomError.is(err, 'LEASE_LOST')) {
-          log.warn({ err }, `Job ${job.id}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`);
-          return false;
-        }
-        const error = toError(err);
-        this.deps.events.emit('worker:error', { error, operation: op, jobId: job.id });
-        if (err instanceof StoreTimeoutError) {
-          // Retrying could apply the write twice; giving up is safe: if the write lands late it
-          // counts, otherwise the job runs again once its lease ends.
-          log.error({ err: error }, `Job ${job.id}: ${error.message}; gave up on this run's outcome`);
-          return false;
-        }
-        const remaining = keeper.until.getTime() - this.deps.clock.now().getTime();
-        if (remaining <= 0) {
-          log.error({ err: error }, `Job ${job.id}: could not ${op} it before its lease ran out; it will run again`);
-          return false;
-        }
-        const wait = Math.min(100 * 2 ** Math.min(i, 10), remaining);
-        log.error({ err: error }, `Job ${job.id}: ${op} failed in the store; retrying in ${wait} ms`);
-        await clockDelay(this.deps.clock, wait);
-      }
-    }
   }
 }

@@ -4,10 +4,11 @@ import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError }
 import type { JobClass } from '../jobs/job-class.js';
 import type { JobContext } from '../jobs/job-context.js';
 import type { LazyAbort } from '../support/lazy-abort.js';
-import type { EnqueueResult, JobRecord, LeaseRef, StepKind, StepRecord } from '../store/job-record.js';
+import type { EnqueueResult, JobRecord, StepKind, StepRecord } from '../store/job-record.js';
 import type { Logger } from '../support/logger.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import type { JobStore } from '../store/store.js';
+import type { RunLease } from './lease.js';
 import { RunSuspension } from './suspension.js';
 import { enqueueChild, waitForJobs } from '../workflow/child-jobs.js';
 import type { RunScope, WorkflowServices } from '../workflow/run-scope.js';
@@ -40,7 +41,7 @@ export class RunContext implements JobContext {
   constructor(
     private readonly deps: {
       job: JobRecord;
-      lease: LeaseRef;
+      lease: RunLease;
       store: JobStore;
       clock: Clock;
       logger: Logger;
@@ -74,11 +75,11 @@ export class RunContext implements JobContext {
     const { deps } = this;
     const { job } = deps;
     const steps = new StepLog(job.id, job.steps);
-    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease, steps.stamp(step), deps.clock.now());
+    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease.ref, steps.stamp(step), deps.clock.now());
     return {
       jobId: job.id,
       attempt: job.attempt,
-      lease: deps.lease,
+      lease: deps.lease.ref,
       store: deps.store,
       clock: deps.clock,
       log: deps.logger,
@@ -163,21 +164,34 @@ export class RunContext implements JobContext {
   async progress(value: number | Record<string, unknown>): Promise<void> {
     const problem = findPlainDataProblem(value);
     if (problem) throw new NotPlainDataError('Progress', problem.path, problem.reason);
-    await this.deps.store.progress(this.deps.lease, value, this.deps.clock.now());
+    await this.deps.store.progress(this.deps.lease.ref, value, this.deps.clock.now());
   }
 
+  /**
+   * The job's completion is the transaction's FIRST write: from then on the transaction holds the
+   * job's document, so no other worker can take the job however long `fn` runs, and this run's
+   * heartbeats are paused (a heartbeat write would conflict with the transaction and make the
+   * driver re-run `fn`). `fn` thus runs once per attempt, up to the store's transaction limits.
+   */
   async transaction<T>(fn: (session?: unknown) => Promise<T>): Promise<T> {
     const { store, lease, clock } = this.deps;
     if (!store.withTransaction) throw new TransactionsUnsupportedError('ctx.transaction');
     if (this.transactionStarted) throw new InvalidArgumentError('ctx.transaction', 'it completes the job, so it can be used once per run');
     this.transactionStarted = true;
-    const result = await store.withTransaction(async (session) => {
-      const value = await fn(session);
-      await store.complete(lease, { now: clock.now(), session });
-      return value;
-    });
+    const withTransaction = store.withTransaction.bind(store);
+    const result = await lease.holding(() =>
+      withTransaction(async (session) => {
+        await store.complete(lease.ref, { now: clock.now(), session });
+        return fn(session);
+      }),
+    );
     this.completedInTransaction = true;
     return result;
+  }
+
+  /** Bytes of step results this run added to the job's record (for the size check before `complete`). */
+  get stepBytesAdded(): number {
+    return this.lazyScope?.budget.added ?? 0;
   }
 
   /** Ends the run through the runner's suspend path. @internal for durable waits (signals, children). */

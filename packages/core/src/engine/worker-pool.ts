@@ -3,10 +3,10 @@ import type { EventBus } from './events.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRunner } from './job-runner.js';
+import { claimLeases } from './lease.js';
 import { ShutdownSignal } from '../support/lazy-abort.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
-import { withDeadline } from './store-deadline.js';
 import { toError } from '../support/to-error.js';
 
 /** A run this pool has in flight. */
@@ -17,6 +17,9 @@ export interface InFlightRun {
 }
 
 interface Slot extends InFlightRun {
+  /** The run's outcome is stored (or given up on). */
+  settled: Promise<void>;
+  /** The handler has returned too: the slot is free. */
   done: Promise<void>;
 }
 
@@ -126,7 +129,9 @@ export class WorkerPool {
 
   /**
    * Stops claiming, lets runs in flight finish within `graceMs`, then aborts the rest (their
-   * `ctx.signal` aborts and the runner releases them to the queue, attempt given back).
+   * `ctx.signal` aborts and the runner releases them to the queue, attempt given back). Resolves
+   * once every run's outcome is stored; a handler that ignores `ctx.signal` is not waited for
+   * (the runner logs a warning naming its job).
    */
   async stop(graceMs: number): Promise<void> {
     if (this.state === 'stopped' || this.state === 'stopping') return;
@@ -142,16 +147,16 @@ export class WorkerPool {
       }, graceMs);
     });
     if (this.pumping) await Promise.race([this.pumping, grace]);
-    await Promise.race([this.allDone(), grace]);
+    await Promise.race([this.all('done'), grace]);
     cancelGrace();
     if (graceOver) this.shutdown.abort();
-    await this.allDone();
+    await this.all('settled');
     await Promise.all(this.pendingReleases);
     this.state = 'stopped';
   }
 
-  private allDone(): Promise<void> {
-    return Promise.all([...this.slots].map((s) => s.done)).then(() => undefined);
+  private all(end: 'settled' | 'done'): Promise<void> {
+    return Promise.all([...this.slots].map((s) => s[end])).then(() => undefined);
   }
 
   private async claimWhileRoom(): Promise<void> {
@@ -163,9 +168,8 @@ export class WorkerPool {
       let jobs: JobRecord[];
       try {
         const now = clock.now();
-        const claim = store.claim({ owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now });
-        // A claim that answers after we gave up leased jobs nobody runs: hand them straight back.
-        jobs = await withDeadline(clock, 'claim', leaseMs, claim, (late) => late.forEach((job) => this.releaseUnstarted(job)));
+        const req = { owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
         this.claimFailures = 0;
         this.retryAfter = 0;
       } catch (err) {
@@ -209,8 +213,9 @@ export class WorkerPool {
 
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, done: Promise.resolve() };
-    slot.done = this.o.runner.run(job, this.shutdown).finally(() => {
+    const { settled, done } = this.o.runner.run(job, this.shutdown);
+    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, settled, done };
+    void done.then(() => {
       this.slots.delete(slot);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
       this.activity++;

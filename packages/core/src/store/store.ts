@@ -176,6 +176,15 @@ export interface JobStore {
   withTransaction?<T>(fn: (session: unknown) => Promise<T>): Promise<T>;
 
   /**
+   * Whether a failed operation may succeed if tried again (a network error, a failover, a write
+   * conflict). The engine retries transient failures of outcome writes within the run's lease and
+   * treats any other failure as final: a completion the store can never hold (e.g. a document over
+   * its size limit) fails the attempt instead of being retried until the lease runs out. Optional:
+   * without it every failure counts as transient.
+   */
+  isTransientError?(error: unknown): boolean;
+
+  /**
    * Calls `listener` soon after jobs are enqueued by any process (e.g. a MongoDB change stream), so
    * idle workers wake without waiting for the next poll. Optional; returns an unsubscribe function.
    */

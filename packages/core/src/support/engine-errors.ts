@@ -95,3 +95,21 @@ export class JobFailedError extends LoomError {
     super('JOB_FAILED', message);
   }
 }
+
+/**
+ * A job whose stored record would pass the store's document limit: its payload, steps, errors,
+ * signals and result together. Return less from the handler (store large results elsewhere and
+ * return a reference), or keep less in steps.
+ */
+export class JobTooLargeError extends LoomError {
+  constructor(readonly jobId: string, detail: string) {
+    super('JOB_TOO_LARGE', `Job ${jobId}: ${detail}; store large data elsewhere (a bucket, a collection of your own) and keep a reference in the job`);
+  }
+}
+
+/** The store refused an outcome write for good (not a lost lease, not a transient error): the attempt fails with this. */
+export class OutcomeNotStoredError extends LoomError {
+  constructor(readonly jobId: string, operation: string, cause: Error) {
+    super('OUTCOME_NOT_STORED', `Job ${jobId}: the store refused to ${operation} it: ${cause.message}`, { cause });
+  }
+}

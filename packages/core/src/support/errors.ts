@@ -30,7 +30,9 @@ export type LoomErrorCode =
   | 'TRANSACTIONS_UNSUPPORTED'
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
-  | 'STORE_ERROR';
+  | 'STORE_ERROR'
+  | 'JOB_TOO_LARGE'
+  | 'OUTCOME_NOT_STORED';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {

@@ -36,6 +36,8 @@ export function checkStepValue(what: string, stepName: string, value: unknown): 
 /** One run's account of how much its job's step results hold, against {@link MAX_STEP_RESULTS_TOTAL_BYTES}. */
 export class StepBudget {
   private used: number | undefined;
+  /** Bytes of step results admitted during this run (the job's record grows by about this much). */
+  added = 0;
 
   constructor(private readonly history: readonly StepRecord[]) {}
 
@@ -52,5 +54,6 @@ export class StepBudget {
       );
     }
     this.used += size;
+    this.added += size;
   }
 }

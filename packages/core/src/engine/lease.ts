@@ -1,0 +1,237 @@
+import type { Clock } from '../support/clock.js';
+import { clockDelay } from '../support/clock-delay.js';
+import { LeaseLostError, LoomError } from '../support/errors.js';
+import type { Logger } from '../support/logger.js';
+import { toError } from '../support/to-error.js';
+import type { JobRecord, LeaseRef } from '../store/job-record.js';
+import type { ClaimRequest, JobStore } from '../store/store.js';
+import type { EventBus } from './events.js';
+import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+
+/**
+ * A run's lease, end to end, in one place:
+ *
+ * 1. **claimed** — {@link claimLeases} asks the store for jobs and waits at most one lease for the
+ *    answer; jobs from an answer that came too late are released at once (nobody runs them).
+ * 2. **heartbeats** — {@link RunLease.start} extends the lease every third of it while the handler
+ *    runs. A watchdog armed while an extension is in flight declares the lease lost at its end
+ *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
+ *    (the runner aborts `ctx.signal`).
+ * 3. **held** — {@link RunLease.holding} pauses heartbeats while a `ctx.transaction` holds the job
+ *    document: its first write is the fenced completion, so nobody can take the job meanwhile, and
+ *    a heartbeat would only conflict with the transaction and make the driver re-run its callback.
+ * 4. **settling** — {@link RunLease.settle} stops heartbeats: the outcome write's budget is the lease
+ *    as it stood then. {@link RunLease.write} retries transient store errors with backoff inside
+ *    that budget, never past it, so a write that keeps failing cannot hold the job (or its slot)
+ *    forever: once the lease ends the job is claimable again (at-least-once).
+ * 5. **released / lost** — a fenced write refused with `LEASE_LOST` discards the outcome; a write
+ *    the store refuses for good (see {@link JobStore.isTransientError}) is handed back to the runner,
+ *    which fails the attempt instead.
+ */
+
+/** How often a lease is extended while its handler runs: every third of it. */
+export const heartbeatInterval = (leaseMs: number): number => Math.max(1, Math.floor(leaseMs / 3));
+
+/** How an outcome write ended. */
+export type WriteResult =
+  /** The store applied it. */
+  | { kind: 'written' }
+  /** The lease was lost (fence refused it): the outcome is discarded and not counted. */
+  | { kind: 'lost' }
+  /** The store refused it for good (e.g. the document would pass its size limit). */
+  | { kind: 'refused'; error: Error }
+  /** Transient failures until the budget ran out, or no answer in time: the job runs again. */
+  | { kind: 'gave-up'; error: Error };
+
+export interface LeaseDeps {
+  store: JobStore;
+  clock: Clock;
+  events: EventBus;
+  leaseMs: number;
+}
+
+/**
+ * Claims with a deadline of one lease: a claim still unanswered by then may have leased jobs this
+ * engine will never run, so when it does answer, those jobs are handed straight to `releaseLate`.
+ */
+export function claimLeases(deps: LeaseDeps, req: ClaimRequest, releaseLate: (job: JobRecord) => void): Promise<JobRecord[]> {
+  return withDeadline(deps.clock, 'claim', deps.leaseMs, deps.store.claim(req), (late) => late.forEach(releaseLate));
+}
+
+/** The lease of one run: heartbeats while the handler runs, then the budget of its outcome write. */
+export class RunLease {
+  readonly ref: LeaseRef;
+  private leaseUntil: number;
+  private state: 'idle' | 'beating' | 'held' | 'settling' | 'stopped' = 'idle';
+  private cancelBeat: (() => void) | undefined;
+  private cancelWatchdog: (() => void) | undefined;
+  /** Bumped whenever heartbeats stop, so an extension in flight from before cannot restart them. */
+  private generation = 0;
+
+  constructor(
+    private readonly deps: LeaseDeps,
+    job: JobRecord,
+    private readonly log: Logger,
+    private readonly onLost: (error: LeaseLostError) => void,
+  ) {
+    this.ref = { jobId: job.id, token: job.lease!.token };
+    this.leaseUntil = job.lease!.until.getTime();
+  }
+
+  /** When the lease currently ends, as far as this worker knows. */
+  get until(): Date {
+    return new Date(this.leaseUntil);
+  }
+
+  /** Starts heartbeats. */
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'beating';
+    // A claim that came back so late that the lease ends before the first beat needs the watchdog now.
+    if (this.remaining() <= this.interval()) this.armWatchdog();
+    this.scheduleBeat(this.interval());
+  }
+
+  /**
+   * Runs `fn` (a transaction whose first write is this run's fenced completion) with heartbeats
+   * paused. If `fn` fails, heartbeats resume with an immediate extension.
+   */
+  async holding<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.state !== 'beating') return fn();
+    this.pauseBeats('held');
+    let committed = false;
+    try {
+      const result = await fn();
+      committed = true;
+      return result;
+    } finally {
+      // `fn` may have ended the lease meanwhile (stop, lost): only a lease still held resumes.
+      if ((this.state as RunLease['state']) === 'held') {
+        // Committed: the job is complete, there is no lease left to keep. Failed: keep it again.
+        this.state = committed ? 'settling' : 'beating';
+        if (!committed) void this.beat();
+      }
+    }
+  }
+
+  /** The handler is done: no more heartbeats; outcome writes may use the lease as it stands. */
+  settle(): void {
+    if (this.state === 'stopped' || this.state === 'settling') return;
+    this.pauseBeats('settling');
+  }
+
+  /** Ends everything this lease armed. */
+  stop(): void {
+    this.pauseBeats('stopped');
+  }
+
+  /**
+   * One fenced outcome write (complete, retry, dead-letter, sleep, wait, release), within the
+   * budget of the lease as it stood when settling began. Transient store errors are retried with
+   * backoff until the lease ends; the write itself is given until then to answer (at least one
+   * heartbeat interval, so a write that starts late still gets a real chance).
+   */
+  async write(op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
+    this.settle();
+    const { clock, store, events } = this.deps;
+    const jobId = this.ref.jobId;
+    for (let i = 0; ; i++) {
+      try {
+        await withDeadline(clock, op, Math.max(this.remaining(), this.interval()), fn());
+        return { kind: 'written' };
+      } catch (err) {
+        if (LoomError.is(err, 'LEASE_LOST')) {
+          this.log.warn({ err, jobId }, `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`);
+          return { kind: 'lost' };
+        }
+        const error = toError(err);
+        events.emit('worker:error', { error, operation: op, jobId });
+        if (err instanceof StoreTimeoutError) {
+          // Retrying could apply the write twice; giving up is safe: if the write lands late it
+          // counts, otherwise the job runs again once its lease ends.
+          this.log.error({ err: error, jobId }, `Job ${jobId}: ${error.message}; gave up on this run's outcome, the job runs again when its lease ends`);
+          return { kind: 'gave-up', error };
+        }
+        if (!(store.isTransientError?.(err) ?? true)) {
+          this.log.error({ err: error, jobId }, `Job ${jobId}: the store refused to ${op} it (${error.message})`);
+          return { kind: 'refused', error };
+        }
+        const remaining = this.remaining();
+        if (remaining <= 0) {
+          this.log.error({ err: error, jobId }, `Job ${jobId}: could not ${op} it before its lease ran out (${error.message}); it will run again`);
+          return { kind: 'gave-up', error };
+        }
+        const wait = Math.min(100 * 2 ** Math.min(i, 10), remaining);
+        this.log.error({ err: error, jobId }, `Job ${jobId}: ${op} failed in the store (${error.message}); retrying in ${wait} ms`);
+        await clockDelay(clock, wait);
+      }
+    }
+  }
+
+  private remaining(): number {
+    return this.leaseUntil - this.deps.clock.now().getTime();
+  }
+
+  private interval(): number {
+    return heartbeatInterval(this.deps.leaseMs);
+  }
+
+  private pauseBeats(next: 'held' | 'settling' | 'stopped'): void {
+    this.state = next;
+    this.generation++;
+    this.cancelBeat?.();
+    this.cancelBeat = undefined;
+    this.disarmWatchdog();
+  }
+
+  private scheduleBeat(ms: number): void {
+    if (this.state !== 'beating') return;
+    this.cancelBeat = this.deps.clock.setTimer(() => void this.beat(), ms);
+  }
+
+  /** A watchdog at the lease's end: armed while an extension is in flight (or the lease is about to end). */
+  private armWatchdog(): void {
+    this.disarmWatchdog();
+    const generation = this.generation;
+    this.cancelWatchdog = this.deps.clock.setTimer(() => {
+      if (this.generation === generation && this.state === 'beating') this.lost(new LeaseLostError(this.ref.jobId, 'the lease ran out before this worker could extend it'));
+    }, Math.max(0, this.remaining()));
+  }
+
+  private disarmWatchdog(): void {
+    this.cancelWatchdog?.();
+    this.cancelWatchdog = undefined;
+  }
+
+  private async beat(): Promise<void> {
+    if (this.state !== 'beating') return;
+    const generation = this.generation;
+    const { store, clock, leaseMs, events } = this.deps;
+    const now = clock.now();
+    const until = now.getTime() + leaseMs;
+    this.armWatchdog();
+    try {
+      await store.extendLease(this.ref, new Date(until), now);
+      if (this.generation !== generation || this.state !== 'beating') return;
+      this.leaseUntil = until;
+      this.disarmWatchdog();
+      this.scheduleBeat(this.interval());
+    } catch (err) {
+      if (this.generation !== generation || this.state !== 'beating') return;
+      if (LoomError.is(err, 'LEASE_LOST')) return this.lost(err as LeaseLostError);
+      const error = toError(err);
+      const jobId = this.ref.jobId;
+      this.log.warn({ err: error, jobId }, `Job ${jobId}: extending the lease failed (${error.message}); retrying before it ends`);
+      events.emit('worker:error', { error, operation: 'extendLease', jobId });
+      const remaining = this.remaining();
+      if (remaining <= 0) return this.lost(new LeaseLostError(jobId, 'the lease ran out while the store could not be reached to extend it'));
+      this.scheduleBeat(Math.min(this.interval(), remaining));
+    }
+  }
+
+  private lost(error: LeaseLostError): void {
+    this.stop();
+    this.log.warn({ jobId: this.ref.jobId }, error.message);
+    this.onLost(error);
+  }
+}
