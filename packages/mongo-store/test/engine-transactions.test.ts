@@ -1,0 +1,72 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { Job, type JobContext, type JobStore } from '@loom/core';
+import { createTestLoom } from '@loom/testing';
+import type { ClientSession, Collection } from 'mongodb';
+import { useMongoFixture } from './fixture.js';
+
+// ctx.transaction against the engine's own heartbeats, on a replica set: the completion is the
+// transaction's first write and heartbeats pause while it is open, so a callback that takes several
+// heartbeat intervals runs once and commits (before: every heartbeat after the snapshot made the
+// commit fail with WriteConflict and the driver re-ran the whole callback).
+
+let receipts: Collection<{ jobId: string }>;
+let callbackRuns = 0;
+/** Moves the engine's clock from inside the callback, as a slow callback would let time pass. */
+let during: () => Promise<void> = async () => {};
+
+@Job({ name: 'tx-receipt', retries: 2 })
+class TxReceipt {
+  async run(_payload: undefined, ctx: JobContext): Promise<void> {
+    await ctx.transaction(async (session) => {
+      callbackRuns++;
+      await receipts.insertOne({ jobId: ctx.jobId }, { session: session as ClientSession });
+      await during();
+    });
+  }
+}
+
+/** The store, with every heartbeat's promise kept so the test can wait for it. */
+function watchHeartbeats(store: JobStore): { store: JobStore; beats: Promise<unknown>[] } {
+  const beats: Promise<unknown>[] = [];
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (prop === 'extendLease') {
+        return (...args: Parameters<JobStore['extendLease']>) => {
+          const p = target.extendLease(...args);
+          beats.push(p.catch(() => undefined));
+          return p;
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: wrapped, beats };
+}
+
+describe('ctx.transaction with heartbeats (replica set)', () => {
+  const fixture = useMongoFixture();
+
+  it('runs a callback that outlasts several heartbeats once, and commits its write with the completion', async () => {
+    const mongoStore = fixture.newStore({ retention: { completed: false } });
+    const { store, beats } = watchHeartbeats(mongoStore);
+    const t = await createTestLoom({ jobs: [TxReceipt], store, lease: '3s' });
+    receipts = mongoStore.client.db(fixture.mongo.newDatabaseName('app')).collection('receipts');
+    callbackRuns = 0;
+    during = async () => {
+      // Two heartbeat intervals (1 s each) pass while the transaction is open; any heartbeat that
+      // fires lands before the commit.
+      t.clock.advance('2500ms');
+      await Promise.all(beats);
+    };
+    const { id } = await t.enqueue(TxReceipt, undefined);
+    await t.runUntilIdle();
+    during = async () => {};
+    await t.runUntilIdle();
+    expect(callbackRuns).toBe(1);
+    expect(await receipts.countDocuments({ jobId: id })).toBe(1);
+    expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 1 });
+    await t.stop();
+  });
+});
