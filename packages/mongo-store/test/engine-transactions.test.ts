@@ -5,10 +5,10 @@ import { createTestLoom } from '@loom/testing';
 import type { ClientSession, Collection } from 'mongodb';
 import { useMongoFixture } from './fixture.js';
 
-// ctx.transaction against the engine's own heartbeats, on a replica set: the completion is the
-// transaction's first write and heartbeats pause while it is open, so a callback that takes several
-// heartbeat intervals runs once and commits (before: every heartbeat after the snapshot made the
-// commit fail with WriteConflict and the driver re-ran the whole callback).
+// ctx.transaction against the engine's own heartbeats, on a replica set: the lease is renewed before
+// the transaction and heartbeats pause while it is open, so a callback that takes several heartbeat
+// intervals (within one lease) runs once and commits (before: every heartbeat after the snapshot
+// made the commit fail with WriteConflict and the driver re-ran the whole callback).
 
 let receipts: Collection<{ jobId: string }>;
 let callbackRuns = 0;

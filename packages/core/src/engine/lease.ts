@@ -17,9 +17,9 @@ import { StoreTimeoutError, withDeadline } from './store-deadline.js';
  *    runs. A watchdog armed while an extension is in flight declares the lease lost at its end
  *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
  *    (the runner aborts `ctx.signal`).
- * 3. **held** — {@link RunLease.holding} pauses heartbeats while a `ctx.transaction` holds the job
- *    document: its first write is the fenced completion, so nobody can take the job meanwhile, and
- *    a heartbeat would only conflict with the transaction and make the driver re-run its callback.
+ * 3. **held** — {@link RunLease.holding} renews the lease, then pauses heartbeats while a
+ *    `ctx.transaction` runs: a heartbeat would conflict with the transaction (whose last write is
+ *    the fenced completion) and make the driver re-run its callback.
  * 4. **settling** — {@link RunLease.settle} stops heartbeats: the outcome write's budget is the lease
  *    as it stood then. {@link RunLease.write} retries transient store errors with backoff inside
  *    that budget, never past it, so a write that keeps failing cannot hold the job (or its slot)
@@ -67,6 +67,8 @@ export class RunLease {
   private cancelWatchdog: (() => void) | undefined;
   /** Bumped whenever heartbeats stop, so an extension in flight from before cannot restart them. */
   private generation = 0;
+  /** The extension being written, if any (settled: never rejects). */
+  private beatInFlight: Promise<unknown> | undefined;
 
   constructor(
     private readonly deps: LeaseDeps,
@@ -93,12 +95,20 @@ export class RunLease {
   }
 
   /**
-   * Runs `fn` (a transaction whose first write is this run's fenced completion) with heartbeats
-   * paused. If `fn` fails, heartbeats resume with an immediate extension.
+   * Runs `fn` — a transaction whose LAST write is this run's fenced completion — with heartbeats
+   * paused. A heartbeat is a write to the job's document: one landing after the transaction's
+   * snapshot makes its commit fail with a write conflict, and the driver re-runs the whole
+   * callback. So any heartbeat in flight lands first, the lease is renewed to a full length, and
+   * none is sent until `fn` ends: a callback that finishes within one lease runs once. (The
+   * completion is not written first to hold the document instead: a worker that died inside the
+   * transaction would then lock the job, and every claim that meets it, until the server aborts
+   * the transaction — 60 s on MongoDB.) If `fn` fails, heartbeats resume with an immediate extension.
    */
   async holding<T>(fn: () => Promise<T>): Promise<T> {
     if (this.state !== 'beating') return fn();
     this.pauseBeats('held');
+    await this.beatInFlight;
+    await this.renewBeforeHold();
     let committed = false;
     try {
       const result = await fn();
@@ -111,6 +121,26 @@ export class RunLease {
         this.state = committed ? 'settling' : 'beating';
         if (!committed) void this.beat();
       }
+    }
+  }
+
+  /** One extension to a full lease before heartbeats pause; a lost lease is reported and thrown. */
+  private async renewBeforeHold(): Promise<void> {
+    const { store, clock, leaseMs } = this.deps;
+    const now = clock.now();
+    const until = now.getTime() + leaseMs;
+    try {
+      await store.extendLease(this.ref, new Date(until), now);
+      this.leaseUntil = until;
+    } catch (err) {
+      if (LoomError.is(err, 'LEASE_LOST')) {
+        this.lost(err as LeaseLostError);
+        throw err;
+      }
+      // The lease still runs until `leaseUntil`; the transaction's fenced completion decides.
+      const error = toError(err);
+      this.log.warn({ err: error, jobId: this.ref.jobId }, `Job ${this.ref.jobId}: renewing the lease before ctx.transaction failed (${error.message}); going on with the lease as it stands`);
+      this.deps.events.emit('worker:error', { error, operation: 'extendLease', jobId: this.ref.jobId });
     }
   }
 
@@ -211,7 +241,9 @@ export class RunLease {
     const until = now.getTime() + leaseMs;
     this.armWatchdog();
     try {
-      await store.extendLease(this.ref, new Date(until), now);
+      const extension = store.extendLease(this.ref, new Date(until), now);
+      this.beatInFlight = extension.catch(() => undefined);
+      await extension;
       if (this.generation !== generation || this.state !== 'beating') return;
       this.leaseUntil = until;
       this.disarmWatchdog();

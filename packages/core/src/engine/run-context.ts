@@ -168,10 +168,11 @@ export class RunContext implements JobContext {
   }
 
   /**
-   * The job's completion is the transaction's FIRST write: from then on the transaction holds the
-   * job's document, so no other worker can take the job however long `fn` runs, and this run's
-   * heartbeats are paused (a heartbeat write would conflict with the transaction and make the
-   * driver re-run `fn`). `fn` thus runs once per attempt, up to the store's transaction limits.
+   * The handler's writes and the job's completion commit together. The completion is the
+   * transaction's last write (fenced: a run whose lease was taken over commits nothing); the lease
+   * is renewed before and not extended during the transaction, since a heartbeat landing after its
+   * snapshot would make the driver re-run `fn` (see `RunLease.holding`). `fn` runs once per attempt
+   * when it finishes within one lease.
    */
   async transaction<T>(fn: (session?: unknown) => Promise<T>): Promise<T> {
     const { store, lease, clock } = this.deps;
@@ -181,8 +182,9 @@ export class RunContext implements JobContext {
     const withTransaction = store.withTransaction.bind(store);
     const result = await lease.holding(() =>
       withTransaction(async (session) => {
+        const value = await fn(session);
         await store.complete(lease.ref, { now: clock.now(), session });
-        return fn(session);
+        return value;
       }),
     );
     this.completedInTransaction = true;
