@@ -103,7 +103,9 @@ export class Enqueuer {
     if (jobs.length === 0) return [];
     if (session !== undefined && !this.deps.store.withTransaction) throw new TransactionsUnsupportedError('enqueue with { session }');
     const results = await this.deps.store.enqueue(jobs, session === undefined ? { now } : { now, session });
-    if (results.some((r) => !r.deduplicated)) this.deps.onEnqueued();
+    // Inside a caller's transaction the jobs are invisible until it commits: a wake now would claim
+    // nothing. The store announces them once committed (subscribe), or the next poll finds them.
+    if (session === undefined && results.some((r) => !r.deduplicated)) this.deps.onEnqueued();
     return results;
   }
 }
