@@ -1,11 +1,23 @@
 import 'reflect-metadata';
 import { inject } from 'inversify';
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 import { Job, type JobContext } from '@loom/core';
 
-/** The collections the chaos handler writes to. */
-export const SINK = 'chaos_sink';
+/**
+ * The collections the chaos handler writes to. The effects log gets one row per handler run,
+ * outside any transaction (re-executions show there); the transactional effect is a per-key
+ * counter written through `ctx.transaction`, with no unique index: nothing but Loom's fenced,
+ * transactional completion keeps it at one increment per job.
+ */
 export const EFFECTS = 'chaos_effects';
+export const TX_EFFECTS = 'chaos_tx_effects';
+
+/** One row of the transactional effect: its key's counter and the runs whose transaction committed it. */
+export interface TxEffectRow {
+  key: string;
+  n: number;
+  runs: { jobId: string; attempt: number; owner: string }[];
+}
 
 /** How the handler behaves in this process (bound in the container as {@link CHAOS_HANDLER}). */
 export interface ChaosHandlerOptions {
@@ -15,6 +27,8 @@ export interface ChaosHandlerOptions {
   maxDelayMs: number;
   /** Keep running after ctx.signal aborts (a handler that ignores shutdown). */
   ignoreAbort: boolean;
+  /** Each run waits exactly this long instead of a random time (a test's fixed-length runs). */
+  fixedDelayMs?: number;
 }
 
 export const CHAOS_HANDLER = Symbol.for('loom.chaos.handler');
@@ -22,30 +36,28 @@ export const CHAOS_HANDLER = Symbol.for('loom.chaos.handler');
 /** Runs currently inside the handler in this process: what the pool really has at work. */
 let running = 0;
 
-const E11000 = 11000;
-
 /**
- * The job every chaos worker runs. Each run appends one row to the effects log (so re-executions
- * can be counted) and then writes the job's key into the sink, whose unique index on `key` makes
- * the effect idempotent: however often a job runs, the sink must end with one row per key.
+ * The job every chaos worker runs. Each run appends one row to the effects log, then, in one
+ * `ctx.transaction` that also completes the job, increments its key's counter in
+ * {@link TX_EFFECTS} (upserted by a field with no unique index) and records itself there. However
+ * often a job runs, the counter must end at exactly 1, written by the run whose completion counted.
  */
 @Job({ name: 'chaos-effect', retries: 100, backoff: { type: 'fixed', delay: '10ms' }, idempotencyKey: (p: { key: string }) => p.key })
 export class ChaosEffect {
   constructor(@inject(CHAOS_HANDLER) private readonly options: ChaosHandlerOptions) {}
 
-  /** Returns who ran it: stored with the completion, it names the run whose ack was accepted. */
-  async run(payload: { key: string }, ctx: JobContext): Promise<{ owner: string; attempt: number }> {
+  async run(payload: { key: string }, ctx: JobContext): Promise<void> {
     const inflight = ++running;
     try {
-      const { db, owner, maxDelayMs, ignoreAbort } = this.options;
-      await pause(Math.random() * maxDelayMs, ignoreAbort ? undefined : ctx.signal);
-      await db.collection(EFFECTS).insertOne({ key: payload.key, jobId: ctx.jobId, attempt: ctx.attempt, owner, inflight, at: new Date() });
-      try {
-        await db.collection(SINK).insertOne({ key: payload.key, jobId: ctx.jobId, owner });
-      } catch (err) {
-        if ((err as { code?: number }).code !== E11000) throw err;
-      }
-      return { owner, attempt: ctx.attempt };
+      const { db, owner, maxDelayMs, ignoreAbort, fixedDelayMs } = this.options;
+      await pause(fixedDelayMs ?? Math.random() * maxDelayMs, ignoreAbort ? undefined : ctx.signal);
+      const run = { jobId: ctx.jobId, attempt: ctx.attempt, owner };
+      await db.collection(EFFECTS).insertOne({ key: payload.key, ...run, inflight, at: new Date() });
+      await ctx.transaction(async (session) => {
+        await db
+          .collection<TxEffectRow>(TX_EFFECTS)
+          .updateOne({ key: payload.key }, { $inc: { n: 1 }, $push: { runs: run } }, { upsert: true, session: session as ClientSession });
+      });
     } finally {
       running--;
     }
@@ -63,7 +75,10 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The sink's unique index: the idempotency of the effect rests on it. */
-export async function ensureSinkIndex(db: Db): Promise<void> {
-  await db.collection(SINK).createIndex({ key: 1 }, { unique: true, name: 'chaos_sink_key' });
+/**
+ * A plain (not unique) index on the transactional effect's key, so the upsert need not scan the
+ * collection: two rows of one key stay possible, and the oracle counts them.
+ */
+export async function ensureChaosIndexes(db: Db): Promise<void> {
+  await db.collection(TX_EFFECTS).createIndex({ key: 1 }, { name: 'chaos_tx_effects_key' });
 }

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
-import { EFFECTS, SINK } from './chaos-job.js';
 import { chaosConfig } from './config.js';
 import { chaosEnqueuer } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
 import { spawnNode, type NodeProcess } from './node-process.js';
 import { finalLine, judge, passed } from './oracle.js';
+import { readRunRecord } from './run-record.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = extname(fileURLToPath(import.meta.url));
@@ -190,18 +190,7 @@ async function terminalJobs(db: Db): Promise<number> {
 }
 
 async function collectVerdict() {
-  const jobs = await db.collection('loom_jobs').find({}, { projection: { idempotencyKey: 1, status: 1, attempt: 1, result: 1 } }).toArray();
-  const deadLetters = await db.collection('loom_dead_letters').find({}, { projection: { _id: 1 } }).toArray();
-  const sink = await db.collection(SINK).find({}, { projection: { key: 1 } }).toArray();
-  const effects = await db.collection(EFFECTS).find({}, { projection: { key: 1 } }).toArray();
-  return judge({
-    keys,
-    jobs: jobs.map((j) => ({ id: j._id.toHexString(), key: j.idempotencyKey as string | undefined, status: j.status as string, attempt: j.attempt as number, result: j.result })),
-    deadLetterIds: deadLetters.map((d) => String(d._id)),
-    sinkKeys: sink.map((s) => s.key as string),
-    effectKeys: effects.map((e) => e.key as string),
-    ledger: readLedgers(runDir),
-  });
+  return judge(await readRunRecord(db, keys, readLedgers(runDir)));
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {

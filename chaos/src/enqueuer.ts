@@ -3,7 +3,7 @@ import { Container } from 'inversify';
 import type { MongoClient } from 'mongodb';
 import { Loom, type EnqueueResult } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
-import { CHAOS_HANDLER, ChaosEffect, ensureSinkIndex } from './chaos-job.js';
+import { CHAOS_HANDLER, ChaosEffect, ensureChaosIndexes } from './chaos-job.js';
 
 /** A Loom that only enqueues ChaosEffect jobs (never started), on `database` through `client`. */
 export interface ChaosEnqueuer {
@@ -13,7 +13,7 @@ export interface ChaosEnqueuer {
 }
 
 export async function chaosEnqueuer(client: MongoClient, database: string): Promise<ChaosEnqueuer> {
-  await ensureSinkIndex(client.db(database));
+  await ensureChaosIndexes(client.db(database));
   const store = new MongoStore({ client, database, retention: { completed: false }, logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) } });
   await store.init();
   const container = new Container();

@@ -18,10 +18,13 @@ export class Ledger {
   }
 }
 
-/** Every entry of every `*.jsonl` ledger in `dir` (a torn last line of a killed writer is skipped). */
-export function readLedgers(dir: string): LedgerEntry[] {
+/**
+ * Every entry of every `*.jsonl` ledger in `dir` whose name starts with `prefix` (a torn last line
+ * of a killed writer is skipped).
+ */
+export function readLedgers(dir: string, prefix = ''): LedgerEntry[] {
   const entries: LedgerEntry[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.jsonl'))) {
+  for (const name of readdirSync(dir).filter((n) => n.startsWith(prefix) && n.endsWith('.jsonl'))) {
     for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
       if (!line) continue;
       try {

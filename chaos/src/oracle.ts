@@ -1,3 +1,4 @@
+import type { TxEffectRow } from './chaos-job.js';
 import type { LedgerEntry } from './ledger.js';
 
 /** What the oracle looks at, read from the database and the worker ledgers after a run. */
@@ -5,22 +6,27 @@ export interface OracleInput {
   /** The idempotency keys the controller enqueued (one job each). */
   keys: readonly string[];
   /** Every job document (also any left in a non-terminal state). */
-  jobs: readonly { id: string; key?: string; status: string; attempt: number; result?: unknown }[];
+  jobs: readonly { id: string; key?: string; status: string; attempt: number }[];
   /** Ids of the jobs in the dead-letter collection. */
   deadLetterIds: readonly string[];
-  /** Keys of the sink rows, one entry per row. */
-  sinkKeys: readonly string[];
-  /** Keys of the effects-log rows, one entry per row (one per handler run that got that far). */
-  effectKeys: readonly string[];
+  /** The effects log: one row per handler run that got that far, written outside any transaction. */
+  effects: readonly { key: string; jobId: string; attempt: number }[];
+  /** The transactional effect's rows (no unique index: a key may have several). */
+  txEffects: readonly Pick<TxEffectRow, 'key' | 'n' | 'runs'>[];
   ledger: readonly LedgerEntry[];
 }
 
 export interface OracleVerdict {
   jobs: number;
-  /** Keys without exactly one job that completed and left its effect in the sink. */
+  /** Keys without exactly one job that completed (and is not also dead) with its transactional effect. */
   lost: number;
-  /** Extra sink rows: a key with n > 1 rows counts n - 1. */
+  /**
+   * Effects-log rows of runs whose completion was accepted (in the ledgers), beyond one per job: a
+   * job whose effect counted twice, by two accepted runs or by one run's handler called twice.
+   */
   duplicateEffects: number;
+  /** Increments of the transactional counter beyond one per key, over all its rows. */
+  txEffectDuplicates: number;
   /** Jobs whose accepted completion came from a run whose lease had been taken over. */
   staleAcks: number;
   /** Extra handler runs: a key with n > 1 effect-log rows counts n - 1 (expected under faults). */
@@ -38,11 +44,12 @@ function countBy(values: readonly string[]): Map<string, number> {
 }
 
 /**
- * Checks a chaos run: every job in exactly one terminal state (completed, and not also dead), one
- * sink row per key, and no stale completion accepted. A completion is stale when its lease had
- * been taken over before the ack was applied, seen two ways: in the ledgers (the accepted ack's
- * claim is not the job's last claim, or two acks were accepted) and in the database (the stored
- * result's attempt is not the job's attempt count).
+ * Checks a chaos run: every job in exactly one terminal state (completed, and not also dead) with
+ * its transactional effect; that effect counted once per key; no effect of an accepted run
+ * counted twice; and no stale completion accepted. A completion is stale when its lease had been
+ * taken over before the ack was applied, seen two ways: in the ledgers (the accepted ack's claim
+ * is not the job's last claim, or two acks were accepted) and in the database (the run that
+ * committed the transactional effect is not the job's last attempt).
  */
 export function judge(input: OracleInput): OracleVerdict {
   const examples: string[] = [];
@@ -55,28 +62,33 @@ export function judge(input: OracleInput): OracleVerdict {
     jobsByKey.set(job.key, [...(jobsByKey.get(job.key) ?? []), job]);
   }
   const dead = new Set(input.deadLetterIds);
-  const sink = countBy(input.sinkKeys);
-  const effects = countBy(input.effectKeys);
+  const increments = new Map<string, number>();
+  const txRows = new Map<string, number>();
+  for (const row of input.txEffects) {
+    increments.set(row.key, (increments.get(row.key) ?? 0) + row.n);
+    txRows.set(row.key, (txRows.get(row.key) ?? 0) + 1);
+  }
 
   let lost = 0;
   for (const key of input.keys) {
     const jobs = jobsByKey.get(key) ?? [];
-    const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && (sink.get(key) ?? 0) >= 1;
+    const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && (increments.get(key) ?? 0) >= 1;
     if (!ok) {
       lost++;
-      note(`lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} sink=${sink.get(key) ?? 0}`);
+      note(`lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} tx_effect=${increments.get(key) ?? 0}`);
     }
   }
 
-  let duplicateEffects = 0;
-  for (const [key, n] of sink) {
+  let txEffectDuplicates = 0;
+  for (const [key, n] of increments) {
     if (n > 1) {
-      duplicateEffects += n - 1;
-      note(`duplicate effect ${key}: ${n} sink rows`);
+      txEffectDuplicates += n - 1;
+      note(`transactional effect ${key} counted ${n} times in ${txRows.get(key)} row(s)`);
     }
   }
+  const runsPerKey = countBy(input.effects.map((e) => e.key));
   let reexecutions = 0;
-  for (const n of effects.values()) reexecutions += Math.max(0, n - 1);
+  for (const n of runsPerKey.values()) reexecutions += Math.max(0, n - 1);
 
   // Claims are ordered by attempt (each claim adds one), not by when they were logged: a worker
   // paused between its claim and the ledger line logs it late.
@@ -88,6 +100,21 @@ export function judge(input: OracleInput): OracleVerdict {
   }
   const lastAttempt = new Map<string, number>();
   for (const [job, list] of claims) lastAttempt.set(job, Math.max(...list.map((c) => c.attempt)));
+
+  // The runs whose completion was accepted, as job -> attempts (a run is its job's claim number).
+  const acceptedRuns = new Map<string, Set<number>>();
+  for (const a of acks) {
+    const attempt = a.ok ? claims.get(a.job)?.find((c) => c.token === a.token)?.attempt : undefined;
+    if (attempt !== undefined) acceptedRuns.set(a.job, (acceptedRuns.get(a.job) ?? new Set()).add(attempt));
+  }
+  let duplicateEffects = 0;
+  const acceptedEffects = countBy(input.effects.filter((e) => acceptedRuns.get(e.jobId)?.has(e.attempt)).map((e) => e.jobId));
+  for (const [job, n] of acceptedEffects) {
+    if (n > 1) {
+      duplicateEffects += n - 1;
+      note(`duplicate effect ${job}: ${n} effects-log rows of runs whose completion was accepted (attempts ${[...(acceptedRuns.get(job) ?? [])].join(', ')})`);
+    }
+  }
 
   const stale = new Set<string>();
   const accepted = countBy(acks.filter((a) => a.ok).map((a) => a.job));
@@ -108,14 +135,16 @@ export function judge(input: OracleInput): OracleVerdict {
       note(`stale ack ${ack.job}: ${ack.owner} acked attempt ${own.attempt} after attempt ${last} had claimed it`);
     }
   }
-  // The same in the database alone: the stored result names the attempt whose completion was
-  // accepted; any later claim would have raised the job's attempt count past it.
-  for (const job of input.jobs) {
-    const result = job.result as { owner?: string; attempt?: number } | undefined;
-    if (job.status !== 'completed' || result?.attempt === undefined) continue;
-    if (result.attempt !== job.attempt) {
-      stale.add(job.id);
-      note(`stale ack ${job.id}: completed by ${result.owner} attempt ${result.attempt}, but the job was claimed ${job.attempt} times`);
+  // The same in the database alone: the transactional effect names the run whose transaction
+  // committed (with the completion); any later claim would have raised the job's attempt count.
+  const jobById = new Map(input.jobs.map((j) => [j.id, j]));
+  for (const row of input.txEffects) {
+    for (const run of row.runs) {
+      const job = jobById.get(run.jobId);
+      if (job?.status === 'completed' && run.attempt !== job.attempt) {
+        stale.add(job.id);
+        note(`stale ack ${job.id}: its transaction committed for ${run.owner} attempt ${run.attempt}, but the job was claimed ${job.attempt} times`);
+      }
     }
   }
 
@@ -123,6 +152,7 @@ export function judge(input: OracleInput): OracleVerdict {
     jobs: input.keys.length,
     lost,
     duplicateEffects,
+    txEffectDuplicates,
     staleAcks: stale.size,
     reexecutions,
     staleAcksRefused: acks.filter((a) => !a.ok && a.code === 'LEASE_LOST').length,
@@ -132,10 +162,10 @@ export function judge(input: OracleInput): OracleVerdict {
 
 /** The run's final line, exactly as `npm run chaos` prints it. */
 export function finalLine(v: OracleVerdict, faults: { kills: number; pauses: number }): string {
-  return `jobs=${v.jobs} kills=${faults.kills} pauses=${faults.pauses} lost=${v.lost} duplicate_effects=${v.duplicateEffects} stale_acks=${v.staleAcks} reexecutions=${v.reexecutions}`;
+  return `jobs=${v.jobs} kills=${faults.kills} pauses=${faults.pauses} lost=${v.lost} duplicate_effects=${v.duplicateEffects} tx_effect_duplicates=${v.txEffectDuplicates} stale_acks=${v.staleAcks} reexecutions=${v.reexecutions}`;
 }
 
 /** The run passed: nothing lost, nothing applied twice, no stale completion accepted. */
 export function passed(v: OracleVerdict): boolean {
-  return v.lost === 0 && v.duplicateEffects === 0 && v.staleAcks === 0;
+  return v.lost === 0 && v.duplicateEffects === 0 && v.txEffectDuplicates === 0 && v.staleAcks === 0;
 }

@@ -5,10 +5,23 @@ import type { Ledger } from './ledger.js';
  * Wraps a store so that every claim and every completion attempt is written to the ledger, and
  * keeps the leases this process holds (for a best-effort release on a hard stop). Everything else
  * passes through untouched.
+ *
+ * A completion inside a transaction (`ctx.transaction`) counts only if the transaction commits:
+ * its `complete` is noted against the session, and the ack goes to the ledger when
+ * `withTransaction` returns (accepted) or throws (refused, with the error's code). A callback the
+ * driver runs again after a transient error completes again in the new attempt: still one ack.
  */
 export function recordingStore(store: JobStore, ledger: Ledger, owner: string): { store: JobStore; held: Map<string, LeaseRef> } {
   const held = new Map<string, LeaseRef>();
   const finishing = new Set<keyof JobStore>(['retry', 'deadLetter', 'release', 'sleep', 'wait']);
+  /** The lease each open transaction's session completed, with when its first attempt started. */
+  const completedIn = new WeakMap<object, { lease: LeaseRef; start: number }>();
+  const codeOf = (err: unknown): string => (LoomError.is(err) ? err.code : (err as Error).name);
+  const ack = (lease: LeaseRef, start: number, outcome: { ok: true } | { ok: false; err: unknown }): void => {
+    if (outcome.ok) held.delete(lease.jobId);
+    const code = outcome.ok ? {} : { code: codeOf(outcome.err) };
+    ledger.append({ t: 'ack', job: lease.jobId, token: lease.token, owner, start, at: Date.now(), ok: outcome.ok, ...code });
+  };
   const wrapped = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
@@ -25,17 +38,41 @@ export function recordingStore(store: JobStore, ledger: Ledger, owner: string): 
       }
       if (prop === 'complete') {
         return async (...args: Parameters<JobStore['complete']>) => {
-          const [lease] = args;
+          const [lease, outcome] = args;
           const start = Date.now();
+          const session = outcome.session;
+          if (typeof session === 'object' && session !== null) {
+            // Inside a transaction: the ack is decided by the commit (see withTransaction below).
+            completedIn.set(session, { lease, start: completedIn.get(session)?.start ?? start });
+            return target.complete(...args);
+          }
           try {
             await target.complete(...args);
           } catch (err) {
-            const code = LoomError.is(err) ? err.code : (err as Error).name;
-            ledger.append({ t: 'ack', job: lease.jobId, token: lease.token, owner, start, at: Date.now(), ok: false, code });
+            ack(lease, start, { ok: false, err });
             throw err;
           }
-          held.delete(lease.jobId);
-          ledger.append({ t: 'ack', job: lease.jobId, token: lease.token, owner, start, at: Date.now(), ok: true });
+          ack(lease, start, { ok: true });
+        };
+      }
+      if (prop === 'withTransaction') {
+        return async <T>(fn: (session: unknown) => Promise<T>): Promise<T> => {
+          let session: object | undefined;
+          const settle = (outcome: { ok: true } | { ok: false; err: unknown }): void => {
+            const completed = session && completedIn.get(session);
+            if (completed) ack(completed.lease, completed.start, outcome);
+          };
+          try {
+            const result = await target.withTransaction!((s) => {
+              session = s as object;
+              return fn(s);
+            });
+            settle({ ok: true });
+            return result;
+          } catch (err) {
+            settle({ ok: false, err });
+            throw err;
+          }
         };
       }
       if (finishing.has(prop as keyof JobStore)) {

@@ -2,7 +2,8 @@
  * A chaos worker process: a Loom app on MongoStore running {@link ChaosEffect}.
  *
  * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
- * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), IGNORE_ABORT (1: handlers ignore ctx.signal),
+ * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), FIXED_DELAY_MS (every run waits exactly this long
+ * instead of a random time up to MAX_DELAY_MS), IGNORE_ABORT (1: handlers ignore ctx.signal),
  * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000).
  * Prints `READY <owner>` once started. SIGTERM: prints `STOPPING`, then a graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
@@ -40,6 +41,7 @@ const handler: ChaosHandlerOptions = {
   owner: OWNER,
   maxDelayMs: num('MAX_DELAY_MS', 20),
   ignoreAbort: env.IGNORE_ABORT === '1',
+  ...(env.FIXED_DELAY_MS === undefined ? {} : { fixedDelayMs: num('FIXED_DELAY_MS', 0) }),
 };
 container.bind(CHAOS_HANDLER).toConstantValue(handler);
 

@@ -17,12 +17,12 @@ afterAll(async () => {
 });
 
 describe('chaos, short run', () => {
-  it('loses no job, applies no effect twice and accepts no stale completion through kills and pauses', async () => {
+  it('loses no job, counts no effect twice (also the transactional one with no unique index) and accepts no stale completion through kills and pauses', async () => {
     run = startChaosScript('controller', { CHAOS_PROFILE: 'ci' });
     const line = await run.waitForLine(/^jobs=\d+ /, RUN_MS);
     const figures = Object.fromEntries(line.split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
     // The controller's log comes along, so a failure shows what happened during the run.
-    expect({ figures, log: run.lines() }).toMatchObject({ figures: { jobs: 400, lost: 0, duplicate_effects: 0, stale_acks: 0 } });
+    expect({ figures, log: run.lines() }).toMatchObject({ figures: { jobs: 400, lost: 0, duplicate_effects: 0, tx_effect_duplicates: 0, stale_acks: 0 } });
     expect(figures.kills).toBeGreaterThanOrEqual(4);
     expect(figures.pauses).toBeGreaterThanOrEqual(2);
     expect(await run.exited).toBe(0);

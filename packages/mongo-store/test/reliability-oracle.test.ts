@@ -13,12 +13,19 @@ function cleanRun(): OracleInput {
   return {
     keys: ['a', 'b'],
     jobs: [
-      { id: 'j1', key: 'a', status: 'completed', attempt: 2, result: { owner: 'w2', attempt: 2 } },
-      { id: 'j2', key: 'b', status: 'completed', attempt: 1, result: { owner: 'w1', attempt: 1 } },
+      { id: 'j1', key: 'a', status: 'completed', attempt: 2 },
+      { id: 'j2', key: 'b', status: 'completed', attempt: 1 },
     ],
     deadLetterIds: [],
-    sinkKeys: ['a', 'b'],
-    effectKeys: ['a', 'a', 'b'],
+    effects: [
+      { key: 'a', jobId: 'j1', attempt: 1 },
+      { key: 'a', jobId: 'j1', attempt: 2 },
+      { key: 'b', jobId: 'j2', attempt: 1 },
+    ],
+    txEffects: [
+      { key: 'a', n: 1, runs: [{ jobId: 'j1', attempt: 2, owner: 'w2' }] },
+      { key: 'b', n: 1, runs: [{ jobId: 'j2', attempt: 1, owner: 'w1' }] },
+    ],
     ledger: [
       claim('j1', 't1', 'w1', 1, 10),
       claim('j2', 't2', 'w1', 1, 11),
@@ -30,12 +37,16 @@ function cleanRun(): OracleInput {
   };
 }
 
+const acceptT1 = (r: OracleInput): OracleInput['ledger'] => r.ledger.map((e) => (e.t === 'ack' && e.token === 't1' ? { ...e, ok: true } : e));
+
 describe('the chaos oracle', () => {
   it('passes a clean run and counts the re-execution and the refused stale ack', () => {
     const verdict = judge(cleanRun());
-    expect(verdict).toMatchObject({ jobs: 2, lost: 0, duplicateEffects: 0, staleAcks: 0, reexecutions: 1, staleAcksRefused: 1 });
+    expect(verdict).toMatchObject({ jobs: 2, lost: 0, duplicateEffects: 0, txEffectDuplicates: 0, staleAcks: 0, reexecutions: 1, staleAcksRefused: 1 });
     expect(passed(verdict)).toBe(true);
-    expect(finalLine(verdict, { kills: 3, pauses: 1 })).toBe('jobs=2 kills=3 pauses=1 lost=0 duplicate_effects=0 stale_acks=0 reexecutions=1');
+    expect(finalLine(verdict, { kills: 3, pauses: 1 })).toBe(
+      'jobs=2 kills=3 pauses=1 lost=0 duplicate_effects=0 tx_effect_duplicates=0 stale_acks=0 reexecutions=1',
+    );
   });
 
   it('does not mistake a claim logged late (its worker paused before writing the line) for a takeover', () => {
@@ -49,10 +60,13 @@ describe('the chaos oracle', () => {
     ['a job left running', (r) => ({ ...r, jobs: [{ ...r.jobs[0], status: 'running' }, r.jobs[1]] }), { lost: 1 }],
     ['a job never stored', (r) => ({ ...r, jobs: [r.jobs[1]] }), { lost: 1 }],
     ['a job both completed and in the dead letters', (r) => ({ ...r, deadLetterIds: ['j2'] }), { lost: 1 }],
-    ['a completed job without its effect', (r) => ({ ...r, sinkKeys: ['a'] }), { lost: 1 }],
-    ['two sink rows for one key', (r) => ({ ...r, sinkKeys: ['a', 'b', 'b'] }), { duplicateEffects: 1 }],
-    ['the stale worker ack accepted after the takeover', (r) => ({ ...r, ledger: r.ledger.map((e) => (e.t === 'ack' && e.token === 't1' ? { ...e, ok: true } : e)) }), { staleAcks: 1 }],
-    ['the stored result from a run that was taken over', (r) => ({ ...r, jobs: [{ ...r.jobs[0], result: { owner: 'w1', attempt: 1 } }, r.jobs[1]] }), { staleAcks: 1 }],
+    ['a completed job without its transactional effect', (r) => ({ ...r, txEffects: [r.txEffects[0]] }), { lost: 1 }],
+    ['a transactional effect counted twice in one row', (r) => ({ ...r, txEffects: [r.txEffects[0], { ...r.txEffects[1], n: 2 }] }), { txEffectDuplicates: 1 }],
+    ['a transactional effect in two rows of one key', (r) => ({ ...r, txEffects: [...r.txEffects, { key: 'b', n: 1, runs: [{ jobId: 'j2', attempt: 1, owner: 'w1' }] }] }), { txEffectDuplicates: 1 }],
+    ['one accepted run whose handler was called twice', (r) => ({ ...r, effects: [...r.effects, { key: 'b', jobId: 'j2', attempt: 1 }] }), { duplicateEffects: 1 }],
+    ['effects of two runs whose completions were both accepted', (r) => ({ ...r, ledger: acceptT1(r) }), { duplicateEffects: 1, staleAcks: 1 }],
+    ['the stale worker ack accepted after the takeover', (r) => ({ ...r, ledger: acceptT1(r) }), { staleAcks: 1 }],
+    ['the transaction of a run that was taken over committed', (r) => ({ ...r, txEffects: [{ key: 'a', n: 1, runs: [{ jobId: 'j1', attempt: 1, owner: 'w1' }] }, r.txEffects[1]] }), { staleAcks: 1 }],
     ['an accepted ack whose lease a later claim had taken', (r) => ({ ...r, ledger: [...r.ledger.slice(0, 5), claim('j2', 't4', 'w2', 2, 15)] }), { staleAcks: 1 }],
   ])('fails a run with %s', (_, corrupt, expected) => {
     const verdict = judge(corrupt(cleanRun()));

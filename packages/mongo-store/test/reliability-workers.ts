@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from '@jest/globals';
 import { MongoClient, type Db } from 'mongodb';
-import { EFFECTS, SINK } from '../../../chaos/src/chaos-job.js';
+import { readLedgers } from '../../../chaos/src/ledger.js';
 import { spawnNode, type NodeProcess } from '../../../chaos/src/node-process.js';
+import { judge, type OracleVerdict } from '../../../chaos/src/oracle.js';
+import { readRunRecord } from '../../../chaos/src/run-record.js';
 import { buildPackages } from './processes/children.js';
 
 // The reliability scenarios run real processes from compiled JavaScript, as `npm run chaos` does:
@@ -51,15 +53,16 @@ export function startChaosWorker(uri: string, database: string, owner: string, e
   return Object.assign(child, { owner });
 }
 
-/** What the chaos handler left behind: sink rows and effect-log rows per key. */
-export async function effectsOf(db: Db): Promise<{ sink: Map<string, number>; runs: Map<string, number> }> {
-  const count = async (collection: string) => {
-    const counts = new Map<string, number>();
-    for (const { key } of await db.collection(collection).find({}, { projection: { key: 1 } }).toArray()) counts.set(key as string, (counts.get(key as string) ?? 0) + 1);
-    return counts;
-  };
-  return { sink: await count(SINK), runs: await count(EFFECTS) };
+/**
+ * The chaos oracle's verdict on `database` (see chaos/src/oracle.ts): its jobs, dead letters,
+ * effects log and transactional effect, against the ledgers of the workers started on it.
+ */
+export async function verdictOf(db: Db, keys: readonly string[]): Promise<OracleVerdict> {
+  return judge(await readRunRecord(db, keys, ledgers ? readLedgers(ledgers, `${db.databaseName}.`) : []));
 }
+
+/** What a passing verdict looks like, for `toMatchObject` (a failure then shows the examples). */
+export const CLEAN = { lost: 0, duplicateEffects: 0, txEffectDuplicates: 0, staleAcks: 0 } as const;
 
 /** Resolves with how the process ended, or with 'still running' once `ms` have passed. */
 export function exitWithin(child: NodeProcess, ms: number): Promise<NodeJS.Signals | number | null | 'still running'> {
