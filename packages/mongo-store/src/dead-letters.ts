@@ -6,6 +6,7 @@ import { fencedFilter } from './filters.js';
 import type { StoreLogger } from './options.js';
 import { isDuplicateKey } from './store-errors.js';
 import { deadLetterDocument, replayedJobDocument } from './updates.js';
+import { fitDeadLetter } from './dead-letter-size.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
@@ -38,7 +39,7 @@ export async function moveToDeadLetters(
   await maybeTransaction(ctx, async (session) => {
     const job = await jobs.findOne(fence, withSession(session));
     if (!job) throw new LeaseLostError(lease.jobId);
-    const dead = deadLetterDocument(job, outcome);
+    const dead = fitDeadLetter(deadLetterDocument(job, outcome));
     await deadLetters.replaceOne({ _id: id }, dead, { upsert: true, ...withSession(session) });
     const deleted = await jobs.deleteOne(fence, withSession(session));
     if (deleted.deletedCount === 1) return;

@@ -31,6 +31,8 @@ export interface DeadLetterDocument {
   diedAt: Date;
   /** The token of the lease that moved it: lets a restart tell a half-done move from a stale one. */
   leaseToken: string;
+  /** Fields dropped because the whole record would not fit in one document (see `fitDeadLetter`). */
+  truncated?: string[];
   job: Omit<JobDocument, '_id'>;
 }
 

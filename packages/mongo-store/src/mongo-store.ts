@@ -32,6 +32,7 @@ import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
 import { ScheduleRepository } from './schedules.js';
 import { transactionsUnsupported } from './store-errors.js';
+import { isTransientMongoError } from './transient-errors.js';
 import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
 
 /**
@@ -283,6 +284,11 @@ export class MongoStore implements JobStore {
 
   listSchedules(): Promise<ScheduleRecord[]> {
     return this.schedules.list();
+  }
+
+  /** Network trouble, failovers, write conflicts and time limits are transient; other server refusals are final. */
+  isTransientError(error: unknown): boolean {
+    return isTransientMongoError(error);
   }
 
   // ---- transactions and wake-ups -----------------------------------------------------------
