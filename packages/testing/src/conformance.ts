@@ -12,6 +12,7 @@ import { describeTransactions } from './conformance/transactions.js';
 import { describeTransitions } from './conformance/transitions.js';
 
 export { REFERENCE as CONFORMANCE_REFERENCE_TIME } from './conformance/harness.js';
+export { yieldingStore, type YieldingStoreOptions } from './conformance/yielding-store.js';
 
 /** A fresh, empty store for one test, and how to dispose of it afterwards. */
 export interface ConformanceStore {
@@ -43,6 +44,12 @@ export interface ConformanceOptions {
  * it, and `close()` then `cleanup()` after the test. The tests rely only on the `JobStore` contract
  * (never on id formats), use fixed times from a reference instant (never the wall clock), and run
  * truly concurrent calls with `Promise.all` where a store must be atomic.
+ *
+ * Those concurrency tests prove atomicity only on a store that can interleave: one with I/O, or
+ * one that awaits between reading and writing (every call then reads before any writes, and a
+ * non-atomic store fails). A store that performs each call without awaiting, like MemoryStore,
+ * passes them by construction. Run the suite also through {@link yieldingStore}, as MemoryStore's
+ * own tests do, to have concurrent calls arrive in varied orders between other calls' answers.
  *
  * Uses jest's global `describe`/`it`/`expect`, so it works only inside a jest test file.
  */
