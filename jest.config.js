@@ -6,7 +6,8 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/packages', '<rootDir>/examples'],
   testMatch: ['**/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // examples/readme is a project of its own, with its own jest config (npm run test:readme).
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/examples/readme/'],
   moduleNameMapper: {
     '^@loom/testing/mongo$': '<rootDir>/packages/testing/src/mongo/index.ts',
     '^@loom/testing/jest$': '<rootDir>/packages/testing/src/jest.ts',

@@ -45,10 +45,13 @@ function containsLines(file: string, block: readonly string[]): boolean {
   return false;
 }
 
-/** Whether tsconfig.check.json's include (folder globs with one `*`) covers the path. */
+/** Whether tsconfig.check.json's include (folders and files, with `*` globs) covers the path. */
 function typeChecked(path: string): boolean {
-  return CHECKED.some((pattern) => new RegExp(`^${pattern.replace(/\*/g, '[^/]+')}/`).test(path));
+  return CHECKED.some((pattern) => new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/\*/g, '[^/]+')}(/|$)`).test(path));
 }
+
+/** Configuration files the README shows: each must be one the tests use (packaging.test.ts copies these). */
+const CONFIG_FILES = ['examples/readme/tsconfig.json', 'examples/readme/jest.config.mjs'];
 
 const blocks = codeBlocks(README);
 
@@ -67,14 +70,25 @@ describe('README.md', () => {
     }
   });
 
-  it('only has TypeScript and shell blocks, and every npm command in them is a script of the root package.json', () => {
-    for (const block of blocks) expect([block.line, block.lang]).toEqual([block.line, expect.stringMatching(/^(ts|sh)$/)]);
+  it('shows each configuration block as the whole of a file the tests use', () => {
+    const configs = blocks.filter((b) => b.lang === 'json' || b.lang === 'js');
+    expect(configs.map((b) => b.snippet).sort()).toEqual([...CONFIG_FILES].sort());
+    for (const block of configs) {
+      const file = readFileSync(join(ROOT, block.snippet!), 'utf8').trimEnd().split('\n');
+      expect({ where: `README.md:${block.line}`, lines: block.lines }).toEqual({ where: `README.md:${block.line}`, lines: file });
+    }
+  });
+
+  it('only has TypeScript, configuration and shell blocks; its npm commands are root scripts, npm ci, or installs into your project', () => {
+    for (const block of blocks) expect([block.line, block.lang]).toEqual([block.line, expect.stringMatching(/^(ts|sh|json|js)$/)]);
     const commands = blocks.filter((b) => b.lang === 'sh').flatMap((b) => b.lines.map((l) => l.replace(/#.*$/, '').trim()).filter(Boolean));
     expect(commands.length).toBeGreaterThan(0);
     for (const command of commands) {
+      // `npm install <loom>/packs/...` lines are run in a fresh app by packaging.test.ts.
+      if (/^npm install (--save-dev )?<loom>\/packs\//.test(command)) continue;
       const script = /^npm (?:run )?(\S+)$/.exec(command)?.[1];
       expect({ command, script }).toEqual({ command, script: expect.any(String) });
-      if (script !== 'install') expect(SCRIPTS).toContain(script);
+      if (script !== 'install' && script !== 'ci') expect(SCRIPTS).toContain(script);
     }
   });
 

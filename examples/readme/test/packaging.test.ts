@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from '@jest/globals';
+
+// Loom as a user gets it: the four packages packed by `npm run pack`, installed into a fresh app
+// with the README's own `npm install` lines, then the README's job run from an ES module project
+// and from a CommonJS one (Node >= 20.19 require()s the ES modules), and its test run under jest,
+// vitest and node:test in both.
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '../../..');
+const EXAMPLE = resolve(HERE, '..');
+const PACKAGES = ['@loom/core', '@loom/mongo-store', '@loom/testing', '@loom/mongo-emulator'];
+const MINUTES = 60_000;
+
+/** The project files a user writes, copied from examples/readme into each app. */
+const PROJECT_FILES = [
+  'tsconfig.json',
+  'jest.config.mjs',
+  'vitest.config.mts',
+  'src/mailer.ts',
+  'src/send-welcome.ts',
+  'src/mongo-url.ts',
+  'src/dev.ts',
+  'test/welcome-fixture.ts',
+  'test/send-welcome.test.ts',
+  'test/send-welcome.vitest.ts',
+  'test/send-welcome.node-test.ts',
+];
+
+/** Test runners the app would install as devDependencies; linked from this checkout to save the download. */
+const LINKED_RUNNERS = ['jest', 'ts-jest', '@jest/globals', 'vitest'];
+
+const app = mkdtempSync(join(tmpdir(), 'loom-app-'));
+afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+/** The environment of a user's shell: no jest worker variables, no MONGODB_URI (the dev path runs the emulator). */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const key of Object.keys(env)) if (key.startsWith('JEST_') || key === 'NODE_OPTIONS' || key === 'MONGODB_URI') delete env[key];
+  return { ...env, ...extra };
+}
+
+function run(command: string, args: string[], cwd: string, extra: Record<string, string> = {}): string {
+  const result = spawnSync(command, args, { cwd, env: userEnv(extra), encoding: 'utf8', timeout: 4 * MINUTES });
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.status ?? result.signal}:\n${output}`);
+  return output;
+}
+
+interface PackResult {
+  name: string;
+  filename: string;
+  files: { path: string }[];
+}
+
+/** Every file a package's `main`, `types` and `exports` point to. */
+function entryPoints(manifest: Record<string, unknown>): string[] {
+  const targets: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') targets.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk([manifest.main, manifest.types, manifest.exports, manifest.bin]);
+  return targets.map((t) => t.replace(/^\.\//, ''));
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+describe('the packed packages in a fresh app', () => {
+  let packs: PackResult[] = [];
+
+  it('npm run pack makes the four tarballs, each with its license, entry points and no build state', () => {
+    packs = JSON.parse(run('npm', ['run', 'pack', '--silent', '--', '--json'], ROOT)) as PackResult[];
+    expect(packs.map((p) => p.name).sort()).toEqual([...PACKAGES].sort());
+    for (const pack of packs) {
+      const files = pack.files.map((f) => f.path);
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pack.name, 'package.json'), 'utf8')) as Record<string, unknown>;
+      expect({ pack: pack.name, missing: ['LICENSE', 'README.md', ...entryPoints(manifest)].filter((f) => !files.includes(f)) }).toEqual({ pack: pack.name, missing: [] });
+      expect({ pack: pack.name, buildState: files.filter((f) => f.endsWith('.tsbuildinfo')) }).toEqual({ pack: pack.name, buildState: [] });
+      expect(manifest).toMatchObject({ license: 'MIT', engines: { node: expect.any(String) }, repository: expect.anything(), keywords: expect.any(Array) });
+    }
+  });
+
+  it("installs with the README's npm install lines, without pulling in mongodb-memory-server", () => {
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true }));
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const installs = readme.split('\n').filter((line) => /^npm install (--save-dev )?<loom>\//.test(line));
+    expect(installs.length).toBeGreaterThan(0);
+    for (const line of installs) {
+      const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(1).map((a) => a.replaceAll('<loom>', ROOT));
+      run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], app);
+    }
+    for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
+    expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
+    // Source maps and declaration maps point at files that shipped.
+    for (const name of PACKAGES) {
+      const dir = join(app, 'node_modules', name);
+      const maps = filesUnder(join(dir, 'dist')).filter((f) => f.endsWith('.map'));
+      expect(maps.length).toBeGreaterThan(0);
+      const dangling = maps.flatMap((map) =>
+        (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources.map((s) => resolve(dirname(map), s)).filter((s) => !existsSync(s)),
+      );
+      expect({ name, dangling }).toEqual({ name, dangling: [] });
+    }
+    mkdirSync(join(app, 'node_modules', '@jest'), { recursive: true });
+    for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
+  }, 6 * MINUTES);
+
+  describe.each([
+    ['an ES module', 'module'],
+    ['a CommonJS', 'commonjs'],
+  ])('in %s project', (_label, type) => {
+    const project = join(app, type);
+
+    it('compiles with the README tsconfig and runs the job on MongoDB (dev mode: the emulator)', () => {
+      for (const file of PROJECT_FILES) cpSync(join(EXAMPLE, file), join(project, file), { recursive: true });
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ type }));
+      run('node', [join(app, 'node_modules/typescript/bin/tsc'), '-p', project], app);
+      const compiled = readFileSync(join(project, 'dist/src/dev.js'), 'utf8');
+      expect(compiled).toContain(type === 'commonjs' ? 'require("@loom/core")' : "from '@loom/core'");
+      const output = run('node', ['dist/src/dev.js'], project);
+      expect(output).toContain('mail to ada@example.com: Welcome aboard!');
+      expect(output).toContain('because MONGODB_URI is not set');
+    }, 3 * MINUTES);
+
+    it('passes the job test under node:test, jest and vitest', () => {
+      expect(run('node', ['--test', 'dist/test/send-welcome.node-test.js'], project)).toMatch(/# pass 1\n# fail 0/);
+      const jest = run('node', [join(app, 'node_modules/jest/bin/jest.js')], project, { NODE_OPTIONS: '--experimental-vm-modules' });
+      expect(jest).toMatch(/Tests:\s+1 passed, 1 total/);
+      expect(run('node', [join(app, 'node_modules/vitest/vitest.mjs'), 'run'], project)).toMatch(/Tests\s+1 passed \(1\)/);
+    }, 3 * MINUTES);
+  });
+});
