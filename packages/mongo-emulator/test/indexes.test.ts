@@ -233,6 +233,18 @@ describe('hints', () => {
   });
 });
 
+describe('explain', () => {
+  it('reports the documents a find fetched (totalDocsExamined) and returned', async () => {
+    await coll.createIndex({ q: 1, p: -1 }, { name: 'qp' });
+    await coll.insertMany(Array.from({ length: 200 }, (_, i) => ({ _id: i as never, q: i % 2 === 0 ? 'a' : 'b', p: i, x: i })));
+    const indexed = await coll.find({ q: 'b' }).sort({ p: -1 }).limit(5).hint('qp').explain('executionStats');
+    expect(indexed.executionStats).toMatchObject({ nReturned: 5, totalDocsExamined: 5 });
+    const scan = await coll.find({ x: { $gte: 150 } }).explain('executionStats');
+    expect(scan.executionStats).toMatchObject({ nReturned: 50, totalDocsExamined: 200 });
+    expect((await coll.find({ q: 'a' }).explain('queryPlanner')).executionStats).toBeUndefined();
+  });
+});
+
 describe.each(againstRealServer ? [] : [['emulator']])('index use and TTL (%s only)', () => {
   it("uses a partial claim index when the query implies its filter (the job store's claim)", async () => {
     await coll.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });

@@ -9,6 +9,7 @@ import { aggregateCommands } from './aggregate.js';
 import { indexCommands } from './indexes.js';
 import { collectionCommands } from './collections.js';
 import { sessionCommands } from './sessions.js';
+import { explainCommands } from './explain.js';
 
 export const commandTable: CommandTable = {
   ...handshakeCommands,
@@ -21,4 +22,5 @@ export const commandTable: CommandTable = {
   ...indexCommands,
   ...collectionCommands,
   ...sessionCommands,
+  ...explainCommands,
 };

@@ -12,11 +12,21 @@ export interface MatchOptions {
   variables?: Doc;
   /** An index name or key pattern the query must use. */
   hint?: unknown;
+  /** Called for every document the plan fetches, before the filter tests it (explain's docs examined). */
+  onCandidate?: () => void;
+}
+
+function* counted<T>(items: Iterable<T>, onItem: () => void): Generator<T> {
+  for (const item of items) {
+    onItem();
+    yield item;
+  }
 }
 
 export function* matchingItems(view: CollectionView, filter: Doc | undefined, sort: SortSpec, options: MatchOptions = {}): Generator<Item> {
   const matcher = compileFilter(filter, options.variables);
-  const candidates = view.candidates(filter ?? {}, sort, options.hint);
+  const planned = view.candidates(filter ?? {}, sort, options.hint);
+  const candidates = options.onCandidate ? { ...planned, items: counted(planned.items, options.onCandidate) } : planned;
   const fullCompare = sortComparator(sort);
   if (sort.length === 0 || candidates.sortedPrefix >= sort.length) {
     for (const item of candidates.items) if (matcher.test(item.doc)) yield item;
