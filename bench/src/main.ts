@@ -77,6 +77,7 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
       kind: 'claim-cost',
       small: c.claimSmall,
       large: c.claimLarge,
+      blocked: c.claimBlocked,
       loadBudgetMs: c.claimLoadBudgetMs,
       claims: c.claimsPerRound,
       rounds: c.runs,
@@ -98,7 +99,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] 
   if (c.groups.includes('batched')) want.push(['loom', 'batchedThroughputJobsPerSec'], ['loom', 'batchedThroughputCommandsPerJob']);
   if (c.groups.includes('latency'))
     want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
-  if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs']);
+  if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   return want;
 }
 

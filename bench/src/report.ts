@@ -41,6 +41,7 @@ function rows(c: BenchConfig): Row[] {
     { label: 'claim, small collection (ms)', cells: { loom: 'claimSmallMs' } },
     { label: 'claim, large collection (ms)', cells: { loom: 'claimLargeMs' } },
     { label: '  completed jobs: small / large', cells: { loom: 'claimSmallCompletedJobs|claimLargeCompletedJobs' } },
+    { label: `claim, ${c.claimBlocked.toLocaleString('en-US')} due jobs of other names ahead (ms)`, cells: { loom: 'claimBlockedMs' } },
   ];
 }
 
@@ -91,6 +92,7 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['Loom p50 enqueue→start <= 5 ms', loom.latencyP50Ms, (v) => v <= 5],
     ['MemoryStore jobs/s >= 100,000', memory.jobsPerSec, (v) => v >= 100_000],
     ['claim cost flat: large / small <= 1.5', loom.claimLargeOverSmall, (v) => v <= 1.5],
+    ['claim skips other names: blocked / small <= 1.5', loom.claimBlockedOverSmall, (v) => v <= 1.5],
   ];
   return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
 }

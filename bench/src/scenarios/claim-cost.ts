@@ -10,6 +10,10 @@ type ClaimCostSpec = Extract<ScenarioSpec, { kind: 'claim-cost' }>;
 
 const QUEUE = 'bench';
 const NAME = 'bench-claim';
+/** Due jobs the blocked side's claims must pass over: a name whose concurrency is used up... */
+const SATURATED = 'bench-saturated';
+/** ...and a name no engine of this claim runs. */
+const UNKNOWN = 'bench-unknown';
 const INSERT_BATCH = 10_000;
 
 function newJob(i: number, now: Date): NewJob {
@@ -26,8 +30,24 @@ interface Side {
 }
 
 const owner = `bench-${process.pid}`;
+/** A claim of one job of NAME, by an engine that also runs SATURATED but has no slot left for it. */
 function claimRequest(now: Date) {
-  return { owner, queues: [QUEUE], names: [NAME], limit: 1, leaseUntil: new Date(now.getTime() + 60_000), now };
+  return { owner, queues: [QUEUE], names: [NAME, SATURATED], excludeNames: [SATURATED], limit: 1, leaseUntil: new Date(now.getTime() + 60_000), now };
+}
+
+/**
+ * `count` due jobs the claim must not take, half of a saturated name and half of an unknown one,
+ * all of a higher priority: every one of them sorts ahead of the jobs the claim is after.
+ */
+async function addBlockedJobs(side: Side, count: number): Promise<void> {
+  const now = new Date();
+  for (let done = 0; done < count; done += INSERT_BATCH) {
+    const jobs = Array.from({ length: Math.min(INSERT_BATCH, count - done) }, (_, j): NewJob => {
+      const i = done + j;
+      return { name: i % 2 === 0 ? SATURATED : UNKNOWN, queue: QUEUE, payload: { i }, priority: 1, runAt: now, maxAttempts: 1 };
+    });
+    await side.store.enqueue(jobs, { now });
+  }
 }
 
 /**
@@ -76,21 +96,25 @@ async function round(side: Side, claims: number): Promise<void> {
 
 /**
  * How long one `claim` takes with few vs many completed jobs of the same queue and name in the
- * collection. Both collections live side by side on the same server and their rounds alternate,
- * so a busy machine disturbs both alike.
+ * collection, and with `blocked` due jobs of a saturated or unknown name ahead of the claimable
+ * ones (the claim must skip them, not fetch each one). The collections live side by side on the
+ * same server and their rounds alternate, so a busy machine disturbs all alike.
  */
 export async function claimCost(spec: ClaimCostSpec): Promise<ScenarioResult> {
   const counter = new CommandCounter(spec.uri);
   await counter.client.connect();
   const small = await prepare(counter, `${spec.db}_small`, spec.small, spec.loadBudgetMs);
+  const blocked = await prepare(counter, `${spec.db}_blocked`, spec.small, spec.loadBudgetMs);
+  await addBlockedJobs(blocked, spec.blocked);
   const loadStart = performance.now();
   const large = await prepare(counter, `${spec.db}_large`, spec.large, spec.loadBudgetMs);
   const loadSec = (performance.now() - loadStart) / 1000;
   for (let r = 0; r < spec.rounds; r++) {
     await round(small, spec.claims);
     await round(large, spec.claims);
+    await round(blocked, spec.claims);
   }
-  for (const side of [small, large]) {
+  for (const side of [small, large, blocked]) {
     await side.store.close();
     await side.db.dropDatabase();
   }
@@ -106,6 +130,10 @@ export async function claimCost(spec: ClaimCostSpec): Promise<ScenarioResult> {
       claimSmallP99Ms: percentile(small.times, 99),
       claimLargeP99Ms: percentile(large.times, 99),
       claimLargeOverSmall: median(ratios),
+      claimBlockedJobs: spec.blocked,
+      claimBlockedMs: median(blocked.roundMedians),
+      claimBlockedP99Ms: percentile(blocked.times, 99),
+      claimBlockedOverSmall: median(small.roundMedians.map((s, i) => blocked.roundMedians[i]! / s)),
       claimLoadSec: loadSec,
     },
     notes,

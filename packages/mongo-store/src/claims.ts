@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Filter } from 'mongodb';
 import { LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
-import { requireDate, requireNumber, requireString } from './arguments.js';
+import { requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import type { JobDocument } from './documents.js';
-import { claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
+import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
 import { CLAIM_INDEX_KEY } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
@@ -13,25 +13,57 @@ import { claimUpdate, releaseClaimPipeline } from './updates.js';
 const MAX_BATCH_ROUNDS = 100;
 
 /**
+ * How many (queue, name) ranges one claim query may ask for. mongod merges at most 200 index scans
+ * in sort order (`internalQueryMaxScansToExplode`); past that it would sort every due job of the
+ * claim in memory. A claim over more pairs reads candidates group by group and merges them here.
+ */
+const MAX_MERGED_SCANS = 200;
+
+/** The queues and names of one candidate query (at most {@link MAX_MERGED_SCANS} pairs). */
+type ClaimGroup = Pick<ClaimRequest, 'queues' | 'names' | 'now'>;
+
+/** Splits a claim's queues and claimable names into groups of at most {@link MAX_MERGED_SCANS} pairs. */
+export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): ClaimGroup[] {
+  const queues = [...new Set(requireStrings(req.queues, 'claim queues'))];
+  const names = claimableNames(req);
+  const groups: ClaimGroup[] = [];
+  for (let q = 0; q < queues.length; q += MAX_MERGED_SCANS) {
+    const someQueues = queues.slice(q, q + MAX_MERGED_SCANS);
+    const namesPerGroup = Math.floor(MAX_MERGED_SCANS / someQueues.length);
+    for (let n = 0; n < names.length; n += namesPerGroup) groups.push({ queues: someQueues, names: names.slice(n, n + namesPerGroup), now: req.now });
+  }
+  return groups;
+}
+
+/**
  * Leases up to `req.limit` claimable jobs. One job: a single atomic `findOneAndUpdate` on the
- * claim index. More: see {@link claimBatch}.
+ * claim index. More (or more (queue, name) pairs than one query merges): see {@link claimBatch}.
  */
 export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
   const now = requireDate(req.now, 'claim now');
-  const filter = claimFilter(req);
-  if (req.queues.length === 0 || req.names.length === 0) return [];
-  if (limit === 1) {
-    const doc = await jobs.findOneAndUpdate(filter, claimUpdate({ ...lease, token: randomUUID() }, now), {
+  const groups = claimGroups(req);
+  if (groups.length === 0) return [];
+  if (limit === 1 && groups.length === 1) {
+    const doc = await jobs.findOneAndUpdate(claimFilter(groups[0]), claimUpdate({ ...lease, token: randomUUID() }, now), {
       sort: CLAIM_SORT,
       hint: CLAIM_INDEX_KEY,
       returnDocument: 'after',
     });
     return doc ? [toJobRecord(doc)] : [];
   }
-  return claimBatch(jobs, req, lease, now, limit, logger);
+  return claimBatch(jobs, req, groups, lease, now, limit, logger);
+}
+
+/** Up to `wanted` candidates in claim order: one query per group, merged. */
+async function readCandidates(jobs: Collection<JobDocument>, groups: ClaimGroup[], wanted: number): Promise<Pick<JobDocument, '_id'>[]> {
+  const options = { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted };
+  if (groups.length === 1) return jobs.find(claimFilter(groups[0]), { ...options, projection: { _id: 1 } }).toArray();
+  const projection = { _id: 1, priority: 1, runAt: 1 };
+  const found = await Promise.all(groups.map((group) => jobs.find<JobDocument>(claimFilter(group), { ...options, projection }).toArray()));
+  return sortForClaim(found.flat()).slice(0, wanted);
 }
 
 /**
@@ -42,7 +74,8 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
  * until `limit` is reached or nothing claimable is left; a lost round means another claimer made
  * progress, so the loop ends. A lone candidate is taken and read back by one `findAndModify`, and
  * a read that found fewer candidates than wanted ends the loop (it saw every job claimable then),
- * so a claim that finds one due job costs two commands, not four.
+ * so a claim that finds one due job costs two commands, not four. A claim over more (queue, name)
+ * pairs than one query merges reads its candidates with one query per group.
  *
  * A round that fails after sending its update gives its leases back (see {@link takeCandidates});
  * the jobs of earlier rounds are then returned (the failure logged), and a failed first round
@@ -51,6 +84,7 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
 async function claimBatch(
   jobs: Collection<JobDocument>,
   req: ClaimRequest,
+  groups: ClaimGroup[],
   lease: { owner: string; until: Date },
   now: Date,
   limit: number,
@@ -61,7 +95,7 @@ async function claimBatch(
     const wanted = limit - claimed.length;
     let found: number;
     try {
-      const candidates = await jobs.find(claimFilter(req), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted, projection: { _id: 1 } }).toArray();
+      const candidates = await readCandidates(jobs, groups, wanted);
       found = candidates.length;
       if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates, lease, now)));
     } catch (err) {
@@ -131,7 +165,7 @@ async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>
 }
 
 /** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */
-function sortForClaim(docs: JobDocument[]): JobDocument[] {
+function sortForClaim<T extends Pick<JobDocument, '_id' | 'priority' | 'runAt'>>(docs: T[]): T[] {
   return docs.sort(
     (a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
   );

@@ -15,15 +15,22 @@ const CLAIMABLE: JobStatus[] = ['queued', 'running', 'waiting'];
 /** Claim order: priority descending, then run time, then enqueue order (ObjectIds grow). */
 export const CLAIM_SORT: Sort = { priority: -1, runAt: 1, _id: 1 };
 
-/** Jobs claimable at `now`: queued and due, running with an expired lease, or waiting past its timeout. */
+/** The names a claim may take: `names` less `excludeNames`, each once. */
+export function claimableNames(req: Pick<ClaimRequest, 'names' | 'excludeNames'>): string[] {
+  const excluded = new Set(req.excludeNames === undefined ? [] : requireStrings(req.excludeNames, 'claim excludeNames'));
+  return [...new Set(requireStrings(req.names, 'claim names'))].filter((name) => !excluded.has(name));
+}
+
+/**
+ * Jobs claimable at `now`: queued and due, running with an expired lease, or waiting past its
+ * timeout. Queues and names are both lists of points: the claim index leads with them, so jobs of
+ * excluded or unknown names are never scanned, let alone fetched (see `CLAIM_INDEX_KEY`).
+ */
 export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): Filter<JobDocument> {
-  const names = requireStrings(req.names, 'claim names');
-  const excluded = req.excludeNames === undefined ? [] : requireStrings(req.excludeNames, 'claim excludeNames');
-  const name: Filter<JobDocument>['name'] = excluded.length > 0 ? { $in: names, $nin: excluded } : { $in: names };
   return {
     claimAt: { $lte: requireDate(req.now, 'claim now') },
     queue: { $in: requireStrings(req.queues, 'claim queues') },
-    name,
+    name: { $in: claimableNames(req) },
     status: { $in: CLAIMABLE },
   };
 }

@@ -1,6 +1,6 @@
 import type { Collection, Document, IndexDescription } from 'mongodb';
 import { BSON, MongoServerError } from 'mongodb';
-import type { ResolvedOptions } from './options.js';
+import type { ResolvedOptions, StoreLogger } from './options.js';
 import { indexConflict } from './store-errors.js';
 
 /** An index Loom needs, always created under this exact name. */
@@ -10,6 +10,8 @@ export interface IndexSpec {
   unique?: boolean;
   partialFilterExpression?: Document;
   expireAfterSeconds?: number;
+  /** Keys an earlier Loom gave this index: an index of this name with one of them is replaced. */
+  formerKeys?: Record<string, 1 | -1>[];
 }
 
 /**
@@ -17,18 +19,31 @@ export interface IndexSpec {
  * another index plus a sort, a choice it would then cache for the backlog that follows.
  */
 export const CLAIM_INDEX = 'loom_claim';
-/** Its key pattern (what `findOneAndUpdate`'s `hint` takes). */
-export const CLAIM_INDEX_KEY = { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 } as const;
+/**
+ * Its key pattern (what `findOneAndUpdate`'s `hint` takes). A claim names its queues and names as
+ * points, so the server walks one range per (queue, name) pair, each in claim order, and merges
+ * them (SORT_MERGE): due jobs of a saturated or unknown name are never scanned nor fetched, however
+ * many sort ahead. `claimAt` after `_id` (which is unique, so it changes no order) is checked in the
+ * index: leased and delayed jobs are skipped without a fetch too.
+ */
+export const CLAIM_INDEX_KEY = { queue: 1, name: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 } as const;
+
+/**
+ * The claim index of Loom 0.1.0, without `name`: every due job of a name the claim did not take
+ * was fetched and discarded on every claim. `init()` replaces it.
+ */
+export const FORMER_CLAIM_INDEX_KEYS: Record<string, 1 | -1>[] = [{ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }];
 
 /** Indexes per collection, for the given options. Retention indexes appear only when enabled. */
 export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[] } {
   const jobs: IndexSpec[] = [
     {
-      // Every claim: equality on queue, sort on priority/runAt/_id, claimAt checked in the index.
-      // Partial: only jobs that can become claimable are in it, so finished jobs never slow claims.
+      // Every claim: points on queue and name, sort on priority/runAt/_id, claimAt checked in the
+      // index. Partial: only jobs that can become claimable are in it, so finished jobs never slow claims.
       name: CLAIM_INDEX,
       key: { ...CLAIM_INDEX_KEY },
       partialFilterExpression: { claimAt: { $exists: true } },
+      formerKeys: FORMER_CLAIM_INDEX_KEYS,
     },
     {
       name: 'loom_idempotency_key',
@@ -90,8 +105,25 @@ function differences(existing: Document, spec: IndexSpec): string[] {
 }
 
 function toDescription(spec: IndexSpec): IndexDescription {
-  const { key, ...rest } = spec;
+  const { key, formerKeys: _former, ...rest } = spec;
   return { key, ...rest };
+}
+
+/** Whether `existing` is what an earlier Loom created under this spec's name (only its keys differ). */
+function isFormerVersion(existing: Document, spec: IndexSpec): boolean {
+  if (!spec.formerKeys?.some((key) => sameKey(existing.key, key))) return false;
+  return differences(existing, spec).every((d) => d.startsWith('key '));
+}
+
+const INDEX_NOT_FOUND = 27;
+
+/** Drops an index; one already gone (another process replaced it first) is fine. */
+async function dropIfPresent(collection: Collection<any>, name: string): Promise<void> {
+  try {
+    await collection.dropIndex(name);
+  } catch (err) {
+    if (!(err instanceof MongoServerError && err.code === INDEX_NOT_FOUND)) throw err;
+  }
 }
 
 /**
@@ -100,11 +132,20 @@ function toDescription(spec: IndexSpec): IndexDescription {
  * error naming it, never a silent skip: a unique index that is not there means duplicate jobs.
  * Only retention changes are applied in place (`collMod` for a new TTL, drop when turned off).
  */
-export async function ensureIndexes(collection: Collection<any>, specs: IndexSpec[], retentionIndex: string): Promise<void> {
+export async function ensureIndexes(collection: Collection<any>, specs: IndexSpec[], retentionIndex: string, logger?: StoreLogger): Promise<void> {
   const existing = await listIndexes(collection);
   const missing: IndexSpec[] = [];
   for (const spec of specs) {
     const sameName = existing.find((ix) => ix.name === spec.name);
+    if (sameName && isFormerVersion(sameName, spec)) {
+      logger?.warn(
+        { collection: collection.collectionName, index: spec.name, from: sameName.key, to: spec.key },
+        'replacing an index of an earlier Loom version; engines of that version fail their claims until they are upgraded',
+      );
+      await dropIfPresent(collection, spec.name);
+      missing.push(spec);
+      continue;
+    }
     if (sameName) {
       const diffs = differences(sameName, spec);
       if (diffs.length === 0) continue;

@@ -88,8 +88,8 @@ export class MongoStore implements JobStore {
     if (this.ownsClient) await this.collections.client.connect();
     await this.getDeployment();
     const plan = indexPlan(this.options);
-    await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs);
-    await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters);
+    await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
+    await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await this.reconcile();
   }
 

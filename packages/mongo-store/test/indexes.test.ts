@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { LoomError } from '@loom/core';
+import { CaptureLogger } from '@loom/testing';
 import { indexPlan } from '../src/index.js';
 import { useMongoFixture } from './fixture.js';
 
@@ -64,6 +65,21 @@ describe('MongoStore indexes', () => {
     const err = await initError(fixture.newStore({ database }));
     expect(err.message).toContain('"by_parent"');
     expect(err.message).toContain('"loom_parent"');
+  });
+
+  it("replaces Loom 0.1.0's claim index (without name), saying so, and claims use the new one", async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const jobs = fixture.mongo.client.db(database).collection('loom_jobs');
+    await jobs.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });
+    const logger = new CaptureLogger();
+    const store = fixture.newStore({ database, logger });
+    await store.init();
+    const claimIndex = (await jobs.listIndexes().toArray()).find((ix) => ix.name === 'loom_claim');
+    expect(claimIndex?.key).toEqual({ queue: 1, name: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 });
+    expect(logger.at('warn')).toEqual([expect.objectContaining({ msg: expect.stringContaining('earlier Loom version'), fields: expect.objectContaining({ index: 'loom_claim' }) })]);
+    await store.enqueue([{ name: 'send', queue: 'default', payload: {}, priority: 0, runAt: new Date(0), maxAttempts: 1 }], { now: new Date(0) });
+    expect(await store.claim({ owner: 'w', queues: ['default'], names: ['send'], limit: 1, leaseUntil: new Date(60_000), now: new Date(1) })).toHaveLength(1);
+    await store.close();
   });
 
   it('makes claims fail loudly, not scan silently, when the claim index was dropped', async () => {
