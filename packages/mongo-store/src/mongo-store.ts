@@ -31,6 +31,7 @@ import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
 import { ScheduleRepository } from './schedules.js';
+import { readServerTime } from './server-time.js';
 import { transactionsUnsupported } from './store-errors.js';
 import { isTransientMongoError } from './transient-errors.js';
 import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
@@ -330,6 +331,11 @@ export class MongoStore implements JobStore {
       (err: unknown) => this.options.logger.warn({ err }, 'could not reach MongoDB to open the job change stream; workers rely on polling'),
     );
     return unsubscribe;
+  }
+
+  /** The primary's current time (`hello.localTime`), for the engine's clock-skew check. */
+  serverTime(): Promise<Date> {
+    return readServerTime(this.collections.client);
   }
 
   // ---- helpers -----------------------------------------------------------------------------

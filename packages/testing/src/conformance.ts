@@ -7,6 +7,7 @@ import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeQueries } from './conformance/queries.js';
 import { describeSchedules } from './conformance/schedules.js';
+import { describeServerTime } from './conformance/server-time.js';
 import { describeSignals } from './conformance/signals.js';
 import { describeTransactions } from './conformance/transactions.js';
 import { describeTransitions } from './conformance/transitions.js';
@@ -92,6 +93,7 @@ export function describeStoreConformance(
     describeSignals(ctx);
     describeQueries(ctx);
     describeSchedules(ctx);
+    describeServerTime(ctx);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

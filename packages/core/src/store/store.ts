@@ -17,7 +17,8 @@ import type {
  * state machine in `LIFECYCLE.md`, and are each atomic.
  *
  * Two rules every implementation keeps:
- * - **The store never reads the wall clock.** The engine passes `now` into every operation.
+ * - **The store never reads the wall clock.** The engine passes `now` into every operation
+ *   (`serverTime` reports the database's clock so the engine can check its own).
  * - **Every operation that takes a {@link LeaseRef} is fenced.** When the job is no longer
  *   `running` with that token, it changes nothing and rejects with a `LeaseLostError`
  *   (code `LEASE_LOST`). That single rule makes a paused or partitioned worker harmless.
@@ -189,6 +190,18 @@ export interface JobStore {
    * idle workers wake without waiting for the next poll. Optional; returns an unsubscribe function.
    */
   subscribe?(listener: (event: { queue: string; runAt: Date }) => void): () => void;
+
+  /**
+   * The database's current time, read fresh in one round trip (never cached, never the `now` an
+   * engine passed in). Leases are written and judged with the engines' clocks, so an engine whose
+   * clock is far behind the others would take over jobs whose lease has not expired yet (two runs
+   * at once). The engine measures its skew against this one clock that every engine of the store
+   * shares (its own clock before and after the call brackets the answer) and refuses to claim
+   * when the skew is too large. Optional: a store that lives in the engine's own process
+   * (MemoryStore) has no other clock and omits it. This is the one operation that reads a clock,
+   * and it is the database's, not the process's.
+   */
+  serverTime?(): Promise<Date>;
 }
 
 /** What a claim asks for. */
