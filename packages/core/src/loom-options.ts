@@ -48,6 +48,14 @@ export interface LoomOptions {
    * false with any other clock (tests)
    */
   keepAlive?: boolean;
+  /**
+   * Largest allowed difference between this engine's clock and the store's (`store.serverTime`,
+   * e.g. MongoDB's); past it the engine stops claiming (and says so) until the clocks agree, so a
+   * host whose clock is off cannot take over jobs whose leases are still live. `false` turns the
+   * check off. @default a tenth of `lease` with the system clock; off with any other clock (a
+   * fake clock in tests is far from the database's on purpose)
+   */
+  maxClockSkew?: Duration | false;
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -66,6 +74,8 @@ export interface ResolvedLoomOptions {
   random: RandomSource;
   owner: string;
   keepAlive: boolean;
+  /** Clock-skew limit in ms, or undefined when not checked. */
+  maxClockSkewMs?: number;
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -124,6 +134,11 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     keepAlive: options.keepAlive ?? clock instanceof SystemClock,
   };
+  if (options.maxClockSkew !== undefined && options.maxClockSkew !== false) {
+    resolved.maxClockSkewMs = duration('maxClockSkew', options.maxClockSkew, 0, 1);
+  } else if (options.maxClockSkew === undefined && clock instanceof SystemClock) {
+    resolved.maxClockSkewMs = Math.max(1, Math.floor(resolved.leaseMs / 10));
+  }
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;
   return resolved;

@@ -69,6 +69,8 @@ export class Loom {
     if (this.state === 'started') return;
     this.state = 'started';
     if (this.engine.options.keepAlive) this.releaseProcess = holdProcessOpen();
+    // Claims wait for the first skew measurement (not start(): a slow store must not hold it up).
+    void this.engine.skewGuard?.start();
     this.engine.pool.start();
     await this.engine.scheduling.start();
   }
@@ -89,6 +91,7 @@ export class Loom {
         throw new InvalidArgumentError('stop grace', (err as Error).message);
       }
     }
+    this.engine.skewGuard?.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

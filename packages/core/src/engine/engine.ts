@@ -1,4 +1,5 @@
 import { createScheduling, type Scheduling } from '../cron/engine-scheduling.js';
+import { ClockSkewGuard } from './clock-skew.js';
 import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from '../jobs/discovery.js';
 import { Enqueuer } from './enqueuer.js';
@@ -18,6 +19,8 @@ export interface Engine {
   pool: WorkerPool;
   deadLetters: DeadLetters;
   scheduling: Scheduling;
+  /** Present when clock skew is checked (`maxClockSkew`) and the store can tell its time. */
+  skewGuard?: ClockSkewGuard;
 }
 
 /**
@@ -38,6 +41,10 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
   const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow });
+  const skewGuard =
+    options.maxClockSkewMs !== undefined && store.serverTime
+      ? new ClockSkewGuard({ store, clock, logger, events, maxSkewMs: options.maxClockSkewMs, everyMs: Math.max(1_000, Math.floor(options.leaseMs / 3)), onUnblocked: wake })
+      : undefined;
   pool = new WorkerPool({
     store,
     clock,
@@ -50,7 +57,8 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     queues: options.queues ?? registry.queues(),
     leaseMs: options.leaseMs,
     pollMs: options.pollMs,
+    ...(skewGuard ? { canClaim: () => skewGuard.allowsClaims } : {}),
   });
   const deadLetters = new DeadLetters({ store, clock, onReplayed: wake });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling };
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, ...(skewGuard ? { skewGuard } : {}) };
 }

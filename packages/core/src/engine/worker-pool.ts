@@ -36,6 +36,8 @@ export interface WorkerPoolOptions {
   queues: readonly string[];
   leaseMs: number;
   pollMs: number;
+  /** False while claiming must pause (e.g. this engine's clock is too far from the store's). */
+  canClaim?: () => boolean;
 }
 
 const MAX_ERROR_BACKOFF_MS = 60_000;
@@ -194,6 +196,7 @@ export class WorkerPool {
    * than the smallest remaining per-job room, so one claim can never overshoot a job's limit.
    */
   private plan(): { names: string[]; excludeNames: string[]; limit: number } | null {
+    if (this.o.canClaim && !this.o.canClaim()) return null;
     let limit = this.o.concurrency - this.slots.size;
     if (limit <= 0) return null;
     const names: string[] = [];

@@ -1,0 +1,71 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { Job, MemoryStore, type JobStore } from '@loom/core';
+import { createTestLoom, FakeClock } from '@loom/testing';
+
+// Issue 12, defect 4: leases are judged by each engine's clock, so an engine whose clock is far
+// from the database's must not claim (it would take over live leases). It measures its skew
+// against store.serverTime at start and every third of the lease, and pauses claiming meanwhile.
+
+let runs = 0;
+@Job({ name: 'skew-job' })
+class SkewJob {
+  async run(): Promise<void> {
+    runs++;
+  }
+}
+
+/** A MemoryStore with a database clock `offset.ms` ahead of the engine's. */
+function storeWithServerClock(clock: FakeClock, offset: { ms: number }): JobStore {
+  const store = new MemoryStore();
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'serverTime') return async () => new Date(clock.now().getTime() + offset.ms);
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('clock skew against the database', () => {
+  it('stops claiming while the engine is 60 s behind the database, says so once, and resumes when the clocks agree', async () => {
+    runs = 0;
+    const clock = new FakeClock();
+    const offset = { ms: 60_000 };
+    const t = await createTestLoom({ jobs: [SkewJob], store: storeWithServerClock(clock, offset), clock, lease: '30s', maxClockSkew: '3s' });
+    const { id } = await t.enqueue(SkewJob, undefined);
+    await t.runUntilIdle();
+    await t.advance('25s');
+    expect(runs).toBe(0);
+    expect((await t.getJob(id))?.status).toBe('queued');
+    const errors = t.logs.filter((e) => e.level === 'error' && String(e.msg).includes("clock is 60000 ms behind the database's"));
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0]?.msg)).toMatch(/stops claiming jobs/);
+
+    offset.ms = 500; // NTP fixed it: within the 3 s allowed
+    await t.advance('10s');
+    expect(runs).toBe(1);
+    expect(t.logs.some((e) => e.level === 'info' && String(e.msg).includes('claiming resumes'))).toBe(true);
+    await t.stop();
+  });
+
+  it('claims as usual when the clocks agree, and does not check at all with a fake clock unless asked', async () => {
+    runs = 0;
+    const clock = new FakeClock();
+    const agreeing = await createTestLoom({ jobs: [SkewJob], store: storeWithServerClock(clock, { ms: 200 }), clock, lease: '30s', maxClockSkew: '3s' });
+    await agreeing.enqueue(SkewJob, undefined);
+    await agreeing.runUntilIdle();
+    expect(runs).toBe(1);
+    await agreeing.stop();
+
+    const unchecked = await createTestLoom({ jobs: [SkewJob], store: storeWithServerClock(clock, { ms: 3_600_000 }), clock });
+    await unchecked.enqueue(SkewJob, undefined);
+    await unchecked.runUntilIdle();
+    expect(runs).toBe(2);
+    await unchecked.stop();
+  });
+
+  it('refuses a maxClockSkew that is not a duration', async () => {
+    await expect(createTestLoom({ jobs: [SkewJob], maxClockSkew: 'soon' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('maxClockSkew') });
+  });
+});
