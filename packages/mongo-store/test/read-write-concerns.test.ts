@@ -30,7 +30,8 @@ async function storeOnTunedClient(): Promise<{ store: MongoStore; client: MongoC
     if (!HANDSHAKE.has(e.commandName)) sent.push({ name: e.commandName, command: e.command });
   });
   await client.connect();
-  const store = new MongoStore({ client, database: fixture.mongo.newDatabaseName('concerns'), logger: quietLogger });
+  // Retention off: the server's TTL monitor would remove completed jobs dated at the fake T0 (months ago) mid-test.
+  const store = new MongoStore({ client, database: fixture.mongo.newDatabaseName('concerns'), logger: quietLogger, retention: { completed: false } });
   return { store, client, sent };
 }
 
