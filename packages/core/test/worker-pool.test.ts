@@ -282,6 +282,8 @@ describe('worker pool', () => {
       expect(LoomError.is(signals[0]?.reason, 'ENGINE_STOPPED')).toBe(true);
       let job = await t.getJob(id);
       expect(job).toMatchObject({ status: 'queued', attempt: 0 });
+      // stop() did not wait for the handler that ignores its signal, and said so, naming the job.
+      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: the shutdown grace ended, but its handler ignores ctx.signal`))).toBe(true);
       // The abandoned handler finishing later must not complete the job.
       openAll();
       await t.settle();
