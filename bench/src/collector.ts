@@ -7,6 +7,8 @@ export type EngineKey = 'loom' | 'agenda' | 'loom-memory';
 export class Collector {
   private readonly samples = new Map<EngineKey, Map<string, number[]>>();
   readonly notes: string[] = [];
+  /** Labels of the scenarios this run measured (their notes replace an earlier run's). */
+  readonly measured = new Set<string>();
 
   add(engine: EngineKey, metrics: Record<string, number>, prefix = ''): void {
     let byMetric = this.samples.get(engine);

@@ -26,6 +26,7 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
   const execArgv = c.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${c.profileDir}`];
   const run = async (spec: ScenarioSpec, label: string, r: number | undefined): Promise<ChildReport> => {
     const report = await runInChild(spec, execArgv);
+    collector.measured.add(label);
     const shown = Object.entries(report.metrics)
       .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`)
       .join(' ');
@@ -160,7 +161,8 @@ async function main(): Promise<void> {
   if (earlier) {
     collector.mergeEarlier(earlier.samples);
     breakdown = { ...earlier.commandsByScenario, ...breakdown };
-    collector.notes.unshift(...earlier.notes);
+    // Notes are "label: text"; those of scenarios measured again are out of date.
+    collector.notes.unshift(...earlier.notes.filter((note) => !collector.measured.has(note.slice(0, note.indexOf(': ')))));
     log(`merged the figures of ${c.merge} (${earlier.generatedAt}, groups ${earlier.config.groups.join(', ')}) that this run did not measure`);
   }
   const groups = [...new Set([...(earlier?.config.groups ?? []), ...c.groups])];
