@@ -67,6 +67,19 @@ export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceCond
   return filter;
 }
 
+/** A job waiting for the job `awaitedId` (among others). */
+export function waitingForJobFilter(id: ObjectId, awaitedId: unknown): Filter<JobDocument> {
+  return { _id: id, status: 'waiting', 'waitingFor.jobs': { $eq: requireString(awaitedId, 'awaited job id') } };
+}
+
+/**
+ * Unfinished children of `parentId`. The `$type` restates the parent index's partial filter, so
+ * the planner sees at once that the index holds every match.
+ */
+export function activeChildFilter(parentId: unknown): Filter<JobDocument> {
+  return { parentId: { $eq: requireString(parentId, 'parent id'), $type: 'string' }, status: { $in: CLAIMABLE } };
+}
+
 /** A job that is waiting (for `wake`). */
 export function waitingFilter(id: ObjectId): Filter<JobDocument> {
   return { _id: id, status: 'waiting' };

@@ -51,7 +51,15 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       unique: true,
       partialFilterExpression: { idempotencyKey: { $type: 'string' } },
     },
-    { name: 'loom_parent', key: { parentId: 1 }, partialFilterExpression: { parentId: { $type: 'string' } } },
+    {
+      // A parent's children (`listJobs({ parentId })`), and whether one is unfinished
+      // (`findActiveChild`, answered from the index alone: it holds `_id`). Loom 0.1.0 keyed it on
+      // parentId alone, so each finishing child of a fan-out fetched all its siblings.
+      name: 'loom_parent',
+      key: { parentId: 1, status: 1, _id: 1 },
+      partialFilterExpression: { parentId: { $type: 'string' } },
+      formerKeys: [{ parentId: 1 }],
+    },
     { name: 'loom_name_status', key: { name: 1, status: 1, createdAt: -1 } },
   ];
   const deadLetters: IndexSpec[] = [{ name: 'loom_dead_name', key: { name: 1, diedAt: -1 } }];

@@ -25,7 +25,7 @@ import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveCon
 import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
 import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
-import { deadLetterFilter, jobListFilter, signalRoomConditions, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
+import { activeChildFilter, deadLetterFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
@@ -181,6 +181,19 @@ export class MongoStore implements JobStore {
     if (!id) return false;
     const res = await this.collections.jobs.updateOne(waitingFilter(id), wakeUpdate(requireDate(now, 'now')));
     return res.modifiedCount === 1;
+  }
+
+  async isWaitingFor(jobId: string, awaitedId: string): Promise<boolean> {
+    const id = parseJobId(jobId);
+    const awaited = requireString(awaitedId, 'awaited job id');
+    if (!id) return false;
+    return (await this.collections.jobs.countDocuments(waitingForJobFilter(id, awaited), { limit: 1 })) === 1;
+  }
+
+  async findActiveChild(parentId: string): Promise<string | null> {
+    // Covered by the parent index ({ parentId, status, _id }): no job document is fetched.
+    const child = await this.collections.jobs.findOne(activeChildFilter(parentId), { projection: { _id: 1 } });
+    return child ? child._id.toHexString() : null;
   }
 
   async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {

@@ -61,10 +61,21 @@ describe('MongoStore indexes', () => {
 
   it('refuses to start when Loom\'s keys are indexed under another name, naming that index', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
-    await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ parentId: 1 }, { name: 'by_parent' });
+    await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ parentId: 1, status: 1, _id: 1 }, { name: 'by_parent' });
     const err = await initError(fixture.newStore({ database }));
     expect(err.message).toContain('"by_parent"');
     expect(err.message).toContain('"loom_parent"');
+  });
+
+  it('replaces the parent index of Loom 0.1.0 ({ parentId }) with { parentId, status, _id }', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const jobs = fixture.mongo.client.db(database).collection('loom_jobs');
+    await jobs.createIndex({ parentId: 1 }, { name: 'loom_parent', partialFilterExpression: { parentId: { $type: 'string' } } });
+    const stores = [0, 1].map(() => fixture.newStore({ database }));
+    await Promise.all(stores.map((s) => s.init())); // two processes upgrading at once
+    const parent = (await jobs.listIndexes().toArray()).find((ix) => ix.name === 'loom_parent');
+    expect(parent?.key).toEqual({ parentId: 1, status: 1, _id: 1 });
+    await Promise.all(stores.map((s) => s.close()));
   });
 
   it("replaces Loom 0.1.0's claim index (without name), saying so, and claims use the new one", async () => {

@@ -286,6 +286,36 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       expect(parent?.steps.filter((s) => s.kind === 'enqueue').map((s) => s.name)).toEqual(Array.from({ length: 10 }, (_, i) => `enqueue:wf-square#${i + 1}`));
     });
 
+    it('fan-in reads grow linearly with the children: no finishing child reads the parent or lists its siblings', async () => {
+      // What the engine reads back from the store, in serialized bytes, while a parent fans out to
+      // n children and waits for all of them. Each finishing child used to read the parent (whose
+      // document grows with n) and list its siblings: n² bytes.
+      let bytesRead = 0;
+      const measured = new Proxy(store, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+            if (prop !== 'getJob' && prop !== 'listJobs') return result;
+            return (result as Promise<unknown>).then((records) => ((bytesRead += JSON.stringify(records ?? null).length), records));
+          };
+        },
+      });
+      const t = await start({ store: measured });
+      const fanIn = async (n: number): Promise<number> => {
+        bytesRead = 0;
+        const { id } = await t.enqueue(Parent, { n });
+        await t.runUntilIdle();
+        expect((await store.getJob(id))?.result).toBe(((n - 1) * n * (2 * n - 1)) / 6);
+        return bytesRead;
+      };
+      const small = await fanIn(20);
+      const large = await fanIn(80);
+      // Four times the children: about four times the bytes when linear, sixteen when quadratic.
+      expect(large / small).toBeLessThan(6);
+    });
+
     it('a retried parent does not enqueue its children again', async () => {
       probe.failParentOnce = true;
       const t = await start();

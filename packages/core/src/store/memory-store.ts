@@ -99,6 +99,8 @@ export class MemoryStore implements JobStore {
   readonly #activeByName = new SecondaryIndex();
   /** Active and completed jobs by parent id (a parent's children). */
   readonly #byParent = new SecondaryIndex();
+  /** Active jobs by parent id (`findActiveChild`). */
+  readonly #activeByParent = new SecondaryIndex();
   readonly #counts = new StatusCounts();
   readonly #schedules = new ScheduleTable();
   readonly #listeners: QueuedListeners;
@@ -204,6 +206,7 @@ export class MemoryStore implements JobStore {
     this.#active.delete(record.id);
     this.#activeByName.remove(record.name, job);
     this.#byParent.remove(record.parentId, job);
+    this.#activeByParent.remove(record.parentId, job);
     this.#freeKey(record);
     this.#counts.add(record.queue, record.status, -1);
     record.lease = undefined;
@@ -268,6 +271,16 @@ export class MemoryStore implements JobStore {
     this.#sweep(now);
     this.#wake(job, now);
     return true;
+  }
+
+  async isWaitingFor(jobId: string, awaitedId: string): Promise<boolean> {
+    const record = this.#active.get(jobId)?.record;
+    return record?.status === 'waiting' && record.waitingFor?.jobs?.includes(awaitedId) === true;
+  }
+
+  async findActiveChild(parentId: string): Promise<string | null> {
+    for (const job of this.#activeByParent.get(parentId)) return job.record.id;
+    return null;
   }
 
   async recordStep(lease: LeaseRef, step: StepRecord, now: Date): Promise<StepRecord> {
@@ -465,6 +478,7 @@ export class MemoryStore implements JobStore {
     const { record } = job;
     this.#active.delete(record.id);
     this.#activeByName.remove(record.name, job);
+    this.#activeByParent.remove(record.parentId, job);
     this.#counts.move(record.queue, record.status, 'completed');
     record.lease = undefined;
     record.status = 'completed';
@@ -528,6 +542,7 @@ export class MemoryStore implements JobStore {
       this.#active.set(record.id, job);
       this.#activeByName.add(record.name, job);
       this.#byParent.add(record.parentId, job);
+      this.#activeByParent.add(record.parentId, job);
       if (record.idempotencyKey !== undefined) this.#keys.set(record.idempotencyKey, record.id);
       this.#counts.add(record.queue, 'queued', 1);
       this.#index.update(job, now.getTime());

@@ -90,6 +90,20 @@ export interface JobStore {
   wake(jobId: string, now: Date): Promise<boolean>;
 
   /**
+   * Whether job `jobId` is `waiting` for job `awaitedId` (it is in its `waitingFor.jobs`).
+   * Answered without handing out the job: a parent waiting for thousands of children is not read
+   * once per child that finishes.
+   */
+  isWaitingFor(jobId: string, awaitedId: string): Promise<boolean>;
+
+  /**
+   * The id of one child of `parentId` (a job enqueued with that `parentId`) that is still
+   * `queued`, `running` or `waiting`, or null when none is. Answered from an index, reading no
+   * job, so each finishing child of a fan-out can ask it cheaply.
+   */
+  findActiveChild(parentId: string): Promise<string | null>;
+
+  /**
    * Records a step result. Fenced. First write wins: returns the stored record, which is the
    * existing one when a step of that name was already recorded. Only a `completed` step is final:
    * a `pending` one (a sleep or wait in progress) is replaced by the next write of that name.

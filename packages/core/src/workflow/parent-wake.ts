@@ -1,6 +1,5 @@
 import type { Clock } from '../support/clock.js';
 import type { EventBus, JobEventInfo } from '../engine/events.js';
-import { ACTIVE_STATUSES } from '../store/job-record.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 
@@ -26,6 +25,11 @@ export async function waitDecided(store: JobStore, ids: readonly string[]): Prom
  * `finished` is the child whose completion or death triggered the call, if any. The check and the
  * wake are separate reads/writes, but every finishing child runs this after its own outcome is
  * stored, and the parent runs it (without `finished`) after parking, so no wake-up is lost.
+ *
+ * A fan-in of n children costs O(n), not O(n²): a finishing child first asks the store two
+ * index-answered questions (is the parent waiting for me; is one of its children still
+ * unfinished and awaited) and reads neither the parent nor its siblings. Only the child that may
+ * have decided the wait (usually the last) reads the parent and the awaited jobs.
  */
 export async function wakeIfJobsFinished(
   deps: { store: JobStore; clock: Clock; onWoken: () => void },
@@ -33,21 +37,20 @@ export async function wakeIfJobsFinished(
   finished?: { id: string; dead: boolean },
 ): Promise<boolean> {
   const { store } = deps;
-  const parent = await store.getJob(parentId);
-  const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
-  if (!awaited || awaited.length === 0) return false;
-  const decidedByDeath = finished?.dead === true && awaited.includes(finished.id);
-  if (!decidedByDeath) {
+  if (finished?.dead) {
+    // A dead awaited job decides the wait at once (CHILD_FAILED).
+    if (!(await store.isWaitingFor(parentId, finished.id))) return false;
+  } else {
     if (finished) {
-      // Cheap answer for all children but the last of a fan-out: one of them is still active, and
-      // the child that just completed cannot have decided the wait. So a fan-in of n children
-      // costs O(n) reads, not O(n²).
-      const [active] = await store.listJobs({ parentId, status: [...ACTIVE_STATUSES], limit: 1 });
-      if (active && awaited.includes(active.id)) return false;
+      const active = await store.findActiveChild(parentId);
+      if (active !== null && (await store.isWaitingFor(parentId, active))) return false; // an awaited sibling still runs
+      if (!(await store.isWaitingFor(parentId, finished.id))) return false;
     }
-    if (!(await waitDecided(store, awaited))) return false;
+    const parent = await store.getJob(parentId);
+    const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
+    if (!awaited || awaited.length === 0 || !(await waitDecided(store, awaited))) return false;
   }
-  const woke = await deps.store.wake(parentId, deps.clock.now());
+  const woke = await store.wake(parentId, deps.clock.now());
   if (woke) deps.onWoken();
   return woke;
 }

@@ -132,6 +132,36 @@ export function describeSignals(ctx: ConformanceContext): void {
       expect(await ctx.store.wake(id, at(102))).toBe(false);
     });
 
+    it('isWaitingFor says whether a job waits for a given job; findActiveChild finds an unfinished child', async () => {
+      const { id: parent, lease } = await enqueueAndClaim(ctx.store, { name: 'parent' });
+      const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((n) => enqueueOne(ctx.store, { name: `child-${n}`, parentId: parent }, at(1))));
+      const other = await enqueueOne(ctx.store, { name: 'unrelated' }, at(1));
+      expect(await ctx.store.isWaitingFor(parent, a)).toBe(false); // running, not waiting
+      await ctx.store.wait(lease, { for: { jobs: [a, b, other] }, now: at(2) });
+      expect(await ctx.store.isWaitingFor(parent, a)).toBe(true);
+      expect(await ctx.store.isWaitingFor(parent, other)).toBe(true);
+      expect(await ctx.store.isWaitingFor(parent, c)).toBe(false);
+      expect(await ctx.store.isWaitingFor(a, parent)).toBe(false);
+      expect(await ctx.store.isWaitingFor('no-such-job', a)).toBe(false);
+
+      const finish = async (name: string, dead = false) => {
+        const { lease: l } = await claimOne(ctx.store, { names: [name], now: at(3) });
+        if (dead) await ctx.store.deadLetter(l, { reason: 'boom', now: at(4) });
+        else await ctx.store.complete(l, { now: at(4) });
+      };
+      expect([a, b, c]).toContain(await ctx.store.findActiveChild(parent));
+      await finish('child-a');
+      await finish('child-c', true);
+      expect(await ctx.store.findActiveChild(parent)).toBe(b);
+      await finish('child-b');
+      expect(await ctx.store.findActiveChild(parent)).toBeNull();
+      expect(await ctx.store.findActiveChild(other)).toBeNull();
+      expect(await ctx.store.findActiveChild('no-such-job')).toBeNull();
+      // A woken parent waits for nothing any more.
+      await ctx.store.wake(parent, at(5));
+      expect(await ctx.store.isWaitingFor(parent, a)).toBe(false);
+    });
+
     it('a waiting job becomes claimable at its timeout', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       await ctx.store.wait(lease, { for: { signal: 'approve' }, timeoutAt: at(60_000), now: at(5) });
