@@ -74,6 +74,14 @@ class Transactional {
   }
 }
 
+/** Would retry any ordinary failure three times. */
+@Job({ name: 'needs-transaction', retries: 3 })
+class NeedsTransaction {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    await ctx.transaction(async () => {});
+  }
+}
+
 describe('JobContext', () => {
   it('passes identity to the handler', async () => {
     let seen: Partial<JobContext> = {};
@@ -190,7 +198,7 @@ describe('JobContext', () => {
       await t.stop();
     });
 
-    it('fails clearly on a store without transactions', async () => {
+    it('fails clearly and permanently on a store without transactions: dead after one attempt, no retries', async () => {
       const store = new MemoryStore();
       const noTx = new Proxy(store, {
         get: (target, prop) => {
@@ -199,10 +207,12 @@ describe('JobContext', () => {
           return typeof value === 'function' ? value.bind(target) : value;
         },
       }) as JobStore;
-      const t = await createTestLoom({ jobs: [Transactional], store: noTx });
-      const { id } = await t.enqueue(Transactional, { fail: false });
+      const t = await createTestLoom({ jobs: [NeedsTransaction], store: noTx });
+      const { id } = await t.enqueue(NeedsTransaction);
       await t.runUntilIdle();
       const job = await t.getJob(id);
+      expect(job).toMatchObject({ status: 'dead', attempt: 1 });
+      expect(job?.errors).toHaveLength(1);
       expect(job?.errors[0]?.code).toBe('TRANSACTIONS_UNSUPPORTED');
       expect(job?.errors[0]?.message).toMatch(/ctx.transaction needs a store with transactions/);
       await t.stop();

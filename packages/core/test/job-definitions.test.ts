@@ -158,6 +158,26 @@ describe('discovery through inversify', () => {
     await t.stop();
   });
 
+  it('accepts an @injectable() written above @Job, with its scope, and builds the job', async () => {
+    @injectable('Singleton')
+    @Job({ name: 'injectable-above' })
+    class InjectableAbove {
+      constructor(@inject(Mailer) private readonly mailer: Mailer) {}
+      async run(): Promise<string> {
+        await this.mailer.send('above@example.com');
+        return 'ran';
+      }
+    }
+    const container = new Container();
+    container.bind(Mailer).toSelf().inSingletonScope();
+    const t = await createTestLoom({ container, jobs: [InjectableAbove] });
+    const { id } = await t.enqueue(InjectableAbove);
+    await t.runUntilIdle();
+    expect((await t.getJob(id))?.result).toBe('ran');
+    expect(container.get(Mailer).sent).toEqual(['above@example.com']);
+    await t.stop();
+  });
+
   it('coexists with an @injectable() written below @Job', async () => {
     @Job({ name: 'both-decorators' })
     @injectable()

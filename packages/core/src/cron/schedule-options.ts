@@ -75,7 +75,25 @@ export function compileSchedule(className: string, spec: unknown): CompiledSched
   };
 }
 
+/** `+02:00`, `-0530`, `+02`: a fixed UTC offset rather than a zone name. */
+const UTC_OFFSET = /^[+-](\d{2})(?::?(\d{2}))?$/;
+
 function canonicalZone(className: string, zone: string): string {
+  // Node 24's Intl accepts offsets as time zones and Node 20's does not: refuse them on every
+  // Node, so a schedule that starts on one version starts on all of them.
+  const offset = UTC_OFFSET.exec(zone.trim());
+  if (offset) {
+    const wholeHours = (offset[2] ?? '00') === '00';
+    const hours = Number(offset[1]);
+    // IANA's Etc/GMT zones count the other way round: Etc/GMT-2 is UTC+02:00.
+    const etc = `Etc/GMT${zone.trim().startsWith('+') ? '-' : '+'}${hours}`;
+    throw new InvalidJobOptionsError(
+      className,
+      'schedule.timezone',
+      `is a fixed UTC offset (${JSON.stringify(zone)}), not an IANA time zone; use the zone's name, e.g. 'Europe/Berlin', which follows daylight saving` +
+        (wholeHours && hours <= 12 ? `, or '${etc}' for a fixed ${zone.trim()}` : ''),
+    );
+  }
   if (!IANAZone.isValidZone(zone)) {
     throw new InvalidJobOptionsError(
       className,

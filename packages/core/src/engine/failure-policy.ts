@@ -5,9 +5,17 @@ import type { JobDefinition } from '../jobs/job-definition.js';
 /** What to do after a failed attempt. */
 export type FailureDecision = { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason: string };
 
-/** True for errors that must not be retried: `PermanentError` and a payload that fails its schema. */
+/**
+ * True for errors that must not be retried: `PermanentError`, a payload that fails its schema, and
+ * a transaction on a store (or deployment) without transactions, which no retry can change.
+ */
 export function isPermanent(error: Error): boolean {
-  return LoomError.is(error, 'PERMANENT') || LoomError.is(error, 'INVALID_PAYLOAD') || error.name === 'PermanentError';
+  return (
+    LoomError.is(error, 'PERMANENT') ||
+    LoomError.is(error, 'INVALID_PAYLOAD') ||
+    LoomError.is(error, 'TRANSACTIONS_UNSUPPORTED') ||
+    error.name === 'PermanentError'
+  );
 }
 
 /**

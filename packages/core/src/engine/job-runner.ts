@@ -247,7 +247,7 @@ export class JobRunner {
       return;
     }
     if ((await lease.write('dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
-    log.error({ err: error }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
+    log.error({ err: error, event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
     events.emit('job:failed', { job: info, error, willRetry: false });
     events.emit('job:dead', { job: info, reason: decision.reason, error });
   }
@@ -263,7 +263,7 @@ export class JobRunner {
     const reason = `lease expired ${expiries} time${expiries === 1 ? '' : 's'}: the job crashed or stalled its worker (attempt ${job.attempt} exceeds ${job.maxAttempts})`;
     const error = { attempt: job.attempt, at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
     if ((await lease.write('dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
-    log.error({}, `Job ${job.id}: moved to the dead letters: ${reason}`);
+    log.error({ event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${reason}`);
     this.deps.events.emit('job:dead', { job: info, reason });
   }
 }

@@ -4,9 +4,13 @@ import type { JobContext } from './job-context.js';
 import { recordJobOptions } from './job-metadata.js';
 import type { JobOptions, SchemaPayload } from './job-options.js';
 
+/** The reflect-metadata key inversify marks an `@injectable()` class with (inversify 7 and 8). */
+const INVERSIFY_INJECTABLE_FLAG = '@inversifyjs/core/classIsInjectableFlagReflectKey';
+
 /**
  * Marks a class as a Loom job. It only records `options` (validated later, by `Loom.create`) and
- * makes the class injectable for inversify, so do not add `@injectable()` yourself.
+ * makes the class injectable for inversify. You need no `@injectable()` of your own; one written
+ * above or below `@Job` (say, for a scope) is accepted.
  *
  * The class's `run` must accept the payload schema's type; TypeScript checks this here.
  *
@@ -28,6 +32,11 @@ export function Job<S extends z.ZodType | undefined = undefined>(
     } catch (err) {
       // `@injectable()` placed below `@Job` already did this; anything else is a real problem.
       if (!(err instanceof Error && /multiple times/.test(err.message))) throw err;
+      return;
     }
+    // inversify throws "Cannot apply @injectable decorator multiple times" when it finds this
+    // flag; without it, an `@injectable()` written above `@Job` (it runs after `@Job`) applies
+    // again cleanly. The class metadata injection needs stays.
+    Reflect.deleteMetadata(INVERSIFY_INJECTABLE_FLAG, target);
   };
 }
