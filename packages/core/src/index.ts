@@ -22,6 +22,7 @@ export * from './support/errors.js';
 export * from './store/job-record.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
+export * from './store/operations.js';
 export * from './store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
@@ -43,7 +44,7 @@ export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './lo
 export type { InFlightRun } from './engine/worker-pool.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
-export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, type StepRef } from './workflow/workflow-errors.js';
+export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, ChildCancelledError, type StepRef } from './workflow/workflow-errors.js';
 export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 export * from './cron/index.js';
 export { StoreTimeoutError } from './engine/store-deadline.js';

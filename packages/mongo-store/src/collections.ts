@@ -1,5 +1,5 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
-import type { DeadLetterDocument, JobDocument, KeyTombstoneDocument, ScheduleDocument } from './documents.js';
+import type { DeadLetterDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from './documents.js';
 import type { ResolvedOptions } from './options.js';
 
 /**
@@ -26,6 +26,7 @@ export interface StoreCollections {
   jobInserts: Collection<JobDocument>;
   /** Options of every transaction the store runs: primary, snapshot reads, the store's write concern. */
   transactionOptions: TransactionOptions;
+  queues: Collection<QueueDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -41,6 +42,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     keys: db.collection<KeyTombstoneDocument>(names.keys),
     jobInserts: client.db(database, { readPreference: ReadPreference.primary, readConcern: new ReadConcern('majority') }).collection<JobDocument>(names.jobs),
     transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
+    queues: db.collection<QueueDocument>(names.queues),
   };
 }
 

@@ -1,8 +1,10 @@
 import type { ClientSession, ObjectId } from 'mongodb';
-import { LeaseLostError, LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
+import { LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
 import { inTransaction, withSession, type StoreCollections } from './collections.js';
 import type { DeadLetterDocument } from './documents.js';
+import { fenceRefusal } from './fenced-writes.js';
 import { fencedFilter } from './filters.js';
+import { DEAD_LETTER_INDEX } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { isDuplicateKey } from './store-errors.js';
 import { deadLetterDocument, replayedJobDocument } from './updates.js';
@@ -10,9 +12,10 @@ import { fitDeadLetter } from './dead-letter-size.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
- * transaction. On a standalone it is two idempotent steps keyed by the job's own `_id`
- * (write the dead letter, then delete the fenced job); a crash between them leaves the job in both
- * places, which {@link reconcileDeadLetters} resolves at the next `init()`.
+ * transaction. On a standalone it is idempotent steps keyed by the job's own `_id` (write the dead
+ * letter marked `pending`, delete the fenced job, unmark; or mark, insert the job, delete the
+ * letter that was read); a crash in between leaves a marked letter, which
+ * {@link reconcileDeadLetters} resolves at the next `init()`.
  */
 
 export interface MoveContext {
@@ -36,26 +39,33 @@ export async function moveToDeadLetters(
 ): Promise<void> {
   const { jobs, deadLetters } = ctx.collections;
   const fence = fencedFilter(id, lease.token);
+  const unmark = () => deadLetters.updateOne({ _id: id, leaseToken: lease.token }, { $unset: { pending: '' } });
   await maybeTransaction(ctx, async (session) => {
     const job = await jobs.findOne(fence, withSession(session));
-    if (!job) throw new LeaseLostError(lease.jobId);
+    if (!job) throw await fenceRefusal(jobs, id, lease, session);
     const dead = fitDeadLetter(deadLetterDocument(job, outcome));
+    if (!session) dead.pending = 'move';
     await deadLetters.replaceOne({ _id: id }, dead, { upsert: true, ...withSession(session) });
     const deleted = await jobs.deleteOne(fence, withSession(session));
-    if (deleted.deletedCount === 1) return;
-    if (session) throw new LeaseLostError(lease.jobId); // aborts the transaction: nothing changed
+    if (deleted.deletedCount === 1) {
+      if (!session) await unmark();
+      return;
+    }
+    if (session) throw await fenceRefusal(jobs, id, lease, session); // aborts the transaction: nothing changed
     // Standalone: the job moved on between our read and delete (its lease expired and another
-    // worker took it), or a concurrent init() finished this very move for us.
+    // worker took it, or its cancel was requested), or a concurrent init() finished this very move.
     const still = await jobs.findOne({ _id: id }, { projection: { _id: 1 } });
-    if (!still) return;
+    if (!still) return void (await unmark());
     await deadLetters.deleteOne({ _id: id, leaseToken: lease.token });
-    throw new LeaseLostError(lease.jobId);
+    throw await fenceRefusal(jobs, id, lease);
   });
 }
 
 /**
  * `dead → queued`, same id, attempts reset. Conditional: of two concurrent replays one inserts the
- * job and the other finds the id taken (or the dead letter gone) and returns null.
+ * job and the other finds the id taken (or the dead letter gone) and returns null. On a standalone
+ * it deletes only the letter it read (matched by its lease token): once the job is back in the
+ * queue it can run and die again, and that next death's letter must survive this replay.
  */
 export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date): Promise<string | null> {
   const { jobs, deadLetters } = ctx.collections;
@@ -77,15 +87,20 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
       const holder = await jobs.findOne({ idempotencyKey: { $eq: key } }, { projection: { _id: 1 }, ...withSession(session) });
       if (holder && !holder._id.equals(id)) throw keyHeld();
     }
+    const theLetterRead = { _id: id, leaseToken: dead.leaseToken };
+    if (!session && (await deadLetters.updateOne(theLetterRead, { $set: { pending: 'replay' } })).matchedCount === 0) {
+      return null; // replayed (or purged) concurrently
+    }
     try {
       await jobs.insertOne(replayedJobDocument(dead, now), withSession(session));
     } catch (err) {
       if (session || !isDuplicateKey(err)) throw err;
       const byId = await jobs.findOne({ _id: id }, { projection: { _id: 1 } });
       if (byId) return null; // replayed concurrently (or a half-done move that init() resolves)
+      await deadLetters.updateOne(theLetterRead, { $unset: { pending: '' } });
       throw keyHeld(err);
     }
-    if (!session) await deadLetters.deleteOne({ _id: id });
+    if (!session) await deadLetters.deleteOne(theLetterRead);
     return id.toHexString();
   });
 }
@@ -101,26 +116,33 @@ export interface ReconcileReport {
 const RECONCILE_BATCH = 500;
 
 /**
- * Resolves every job present in both collections: a job still running under the lease that moved
- * it was being dead-lettered when the process died, so the move is finished; any other job (replayed,
- * or taken over by another worker) is the live copy, so the dead letter goes.
+ * Resolves the moves a crash interrupted: only the dead letters still marked `pending` (a partial
+ * index holds exactly those), so a start costs the same with ten dead letters or ten million, and
+ * on a replica set (transactional moves never mark) it reads none. For each: a job still running
+ * under the lease that moved it was being dead-lettered when the process died, so the move is
+ * finished; any other job of that id (replayed, or taken over by another worker) is the live copy,
+ * so the dead letter goes; without a job the letter is simply dead, and only unmarked.
  */
 export async function reconcileDeadLetters(ctx: MoveContext): Promise<ReconcileReport> {
   const { jobs, deadLetters } = ctx.collections;
   const report: ReconcileReport = { finishedMoves: 0, staleDeadLetters: 0 };
-  const cursor = deadLetters.find({}, { projection: { _id: 1, leaseToken: 1 } }).batchSize(RECONCILE_BATCH);
+  const cursor = deadLetters
+    .find({ pending: { $exists: true } }, { projection: { _id: 1, leaseToken: 1 }, hint: DEAD_LETTER_INDEX.pending })
+    .batchSize(RECONCILE_BATCH);
   let batch: Pick<DeadLetterDocument, '_id' | 'leaseToken'>[] = [];
   const flush = async () => {
     const live = await jobs
       .find({ _id: { $in: batch.map((d) => d._id) } }, { projection: { _id: 1, status: 1, 'lease.token': 1 } })
       .toArray();
-    for (const job of live) {
-      const dead = batch.find((d) => d._id.equals(job._id))!;
-      if (job.status === 'running' && job.lease?.token === dead.leaseToken) {
-        report.finishedMoves += (await jobs.deleteOne(fencedFilter(job._id, dead.leaseToken))).deletedCount;
-      } else {
-        report.staleDeadLetters += (await deadLetters.deleteOne({ _id: dead._id, leaseToken: dead.leaseToken })).deletedCount;
+    for (const dead of batch) {
+      const job = live.find((j) => j._id.equals(dead._id));
+      const letter = { _id: dead._id, leaseToken: dead.leaseToken };
+      if (job && !(job.status === 'running' && job.lease?.token === dead.leaseToken)) {
+        report.staleDeadLetters += (await deadLetters.deleteOne(letter)).deletedCount;
+        continue;
       }
+      if (job) report.finishedMoves += (await jobs.deleteOne(fencedFilter(job._id, dead.leaseToken, { cancelRequested: true }))).deletedCount;
+      await deadLetters.updateOne(letter, { $unset: { pending: '' } });
     }
     batch = [];
   };

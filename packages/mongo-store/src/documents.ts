@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { JobRecord, SignalRecord } from '@loom/core';
+import type { JobRecord, ScheduleDescription, SignalRecord } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
@@ -33,6 +33,12 @@ export interface DeadLetterDocument {
   leaseToken: string;
   /** Fields dropped because the whole record would not fit in one document (see `fitDeadLetter`). */
   truncated?: string[];
+  /**
+   * Set while a move on a standalone (two writes, no transaction) is under way: `'move'` from the
+   * dead letter's write until the job's deletion, `'replay'` from the replay's start until the
+   * letter's deletion. A crash leaves it set, and `init()` reconciles exactly those letters.
+   */
+  pending?: 'move' | 'replay';
   job: Omit<JobDocument, '_id'>;
 }
 
@@ -43,6 +49,14 @@ export interface ScheduleDocument {
   firstSeenAt: Date;
   /** See `ScheduleRecord.firing`; absent in documents written before it existed. */
   firing?: Date[];
+  paused: boolean;
+  updatedAt: Date;
+  description?: ScheduleDescription;
+}
+
+/** A queue's persisted controls; `_id` is the queue name. Queues without one are not paused. */
+export interface QueueDocument {
+  _id: string;
   paused: boolean;
   updatedAt: Date;
 }

@@ -1,5 +1,5 @@
 import type { ClientSession, Collection, Document, ObjectId, UpdateFilter } from 'mongodb';
-import { LeaseLostError, LoomError, type LeaseRef, type StepRecord } from '@loom/core';
+import { CancelledError, LeaseLostError, LoomError, type LeaseExtension, type LeaseRef, type StepRecord } from '@loom/core';
 import { parseJobId, requireDate, requireString } from './arguments.js';
 import { withSession } from './collections.js';
 import type { JobDocument } from './documents.js';
@@ -17,6 +17,14 @@ function completedStep(job: JobDocument, name: string): StepRecord | undefined {
 /** A loud end to a conditional loop that kept losing races (it should never happen in practice). */
 export function tooManyRounds(operation: string, jobId: string): LoomError {
   return new LoomError('STORE_ERROR', `${operation} on job ${jobId}: the job kept changing under this operation; retry`);
+}
+
+/** See {@link FencedWrites.refusal}. */
+export async function fenceRefusal(jobs: Collection<JobDocument>, id: ObjectId, lease: LeaseRef, session?: ClientSession): Promise<LoomError> {
+  const filter = fencedFilter(id, lease.token, { cancelRequested: true });
+  const job = await jobs.findOne(filter, { projection: { cancelRequestedAt: 1, cancelReason: 1 }, ...withSession(session) });
+  if (job?.cancelRequestedAt === undefined) return new LeaseLostError(lease.jobId);
+  return new CancelledError(lease.jobId, job.cancelReason, 'its cancel was requested, so this write was refused and nothing changed; the run ends cancelled');
 }
 
 /**
@@ -50,16 +58,33 @@ export class FencedWrites {
     return res.matchedCount === 1;
   }
 
-  /** A fenced write that must apply: zero matches is a lost lease. */
-  async write(lease: LeaseRef, update: UpdateFilter<JobDocument>, session?: ClientSession): Promise<void> {
-    if (!(await this.tryWrite(lease, update, {}, session))) throw new LeaseLostError(lease.jobId);
+  /** A fenced write that must apply: zero matches is a lost lease (or a requested cancel, see {@link refusal}). */
+  async write(lease: LeaseRef, update: UpdateFilter<JobDocument>, session?: ClientSession, conditions: FenceConditions = {}): Promise<void> {
+    if (!(await this.tryWrite(lease, update, conditions, session))) throw await this.refusal(lease, session);
   }
 
-  /** The job, if this lease still holds it; LeaseLostError otherwise. */
+  /** A lease extension: works after a cancel request too, and says whether one was made. */
+  async extend(lease: LeaseRef, update: UpdateFilter<JobDocument>): Promise<LeaseExtension> {
+    const filter = fencedFilter(this.jobIdOf(lease), lease.token, { cancelRequested: true });
+    const before = await this.jobs.findOneAndUpdate(filter, update, { projection: { cancelRequestedAt: 1 } });
+    if (!before) throw new LeaseLostError(lease.jobId);
+    return before.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
+  }
+
+  /** The job, if this lease still holds it; LeaseLostError (or CancelledError) otherwise. */
   async owned(lease: LeaseRef): Promise<JobDocument> {
     const job = await this.jobs.findOne(fencedFilter(this.jobIdOf(lease), lease.token));
-    if (!job) throw new LeaseLostError(lease.jobId);
+    if (!job) throw await this.refusal(lease);
     return job;
+  }
+
+  /**
+   * Why a fenced write matched nothing: the lease still holds but the job's cancel was requested (a
+   * `CancelledError`: the holder must end it cancelled), or the lease is lost. One read, only on
+   * this failure path.
+   */
+  refusal(lease: LeaseRef, session?: ClientSession): Promise<LoomError> {
+    return fenceRefusal(this.jobs, this.jobIdOf(lease), lease, session);
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { Filter, ObjectId, Sort } from 'mongodb';
-import { MAX_PENDING_SIGNALS, type ClaimRequest, type DeadLetterFilter, type JobFilter, type JobStatus } from '@loom/core';
+import type { Document, Filter, ObjectId, Sort } from 'mongodb';
+import { MAX_PENDING_SIGNALS, type ClaimRequest, type DeadLetterFilter, type JobFilter, type JobPagePosition, type JobPageQuery, type JobStatus } from '@loom/core';
 import { requireDate, requireString, requireStrings } from './arguments.js';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
 
@@ -50,6 +50,11 @@ export interface FenceConditions {
   absentSignal?: string;
   /** Only if this stored signal (by store id) is still on the job. */
   signalId?: ObjectId;
+  /**
+   * Also when the job's cancel was requested. Only a lease extension and the ending of the cancel
+   * pass the fence then: no other write of the run is accepted after a cancel.
+   */
+  cancelRequested?: boolean;
 }
 
 /**
@@ -58,6 +63,7 @@ export interface FenceConditions {
  */
 export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceConditions = {}): Filter<JobDocument> {
   const filter: Filter<JobDocument> = { _id: id, 'lease.token': { $eq: requireString(token, 'lease token') }, status: 'running' };
+  if (conditions.cancelRequested !== true) filter.cancelRequestedAt = { $exists: false };
   if (conditions.absentStep !== undefined) filter['steps.name'] = { $ne: requireString(conditions.absentStep, 'step name') };
   if (conditions.pendingStep !== undefined) {
     filter.steps = { $elemMatch: { name: { $eq: requireString(conditions.pendingStep, 'step name') }, status: 'pending' } };
@@ -134,6 +140,50 @@ export function jobListFilter(filter: JobFilter): Filter<JobDocument> {
   if (filter.scheduledBefore !== undefined) out.scheduledFor = { $lt: requireDate(filter.scheduledBefore, 'filter.scheduledBefore') };
   return out;
 }
+
+/** The statuses whose jobs live in the jobs collection (dead ones are in the dead letters). */
+export const LIVE_STATUSES: JobStatus[] = ['queued', 'running', 'waiting', 'completed', 'cancelled'];
+
+/**
+ * Keyset condition on `(createdAt, _id)` descending: strictly after `after`. The bound on
+ * `createdAt` narrows the index scan; the `$nor` only drops the few jobs created in the same ms.
+ */
+function afterPosition(createdAtField: string, after: JobPagePosition, id: ObjectId): Filter<Document> {
+  const createdAt = requireDate(after.createdAt, 'cursor createdAt');
+  return { [createdAtField]: { $lte: createdAt }, $nor: [{ [createdAtField]: createdAt, _id: { $gte: id } }] };
+}
+
+/** Creation-time bounds of a page query, plus its keyset position. */
+function createdRange(field: string, query: JobPageQuery, after: ObjectId | undefined): Filter<Document> {
+  const bounds: Record<string, Date> = {};
+  if (query.createdAfter !== undefined) bounds.$gt = requireDate(query.createdAfter, 'createdAfter');
+  if (query.createdBefore !== undefined) bounds.$lt = requireDate(query.createdBefore, 'createdBefore');
+  const parts: Filter<Document>[] = [];
+  if (Object.keys(bounds).length > 0) parts.push({ [field]: bounds });
+  if (query.after !== undefined && after !== undefined) parts.push(afterPosition(field, query.after, after));
+  return parts.length === 0 ? {} : parts.length === 1 ? parts[0] : { $and: parts };
+}
+
+/** A page of live jobs (see `JobStore.listJobPage`); `statuses` are the live ones asked for. */
+export function jobPageFilter(query: JobPageQuery, statuses: JobStatus[], after: ObjectId | undefined): Filter<JobDocument> {
+  const out: Filter<Document> = { status: { $in: requireStrings(statuses, 'statuses') } };
+  if (query.name !== undefined) out.name = { $eq: requireString(query.name, 'name') };
+  if (query.queue !== undefined) out.queue = { $eq: requireString(query.queue, 'queue') };
+  return { ...out, ...createdRange('createdAt', query, after) } as Filter<JobDocument>;
+}
+
+/** A page of dead letters, in the order of their jobs' creation. */
+export function deadLetterPageFilter(query: JobPageQuery, after: ObjectId | undefined): Filter<DeadLetterDocument> {
+  const out: Filter<Document> = {};
+  if (query.name !== undefined) out.name = { $eq: requireString(query.name, 'name') };
+  if (query.queue !== undefined) out.queue = { $eq: requireString(query.queue, 'queue') };
+  return { ...out, ...createdRange('job.createdAt', query, after) } as Filter<DeadLetterDocument>;
+}
+
+/** List order of job pages. */
+export const JOB_PAGE_SORT: Sort = { createdAt: -1, _id: -1 };
+/** List order of job pages over dead letters. */
+export const DEAD_LETTER_PAGE_SORT: Sort = { 'job.createdAt': -1, _id: -1 };
 
 /** Dead letters by name, queue and death time. */
 export function deadLetterFilter(filter: DeadLetterFilter): Filter<DeadLetterDocument> {

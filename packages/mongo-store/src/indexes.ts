@@ -60,9 +60,25 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       partialFilterExpression: { parentId: { $type: 'string' } },
       formerKeys: [{ parentId: 1 }],
     },
-    { name: 'loom_name_status', key: { name: 1, status: 1, createdAt: -1 } },
+    // Pages of `listJobPage` (newest first, keyset on createdAt + _id) by status, name or queue, and
+    // the per-queue counts of `stats` / `listQueues`: each answered by an index range, so a page
+    // costs the same with a thousand jobs or a million.
+    { name: JOB_LIST_INDEX.status, key: { status: 1, createdAt: -1, _id: -1 } },
+    { name: JOB_LIST_INDEX.name, key: { name: 1, status: 1, createdAt: -1, _id: -1 }, formerKeys: [{ name: 1, status: 1, createdAt: -1 }] },
+    { name: JOB_LIST_INDEX.queue, key: { queue: 1, status: 1, createdAt: -1, _id: -1 } },
   ];
-  const deadLetters: IndexSpec[] = [{ name: 'loom_dead_name', key: { name: 1, diedAt: -1 } }];
+  const deadLetters: IndexSpec[] = [
+    // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
+    { name: DEAD_LETTER_INDEX.died, key: { diedAt: -1, _id: -1 } },
+    { name: DEAD_LETTER_INDEX.nameDied, key: { name: 1, diedAt: -1, _id: -1 }, formerKeys: [{ name: 1, diedAt: -1 }] },
+    { name: DEAD_LETTER_INDEX.queueDied, key: { queue: 1, diedAt: -1, _id: -1 } },
+    // `listJobPage` over dead jobs, in the jobs' creation order.
+    { name: DEAD_LETTER_INDEX.created, key: { 'job.createdAt': -1, _id: -1 } },
+    { name: DEAD_LETTER_INDEX.nameCreated, key: { name: 1, 'job.createdAt': -1, _id: -1 } },
+    { name: DEAD_LETTER_INDEX.queueCreated, key: { queue: 1, 'job.createdAt': -1, _id: -1 } },
+    // Moves a crash may have interrupted (standalone only): what init() reconciles, and nothing else.
+    { name: DEAD_LETTER_INDEX.pending, key: { pending: 1 }, partialFilterExpression: { pending: { $exists: true } } },
+  ];
   const { completed, dead } = options.retentionSeconds;
   if (completed !== false) {
     jobs.push({
@@ -75,6 +91,20 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
   if (dead !== false) deadLetters.push({ name: RETENTION_INDEX.deadLetters, key: { diedAt: 1 }, expireAfterSeconds: dead });
   return { jobs, deadLetters };
 }
+
+/** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */
+export const JOB_LIST_INDEX = { status: 'loom_list_status', name: 'loom_name_status', queue: 'loom_list_queue' } as const;
+
+/** The dead-letter indexes. */
+export const DEAD_LETTER_INDEX = {
+  died: 'loom_dead_died',
+  nameDied: 'loom_dead_name',
+  queueDied: 'loom_dead_queue_died',
+  created: 'loom_dead_created',
+  nameCreated: 'loom_dead_name_created',
+  queueCreated: 'loom_dead_queue_created',
+  pending: 'loom_dead_pending',
+} as const;
 
 /** Names of the TTL indexes, which Loom may retune or drop when retention changes. */
 export const RETENTION_INDEX = { jobs: 'loom_retention_completed', deadLetters: 'loom_retention_dead' } as const;

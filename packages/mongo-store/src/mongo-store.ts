@@ -3,16 +3,25 @@ import {
   LoomError,
   MAX_PENDING_SIGNALS,
   TooManySignalsError,
+  type CancelOutcome,
   type ClaimRequest,
   type DeadLetter,
   type DeadLetterFilter,
+  type DeadLetterReplayReport,
   type EnqueueResult,
   type ErrorRecord,
   type JobFilter,
+  type JobPageQuery,
   type JobRecord,
+  type JobSummary,
   type JobStore,
+  type LeaseExtension,
   type LeaseRef,
   type NewJob,
+  type QueueSummary,
+  type RemoveOutcome,
+  type RetryOutcome,
+  type ScheduleDescription,
   type ScheduleRecord,
   type StepRecord,
   type StoreStats,
@@ -28,6 +37,8 @@ import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-wr
 import { activeChildFilter, deadLetterFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
+import { completeCancelUpdate, deadLetterIndexFor, JobControl } from './job-control.js';
+import { QueueRepository } from './queues.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
 import { ScheduleRepository } from './schedules.js';
@@ -56,6 +67,8 @@ export class MongoStore implements JobStore {
   private readonly collections: StoreCollections;
   private readonly schedules: ScheduleRepository;
   private readonly fenced: FencedWrites;
+  private readonly control: JobControl;
+  private readonly queues: QueueRepository;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly watchers = new Set<() => void>();
@@ -69,6 +82,8 @@ export class MongoStore implements JobStore {
     this.collections = openCollections(client, this.options);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
+    this.control = new JobControl(this.collections, () => this.moveContext());
+    this.queues = new QueueRepository(this.collections);
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */
@@ -120,8 +135,8 @@ export class MongoStore implements JobStore {
 
   // ---- fenced transitions ------------------------------------------------------------------
 
-  async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void> {
-    await this.fenced.write(lease, extendLeaseUpdate(until, requireDate(now, 'now')));
+  async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
+    return this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now')));
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
@@ -239,16 +254,47 @@ export class MongoStore implements JobStore {
     return docs.map(toJobRecord);
   }
 
-  async stats(): Promise<StoreStats> {
-    const queues: StoreStats['queues'] = {};
-    const groups = await this.collections.jobs
-      .aggregate<{ _id: { queue: string; status: JobRecord['status'] }; n: number }>([
-        { $group: { _id: { queue: '$queue', status: '$status' }, n: { $sum: 1 } } },
-      ])
-      .toArray();
-    for (const { _id, n } of groups) (queues[_id.queue] ??= {})[_id.status] = n;
-    const deadLetters = await this.collections.deadLetters.countDocuments({});
-    return { queues, deadLetters };
+  /** Per-queue counts from index ranges of each queue (never a pass over the documents). */
+  stats(): Promise<StoreStats> {
+    return this.queues.stats();
+  }
+
+  // ---- operating jobs ----------------------------------------------------------------------
+
+  listJobPage(query: JobPageQuery): Promise<JobSummary[]> {
+    return this.control.listJobPage(query);
+  }
+
+  cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+    return this.control.cancelJob(id, req);
+  }
+
+  async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
+    await this.fenced.write(lease, completeCancelUpdate(requireDate(now, 'now')), undefined, { cancelRequested: true });
+  }
+
+  retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
+    return this.control.retryJob(id, now);
+  }
+
+  removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
+    return this.control.removeJob(id, now);
+  }
+
+  replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {
+    return this.control.replayDeadLetters(filter, req);
+  }
+
+  setQueuePaused(queue: string, paused: boolean, now: Date): Promise<void> {
+    return this.queues.setPaused(queue, paused, now);
+  }
+
+  pausedQueues(): Promise<string[]> {
+    return this.queues.paused();
+  }
+
+  listQueues(): Promise<QueueSummary[]> {
+    return this.queues.list();
   }
 
   // ---- dead letters ------------------------------------------------------------------------
@@ -257,7 +303,7 @@ export class MongoStore implements JobStore {
     const limit = this.limitOf(filter?.limit);
     if (limit === 0) return [];
     const docs = await this.collections.deadLetters
-      .find(deadLetterFilter(filter ?? {}), { sort: { diedAt: -1, _id: -1 }, limit: limit ?? 0 })
+      .find(deadLetterFilter(filter ?? {}), { sort: { diedAt: -1, _id: -1 }, limit: limit ?? 0, hint: deadLetterIndexFor(filter ?? {}) })
       .toArray();
     return docs.map(toDeadLetter);
   }
@@ -274,7 +320,7 @@ export class MongoStore implements JobStore {
     const limit = this.limitOf(filter?.limit);
     if (limit === undefined) return (await deadLetters.deleteMany(where)).deletedCount;
     if (limit === 0) return 0;
-    const ids = await deadLetters.find(where, { sort: { diedAt: -1, _id: -1 }, limit, projection: { _id: 1 } }).toArray();
+    const ids = await deadLetters.find(where, { sort: { diedAt: -1, _id: -1 }, limit, projection: { _id: 1 }, hint: deadLetterIndexFor(filter ?? {}) }).toArray();
     return (await deadLetters.deleteMany({ _id: { $in: ids.map((d) => d._id) } })).deletedCount;
   }
 
@@ -298,6 +344,10 @@ export class MongoStore implements JobStore {
 
   listSchedules(): Promise<ScheduleRecord[]> {
     return this.schedules.list();
+  }
+
+  describeSchedule(name: string, description: ScheduleDescription, now: Date): Promise<void> {
+    return this.schedules.describe(name, description, now);
   }
 
   /** Network trouble, failovers, write conflicts and time limits are transient; other server refusals are final. */

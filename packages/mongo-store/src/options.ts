@@ -43,7 +43,7 @@ export interface MongoStoreOptions {
 export interface ResolvedOptions {
   database: string;
   writeConcern: WriteConcernSettings;
-  collections: { jobs: string; deadLetters: string; schedules: string; keys: string };
+  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
@@ -92,6 +92,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       deadLetters: `${prefix}dead_letters`,
       schedules: `${prefix}schedules`,
       keys: `${prefix}idempotency_keys`,
+      queues: `${prefix}queues`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

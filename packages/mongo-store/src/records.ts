@@ -1,4 +1,4 @@
-import type { DeadLetter, JobRecord, ScheduleRecord, SignalRecord } from '@loom/core';
+import { JOB_SUMMARY_OPTIONAL_FIELDS, toJobSummary, type DeadLetter, type JobRecord, type JobSummary, type ScheduleRecord, type SignalRecord } from '@loom/core';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument, StoredSignal } from './documents.js';
 
 /** Stored documents → the store-neutral records of `@loom/core` (string ids, no internal fields). */
@@ -14,6 +14,8 @@ const OPTIONAL_FIELDS = [
   'startedAt',
   'finishedAt',
   'deadReason',
+  'cancelRequestedAt',
+  'cancelReason',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {
@@ -60,5 +62,38 @@ export function toDeadLetter(doc: DeadLetterDocument): DeadLetter {
 
 /** A schedule's state. */
 export function toScheduleRecord(doc: ScheduleDocument): ScheduleRecord {
-  return { name: doc._id, lastFireAt: doc.lastFireAt ?? null, firstSeenAt: doc.firstSeenAt, firing: doc.firing ?? [], paused: doc.paused, updatedAt: doc.updatedAt };
+  const record: ScheduleRecord = { name: doc._id, lastFireAt: doc.lastFireAt ?? null, firstSeenAt: doc.firstSeenAt, firing: doc.firing ?? [], paused: doc.paused, updatedAt: doc.updatedAt };
+  if (doc.description !== undefined) record.description = doc.description;
+  return record;
+}
+
+/** The stored fields a {@link JobSummary} is made of: what list pages fetch (never payloads or results). */
+export const SUMMARY_FIELDS = [
+  'name',
+  'queue',
+  'status',
+  'priority',
+  'attempt',
+  'maxAttempts',
+  'runAt',
+  'createdAt',
+  'updatedAt',
+  ...JOB_SUMMARY_OPTIONAL_FIELDS,
+] as const;
+
+/** Projection of a page of live jobs. */
+export const JOB_SUMMARY_PROJECTION = Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, 1]));
+/** Projection of a page of dead letters (the job is kept under `job`). */
+export const DEAD_LETTER_SUMMARY_PROJECTION = Object.fromEntries(SUMMARY_FIELDS.map((f) => [`job.${f}`, 1]));
+
+type SummaryFields = Pick<JobDocument, (typeof SUMMARY_FIELDS)[number]>;
+
+/** A live job (fetched with {@link JOB_SUMMARY_PROJECTION}) as a summary. */
+export function toJobSummaryOf(doc: Pick<JobDocument, '_id'> & SummaryFields): JobSummary {
+  return toJobSummary({ ...doc, id: doc._id.toHexString() });
+}
+
+/** A dead letter (fetched with {@link DEAD_LETTER_SUMMARY_PROJECTION}) as a summary. */
+export function toDeadJobSummary(doc: { _id: DeadLetterDocument['_id']; job: SummaryFields }): JobSummary {
+  return toJobSummary({ ...doc.job, id: doc._id.toHexString() });
 }

@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
-import type { ScheduleRecord } from '@loom/core';
-import { requireDate, requireDates, requireString } from './arguments.js';
+import { LoomError, type ScheduleDescription, type ScheduleRecord } from '@loom/core';
+import { requireDate, requireDates, requireNumber, requireString } from './arguments.js';
 import type { ScheduleDocument } from './documents.js';
 import { scheduleCasFilter } from './filters.js';
 import { toScheduleRecord } from './records.js';
@@ -28,6 +28,36 @@ export class ScheduleRepository {
       doc = await this.schedules.findOne({ _id });
     }
     return toScheduleRecord(doc!);
+  }
+
+  async describe(name: string, description: ScheduleDescription, now: Date): Promise<void> {
+    const _id = requireString(name, 'schedule name');
+    requireDate(now, 'now');
+    if (typeof description !== 'object' || description === null || typeof description.job !== 'object' || description.job === null) {
+      throw new LoomError('INVALID_ARGUMENT', 'schedule description must be { cron, timezone, job: { queue, payload, priority, maxAttempts } }');
+    }
+    const stored: ScheduleDescription = {
+      cron: requireString(description.cron, 'schedule cron'),
+      timezone: requireString(description.timezone, 'schedule timezone'),
+      job: {
+        queue: requireString(description.job.queue, 'schedule job queue'),
+        payload: description.job.payload,
+        priority: requireNumber(description.job.priority, 'schedule job priority', true),
+        maxAttempts: requireNumber(description.job.maxAttempts, 'schedule job maxAttempts', true),
+      },
+    };
+    const write = () =>
+      this.schedules.updateOne(
+        { _id },
+        { $set: { description: stored, updatedAt: now }, $setOnInsert: { lastFireAt: null, firstSeenAt: now, firing: [], paused: false } },
+        { upsert: true },
+      );
+    try {
+      await write();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      await write();
+    }
   }
 
   async advance(name: string, expected: Date | null, next: Date, now: Date, fire?: Date[]): Promise<boolean> {

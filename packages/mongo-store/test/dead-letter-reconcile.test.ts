@@ -5,8 +5,9 @@ import { deadLetterDocument } from '../src/updates.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
 
-// On a standalone a dead-letter move is two steps (write the dead letter, delete the fenced job).
-// These tests leave the database exactly as a crash between the steps would, then restart.
+// On a standalone a dead-letter move is steps (write the dead letter marked pending, delete the
+// fenced job, unmark). These tests leave the database exactly as a crash between the steps would,
+// then restart.
 const fixture = useMongoFixture({ topology: 'standalone' });
 
 async function setup() {
@@ -25,7 +26,7 @@ async function setup() {
 async function crashAfterWritingDeadLetter(jobs: Collection<JobDocument>, deadLetters: Collection<DeadLetterDocument>, id: string) {
   const job = (await jobs.findOne({ status: 'running' }))!;
   expect(job._id.toHexString()).toBe(id);
-  await deadLetters.insertOne(deadLetterDocument(job, { reason: 'boom', now: at(5) }));
+  await deadLetters.insertOne({ ...deadLetterDocument(job, { reason: 'boom', now: at(5) }), pending: 'move' });
 }
 
 describe('dead-letter reconciliation at init() on a standalone', () => {
@@ -64,8 +65,8 @@ describe('dead-letter reconciliation at init() on a standalone', () => {
     const [{ id }] = await store.enqueue([newJob()], { now: at(0) });
     const [job] = await store.claim(claimRequest());
     await store.deadLetter({ jobId: id, token: job.lease!.token }, { reason: 'boom', now: at(2) });
-    // The replay's first step (insert the job again) without its second (delete the dead letter).
-    const dead = (await deadLetters.findOne({}))!;
+    // The replay's first steps (mark the letter, insert the job again) without the last (delete the letter).
+    const dead = (await deadLetters.findOneAndUpdate({}, { $set: { pending: 'replay' } }))!;
     await jobs.insertOne({ ...dead.job, _id: dead._id, status: 'queued', attempt: 0, runAt: at(3), claimAt: at(3) });
 
     const restarted = fixture.newStore({ database });
@@ -84,5 +85,31 @@ describe('dead-letter reconciliation at init() on a standalone', () => {
     });
     expect(await store.listDeadLetters({})).toEqual([]);
     expect((await store.getJob(id))?.status).toBe('running');
+  });
+});
+
+describe('dead-letter moves interrupted on a standalone leave marks that init() resolves', () => {
+  it('unmarks a letter whose move finished but for its last step, and keeps it dead', async () => {
+    const { database, store, deadLetters } = await setup();
+    const [{ id }] = await store.enqueue([newJob()], { now: at(0) });
+    const [job] = await store.claim(claimRequest());
+    await store.deadLetter({ jobId: id, token: job.lease!.token }, { reason: 'boom', now: at(2) });
+    await deadLetters.updateOne({}, { $set: { pending: 'move' } }); // the crash came before the unmark
+    const restarted = fixture.newStore({ database });
+    await restarted.init();
+    expect(await deadLetters.countDocuments({ pending: { $exists: true } })).toBe(0);
+    expect(await restarted.getJob(id)).toMatchObject({ status: 'dead' });
+  });
+
+  it('keeps a letter whose replay crashed before inserting the job', async () => {
+    const { database, store, deadLetters } = await setup();
+    const [{ id }] = await store.enqueue([newJob()], { now: at(0) });
+    const [job] = await store.claim(claimRequest());
+    await store.deadLetter({ jobId: id, token: job.lease!.token }, { reason: 'boom', now: at(2) });
+    await deadLetters.updateOne({}, { $set: { pending: 'replay' } });
+    const restarted = fixture.newStore({ database });
+    await restarted.init();
+    expect(await restarted.getJob(id)).toMatchObject({ status: 'dead' });
+    expect(await restarted.replayDeadLetter(id, at(3))).toBe(id);
   });
 });

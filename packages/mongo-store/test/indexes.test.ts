@@ -119,6 +119,17 @@ describe('MongoStore indexes', () => {
     expect(await ttl()).toBeUndefined();
   });
 
+  it('replaces the name and dead-letter indexes of 0.1 with their list-page keys', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const db = fixture.mongo.client.db(database);
+    await db.collection('loom_jobs').createIndex({ name: 1, status: 1, createdAt: -1 }, { name: 'loom_name_status' });
+    await db.collection('loom_dead_letters').createIndex({ name: 1, diedAt: -1 }, { name: 'loom_dead_name' });
+    await fixture.newStore({ database }).init();
+    const keyOf = async (collection: string, name: string) => (await db.collection(collection).listIndexes().toArray()).find((ix) => ix.name === name)?.key;
+    expect(await keyOf('loom_jobs', 'loom_name_status')).toEqual({ name: 1, status: 1, createdAt: -1, _id: -1 });
+    expect(await keyOf('loom_dead_letters', 'loom_dead_name')).toEqual({ name: 1, diedAt: -1, _id: -1 });
+  });
+
   it('rejects bad options before touching the database', () => {
     expect(() => fixture.newStore({ retention: { completed: 'soon' } })).toThrow(/retention.completed/);
     expect(() => fixture.newStore({ dedupe: 'always' as never })).toThrow(/dedupe/);

@@ -5,6 +5,7 @@ import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
+import { describeOperations } from './conformance/operations.js';
 import { describeQueries } from './conformance/queries.js';
 import { describeSchedules } from './conformance/schedules.js';
 import { describeServerTime } from './conformance/server-time.js';
@@ -94,6 +95,7 @@ export function describeStoreConformance(
     describeQueries(ctx);
     describeSchedules(ctx);
     describeServerTime(ctx);
+    describeOperations(ctx);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

@@ -3,10 +3,16 @@
  */
 
 /** Where a job is in its life. */
-export type JobStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'dead';
+export type JobStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'dead' | 'cancelled';
 
-/** The statuses a job can leave again; `completed` and `dead` are terminal (dead can be replayed). */
+/** The statuses a job can leave again; `completed`, `dead` and `cancelled` are terminal (dead and cancelled can be retried). */
 export const ACTIVE_STATUSES: readonly JobStatus[] = ['queued', 'running', 'waiting'];
+
+/** The terminal statuses: a job in one of them never runs again unless retried. */
+export const FINISHED_STATUSES: readonly JobStatus[] = ['completed', 'dead', 'cancelled'];
+
+/** Every status, in the order of a job's life. */
+export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_STATUSES, ...FINISHED_STATUSES];
 
 /** One worker's hold on a running job. Every write after the claim must present `token`. */
 export interface Lease {
@@ -113,6 +119,14 @@ export interface JobRecord {
   finishedAt?: Date;
   /** Dead jobs: why (the final error's message, or a reason such as "lease expired 4 times"). */
   deadReason?: string;
+  /**
+   * A running job whose cancel was requested (`jobs.cancel`): when. The lease holder sees it on its
+   * next lease extension, aborts the handler and ends the job `cancelled`. Until then every fenced
+   * write but the lease extension and that ending is refused.
+   */
+  cancelRequestedAt?: Date;
+  /** The reason given to `jobs.cancel`, on a cancel-requested or cancelled job. */
+  cancelReason?: string;
 }
 
 /** What the engine hands a store to enqueue. Defaults are applied by the engine, not the store. */
@@ -160,6 +174,19 @@ export interface ScheduleRecord {
   firing: Date[];
   paused: boolean;
   updatedAt: Date;
+  /**
+   * What a run of the schedule is, as the engine that last started with it described it: lets
+   * tools without the job classes (the `loom` command line) show, resume and trigger it.
+   */
+  description?: ScheduleDescription;
+}
+
+/** A schedule as the engine describes it to the store (see {@link ScheduleRecord.description}). */
+export interface ScheduleDescription {
+  cron: string;
+  timezone: string;
+  /** The job every fire enqueues. */
+  job: { queue: string; payload: unknown; priority: number; maxAttempts: number };
 }
 
 /** Counts per queue and status, plus dead letters. */

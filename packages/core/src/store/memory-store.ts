@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toMs, type Duration } from '../support/duration.js';
-import { LeaseLostError, LoomError } from '../support/errors.js';
+import { CancelledError, LeaseLostError, LoomError } from '../support/errors.js';
 import {
   ACTIVE_STATUSES,
   type DeadLetter,
@@ -10,16 +10,17 @@ import {
   type JobStatus,
   type LeaseRef,
   type NewJob,
+  type ScheduleDescription,
   type ScheduleRecord,
   type SignalRecord,
   type StepRecord,
   type StoreStats,
   type WaitCondition,
 } from './job-record.js';
-import { assertDate, assertNewJob } from './memory-store/arguments.js';
+import { assertDate, assertNewJob, assertOptionalString, assertString } from './memory-store/arguments.js';
 import { ClaimIndex } from './memory-store/claim-index.js';
 import { clonePlain } from './memory-store/clone.js';
-import { matchesDeadLetterFilter, matchesJobFilter, takeLimit } from './memory-store/filters.js';
+import { matchesDeadLetterFilter, matchesJobFilter, matchesJobPageQuery, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
 import { SecondaryIndex } from './memory-store/secondary-index.js';
 import { QueuedListeners, type QueuedEvent } from './memory-store/queued-listeners.js';
@@ -27,9 +28,24 @@ import { ScheduleTable } from './memory-store/schedule-table.js';
 import { StatusCounts } from './memory-store/status-counts.js';
 import { appendError, putStep, type StoredJob } from './memory-store/stored-job.js';
 import { MAX_PENDING_SIGNALS, TooManySignalsError } from './signal-limit.js';
-import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore } from './store.js';
+import {
+  compareListOrder,
+  emptyQueueCounts,
+  toJobSummary,
+  type CancelOutcome,
+  type DeadLetterReplayReport,
+  type JobPageQuery,
+  type JobSummary,
+  type QueueSummary,
+  type RemoveOutcome,
+  type RetryOutcome,
+} from './operations.js';
+import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore, LeaseExtension } from './store.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
+
+/** `replayDeadLetters` reports progress after this many letters. */
+const REPLAY_PROGRESS_EVERY = 500;
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -92,12 +108,16 @@ export class MemoryStore implements JobStore {
   readonly #completed = new Map<string, StoredJob>();
   /** Dead letters, in the order they died. */
   readonly #dead = new Map<string, DeadEntry>();
+  /** Cancelled jobs (kept until removed or retried). */
+  readonly #cancelled = new Map<string, StoredJob>();
+  /** Queues whose jobs claims skip. */
+  readonly #paused = new Set<string>();
   /** Idempotency key → id of the active or completed job holding it. */
   readonly #keys = new Map<string, string>();
   readonly #index = new ClaimIndex();
   /** Active jobs by name (the scheduler's overlap check). */
   readonly #activeByName = new SecondaryIndex();
-  /** Active and completed jobs by parent id (a parent's children). */
+  /** Active, completed and cancelled jobs by parent id (a parent's children). */
   readonly #byParent = new SecondaryIndex();
   /** Active jobs by parent id (`findActiveChild`). */
   readonly #activeByParent = new SecondaryIndex();
@@ -156,13 +176,14 @@ export class MemoryStore implements JobStore {
     });
   }
 
-  async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void> {
+  async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
     assertDate(until, 'extendLease until');
     assertDate(now, 'extendLease now');
-    const job = this.#leased(lease);
+    const job = this.#leased(lease, true);
     this.#transition(job, 'running', now, (record) => {
       record.lease = { ...record.lease!, until: copyDate(until) };
     });
+    return job.record.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
@@ -329,7 +350,7 @@ export class MemoryStore implements JobStore {
   }
 
   async getJob(id: string): Promise<JobRecord | null> {
-    const job = this.#active.get(id) ?? this.#completed.get(id) ?? this.#dead.get(id)?.job;
+    const job = this.#find(id);
     return job ? clonePlain(job.record) : null;
   }
 
@@ -338,6 +359,160 @@ export class MemoryStore implements JobStore {
     for (const source of this.#candidates(filter)) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
     matches.sort((a, b) => b.record.createdAt.getTime() - a.record.createdAt.getTime() || b.seq - a.seq);
     return takeLimit(matches, filter.limit).map((job) => clonePlain(job.record));
+  }
+
+  // ---- operating jobs ------------------------------------------------------------------------
+
+  async listJobPage(query: JobPageQuery): Promise<JobSummary[]> {
+    if (!Number.isInteger(query.limit) || query.limit < 1) {
+      throw new LoomError('INVALID_ARGUMENT', `listJobPage limit must be an integer >= 1, got ${String(query.limit)}`);
+    }
+    assertOptionalString(query.name, 'listJobPage name');
+    assertOptionalString(query.queue, 'listJobPage queue');
+    const statuses = new Set(query.statuses);
+    const sources: Iterable<StoredJob>[] = [];
+    if (statuses.has('queued') || statuses.has('running') || statuses.has('waiting')) {
+      sources.push(query.name === undefined ? this.#active.values() : this.#activeByName.get(query.name));
+    }
+    if (statuses.has('completed')) sources.push(this.#completed.values());
+    if (statuses.has('cancelled')) sources.push(this.#cancelled.values());
+    if (statuses.has('dead')) sources.push([...this.#dead.values()].map((entry) => entry.job));
+    // A development store: a scan and a sort per page is fine; MongoStore answers it from indexes.
+    const matches: JobSummary[] = [];
+    for (const source of sources) for (const job of source) if (matchesJobPageQuery(job.record, query)) matches.push(toJobSummary(job.record));
+    matches.sort(compareListOrder);
+    return matches.slice(0, query.limit).map((summary) => clonePlain(summary));
+  }
+
+  async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+    assertString(id, 'cancelJob id');
+    assertDate(req.now, 'cancelJob now');
+    assertOptionalString(req.reason, 'cancelJob reason');
+    const job = this.#find(id);
+    if (!job) return null;
+    const { record } = job;
+    const expired = record.status === 'running' && record.lease!.until.getTime() < req.now.getTime();
+    if (record.status === 'queued' || record.status === 'waiting' || expired) {
+      this.#sweep(req.now);
+      this.#cancel(job, req.reason, req.now);
+      return { outcome: 'cancelled', job: clonePlain(toJobSummary(record)) };
+    }
+    if (record.status !== 'running') return { outcome: 'unchanged', job: clonePlain(toJobSummary(record)) };
+    if (record.cancelRequestedAt === undefined) {
+      record.cancelRequestedAt = copyDate(req.now);
+      if (req.reason !== undefined) record.cancelReason = req.reason;
+      record.updatedAt = copyDate(req.now);
+    }
+    return { outcome: 'requested', job: clonePlain(toJobSummary(record)) };
+  }
+
+  async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
+    assertDate(now, 'completeCancel now');
+    const job = this.#leased(lease, true);
+    this.#sweep(now);
+    this.#cancel(job, undefined, now);
+  }
+
+  async retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
+    assertString(id, 'retryJob id');
+    assertDate(now, 'retryJob now');
+    const job = this.#find(id);
+    if (!job) return null;
+    if (job.record.status === 'dead') {
+      await this.replayDeadLetter(id, now);
+      return { outcome: 'retried', status: 'queued' };
+    }
+    if (job.record.status !== 'cancelled') return { outcome: 'unchanged', status: job.record.status };
+    this.#sweep(now);
+    const { record } = job;
+    this.#cancelled.delete(id);
+    this.#byParent.remove(record.parentId, job);
+    this.#counts.add(record.queue, 'cancelled', -1);
+    this.#requeue(record, now);
+    record.cancelRequestedAt = undefined;
+    record.cancelReason = undefined;
+    this.#insert([record], now);
+    return { outcome: 'retried', status: 'queued' };
+  }
+
+  async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
+    assertString(id, 'removeJob id');
+    assertDate(now, 'removeJob now');
+    this.#sweep(now);
+    const job = this.#find(id);
+    if (!job) return null;
+    const { record } = job;
+    switch (record.status) {
+      case 'dead':
+        this.#dead.delete(id);
+        break;
+      case 'completed':
+      case 'cancelled':
+        (record.status === 'completed' ? this.#completed : this.#cancelled).delete(id);
+        this.#byParent.remove(record.parentId, job);
+        this.#freeKey(record);
+        this.#counts.add(record.queue, record.status, -1);
+        break;
+      default:
+        return { outcome: 'unchanged', status: record.status };
+    }
+    return { outcome: 'removed', status: record.status };
+  }
+
+  async replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {
+    assertDate(req.now, 'replayDeadLetters now');
+    const report: DeadLetterReplayReport = { replayed: 0, skipped: [] };
+    const letters = this.#matchingDeadLetters(filter);
+    letters.forEach((entry, i) => {
+      const id = entry.job.record.id;
+      try {
+        this.#replay(id, req.now);
+        report.replayed += 1;
+      } catch (error) {
+        if (!LoomError.is(error, 'INVALID_ARGUMENT')) throw error;
+        report.skipped.push({ id, reason: error.message });
+      }
+      if ((i + 1) % REPLAY_PROGRESS_EVERY === 0) req.onProgress?.(i + 1);
+    });
+    if (letters.length % REPLAY_PROGRESS_EVERY !== 0) req.onProgress?.(letters.length);
+    return report;
+  }
+
+  async setQueuePaused(queue: string, paused: boolean, now: Date): Promise<void> {
+    assertString(queue, 'setQueuePaused queue');
+    assertDate(now, 'setQueuePaused now');
+    if (typeof paused !== 'boolean') throw new LoomError('INVALID_ARGUMENT', `MemoryStore: setQueuePaused paused must be a boolean; nothing changed`);
+    if (paused) this.#paused.add(queue);
+    else this.#paused.delete(queue);
+  }
+
+  async pausedQueues(): Promise<string[]> {
+    return [...this.#paused].sort();
+  }
+
+  async listQueues(): Promise<QueueSummary[]> {
+    const queues = new Map<string, QueueSummary>();
+    const summary = (name: string): QueueSummary => {
+      let queue = queues.get(name);
+      if (!queue) queues.set(name, (queue = { name, paused: this.#paused.has(name), counts: emptyQueueCounts() }));
+      return queue;
+    };
+    for (const [name, counts] of Object.entries(this.#counts.snapshot())) Object.assign(summary(name).counts, counts);
+    for (const entry of this.#dead.values()) summary(entry.job.record.queue).counts.dead += 1;
+    for (const name of this.#paused) summary(name);
+    for (const job of this.#active.values()) {
+      const { record } = job;
+      if (record.status !== 'queued') continue;
+      const queue = summary(record.queue);
+      if (queue.oldestQueuedAt === undefined || record.createdAt < queue.oldestQueuedAt) queue.oldestQueuedAt = copyDate(record.createdAt);
+    }
+    return [...queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async describeSchedule(name: string, description: ScheduleDescription, now: Date): Promise<void> {
+    assertString(name, 'describeSchedule name');
+    assertDate(now, 'describeSchedule now');
+    this.#schedules.describe(name, clonePlain(description), now);
   }
 
   async stats(): Promise<StoreStats> {
@@ -355,6 +530,10 @@ export class MemoryStore implements JobStore {
 
   async replayDeadLetter(id: string, now: Date): Promise<string | null> {
     assertDate(now, 'replayDeadLetter now');
+    return this.#replay(id, now);
+  }
+
+  #replay(id: string, now: Date): string | null {
     this.#sweep(now);
     const entry = this.#dead.get(id);
     if (!entry) return null;
@@ -369,14 +548,8 @@ export class MemoryStore implements JobStore {
       );
     }
     this.#dead.delete(id);
-    record.status = 'queued';
-    record.attempt = 0;
-    record.runAt = copyDate(now);
-    record.updatedAt = copyDate(now);
+    this.#requeue(record, now);
     delete record.deadReason;
-    delete record.finishedAt;
-    record.lease = undefined;
-    delete record.waitingFor;
     this.#insert([record], now);
     return id;
   }
@@ -442,16 +615,48 @@ export class MemoryStore implements JobStore {
 
   // ---- internals -------------------------------------------------------------------------------
 
-  /** The job leased with `lease.token`, or a `LeaseLostError` (nothing changed). */
-  #leased(lease: LeaseRef): StoredJob {
+  /**
+   * The job leased with `lease.token`, or a `LeaseLostError` (nothing changed). Once its cancel was
+   * requested only a lease extension and the cancel itself (`cancelRequested`) may write: anything
+   * else is refused with a `CancelledError`, so no outcome of the run is accepted after the cancel.
+   */
+  #leased(lease: LeaseRef, cancelRequested = false): StoredJob {
     const job = this.#active.get(lease.jobId);
     if (!job) {
       throw new LeaseLostError(lease.jobId, 'the job is no longer active: it finished, died or does not exist');
     }
-    if (job.record.status !== 'running' || job.record.lease?.token !== lease.token) {
+    const { record } = job;
+    if (record.status !== 'running' || record.lease?.token !== lease.token) {
       throw new LeaseLostError(lease.jobId);
     }
+    if (!cancelRequested && record.cancelRequestedAt !== undefined) {
+      throw new CancelledError(lease.jobId, record.cancelReason, 'its cancel was requested, so this write was refused and nothing changed; the run ends cancelled');
+    }
     return job;
+  }
+
+  /** A job by id, wherever it is kept. */
+  #find(id: string): StoredJob | undefined {
+    return this.#active.get(id) ?? this.#completed.get(id) ?? this.#cancelled.get(id) ?? this.#dead.get(id)?.job;
+  }
+
+  /** An active job → `cancelled`. */
+  #cancel(job: StoredJob, reason: string | undefined, now: Date): void {
+    this.#finish(job, 'cancelled', now, (record) => {
+      record.waitingFor = undefined;
+      if (reason !== undefined) record.cancelReason = reason;
+    });
+  }
+
+  /** A finished record made `queued` again at `now` with its attempts reset (replay, retry). */
+  #requeue(record: JobRecord, now: Date): void {
+    record.status = 'queued';
+    record.attempt = 0;
+    record.runAt = copyDate(now);
+    record.updatedAt = copyDate(now);
+    record.lease = undefined;
+    record.waitingFor = undefined;
+    record.finishedAt = undefined;
   }
 
   /** Applies `change` and the new status, then re-indexes the job. */
@@ -475,19 +680,26 @@ export class MemoryStore implements JobStore {
   }
 
   #complete(job: StoredJob, result: unknown, now: Date): void {
+    this.#finish(job, 'completed', now, (record) => {
+      if (result !== undefined) record.result = result;
+    });
+  }
+
+  /** An active job → `completed` or `cancelled`: out of the active maps and the claim index, kept finished. */
+  #finish(job: StoredJob, to: 'completed' | 'cancelled', now: Date, change: (record: JobRecord) => void): void {
     const { record } = job;
     this.#active.delete(record.id);
     this.#activeByName.remove(record.name, job);
     this.#activeByParent.remove(record.parentId, job);
-    this.#counts.move(record.queue, record.status, 'completed');
+    this.#counts.move(record.queue, record.status, to);
     record.lease = undefined;
-    record.status = 'completed';
-    if (result !== undefined) record.result = result;
+    record.status = to;
+    change(record);
     record.finishedAt = copyDate(now);
     record.updatedAt = record.finishedAt;
     job.version += 1;
     this.#index.update(job, now.getTime());
-    this.#completed.set(record.id, job);
+    (to === 'completed' ? this.#completed : this.#cancelled).set(record.id, job);
   }
 
   /** Builds the records for `jobs`, deduplicating against stored keys, `pending` keys and the batch. */
@@ -554,13 +766,13 @@ export class MemoryStore implements JobStore {
   #candidates(filter: JobFilter): Iterable<StoredJob>[] {
     if (filter.idempotencyKey !== undefined) {
       const holder = this.#keys.get(filter.idempotencyKey);
-      const job = holder === undefined ? undefined : (this.#active.get(holder) ?? this.#completed.get(holder));
+      const job = holder === undefined ? undefined : (this.#active.get(holder) ?? this.#completed.get(holder) ?? this.#cancelled.get(holder));
       return [job ? [job] : []];
     }
     if (filter.parentId !== undefined) return [this.#byParent.get(filter.parentId)];
     const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
     if (onlyActive) return [filter.name === undefined ? this.#active.values() : this.#activeByName.get(filter.name)];
-    return [this.#active.values(), this.#completed.values()];
+    return [this.#active.values(), this.#completed.values(), this.#cancelled.values()];
   }
 
   #freeKey(record: JobRecord): void {

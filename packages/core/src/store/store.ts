@@ -6,11 +6,21 @@ import type {
   JobStatus,
   LeaseRef,
   NewJob,
+  ScheduleDescription,
   ScheduleRecord,
   StepRecord,
   StoreStats,
   WaitCondition,
 } from './job-record.js';
+import type {
+  CancelOutcome,
+  DeadLetterReplayReport,
+  JobPageQuery,
+  JobSummary,
+  QueueSummary,
+  RemoveOutcome,
+  RetryOutcome,
+} from './operations.js';
 
 /**
  * The one interface between the engine and storage. Operations are named by intent, follow the
@@ -47,11 +57,17 @@ export interface JobStore {
    * Order: priority descending, then `runAt`, then enqueue order. Two concurrent claims never
    * return the same job. A reclaim can return a job whose `attempt` now exceeds `maxAttempts` (its
    * earlier leases expired): the engine dead-letters such a job with that lease instead of running it.
+   * Likewise a reclaimed job whose cancel was requested (`cancelRequestedAt`) is ended with
+   * {@link completeCancel} instead of run: its holder died before it could end it.
    */
   claim(req: ClaimRequest): Promise<JobRecord[]>;
 
-  /** Heartbeat: moves `lease.until` to `until`. Fenced. */
-  extendLease(lease: LeaseRef, until: Date, now: Date): Promise<void>;
+  /**
+   * Heartbeat: moves `lease.until` to `until`. Fenced. Resolves `'cancel-requested'` (having
+   * extended the lease all the same) when a cancel of the job was requested: the holder then aborts
+   * its handler and, once it returned, ends the job with {@link completeCancel}.
+   */
+  extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension>;
 
   /** `running → completed` with the handler's result. Fenced. May run inside a transaction. */
   complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void>;
@@ -183,6 +199,58 @@ export interface JobStore {
   /** Every schedule's state. */
   listSchedules(): Promise<ScheduleRecord[]>;
 
+  // ---- operating jobs (0.2, OPERATIONS.md): none of these needs a running engine ------------------
+
+  /**
+   * Summaries of the jobs matching `query`, dead ones included, in list order: newest `createdAt`
+   * first, ties by id descending; a page starts after `query.after`. Stores answer it from indexes,
+   * so a page costs the same however many jobs there are.
+   */
+  listJobPage(query: JobPageQuery): Promise<JobSummary[]>;
+
+  /**
+   * Cancels a job: `queued` or `waiting` → `cancelled` at once (`finishedAt = now`); `running` →
+   * flagged (`cancelRequestedAt = now`: from then on the lease holder's writes other than
+   * {@link extendLease} and {@link completeCancel} are refused with a `CANCELLED` error), or
+   * `cancelled` at once when its lease has already expired. A finished job is unchanged. Conditional
+   * on the status it read, so it never races a transition. Null when no job has this id.
+   */
+  cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null>;
+
+  /** `running → cancelled`: the lease holder ends a job whose cancel was requested. Fenced (also after the request). */
+  completeCancel(lease: LeaseRef, now: Date): Promise<void>;
+
+  /**
+   * `dead` or `cancelled` → `queued`, same id, attempts reset, `runAt = now`, steps and errors kept
+   * (a dead job as {@link replayDeadLetter}). Any other status is unchanged. Null when no job has this id.
+   */
+  retryJob(id: string, now: Date): Promise<RetryOutcome | null>;
+
+  /** Deletes a finished job (`completed`, `dead` or `cancelled`), freeing its idempotency key. Null when no job has this id. */
+  removeJob(id: string, now: Date): Promise<RemoveOutcome | null>;
+
+  /**
+   * Replays every dead letter matching `filter` (as {@link replayDeadLetter}, one by one, newest
+   * first); letters that cannot be replayed are reported and left as they are. `onProgress` is
+   * called with the number handled so far after each batch.
+   */
+  replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport>;
+
+  /** Pauses or resumes a queue; persisted, so every engine sharing the store sees it. Enqueue is unaffected. */
+  setQueuePaused(queue: string, paused: boolean, now: Date): Promise<void>;
+
+  /** The names of the paused queues. Engines read it every poll interval and do not claim from them. */
+  pausedQueues(): Promise<string[]>;
+
+  /** Every queue that has jobs, dead letters or a pause record, by name, with counts per status. */
+  listQueues(): Promise<QueueSummary[]>;
+
+  /**
+   * Records what a schedule enqueues (creating the schedule as {@link ensureSchedule} does), so
+   * tools without the job classes can list, resume and trigger it.
+   */
+  describeSchedule(name: string, description: ScheduleDescription, now: Date): Promise<void>;
+
   /**
    * Runs `fn` in a transaction: store operations given its `session` commit or abort together with
    * the caller's own writes. Stores without transactions omit this method; the engine then refuses
@@ -225,6 +293,9 @@ export interface JobStore {
    */
   serverTime?(): Promise<Date>;
 }
+
+/** What a lease extension found: `'extended'`, or `'cancel-requested'` (extended, and the job's cancel was requested). */
+export type LeaseExtension = 'extended' | 'cancel-requested';
 
 /** What a claim asks for. */
 export interface ClaimRequest {

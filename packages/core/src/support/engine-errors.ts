@@ -113,3 +113,10 @@ export class OutcomeNotStoredError extends LoomError {
     super('OUTCOME_NOT_STORED', `Job ${jobId}: the store refused to ${operation} it: ${cause.message}`, { cause });
   }
 }
+
+/** No job has the id given to `loom.jobs.cancel`, `retry` or `remove` (it never existed, or was removed). */
+export class JobNotFoundError extends LoomError {
+  constructor(readonly jobId: string) {
+    super('JOB_NOT_FOUND', `No job has id ${JSON.stringify(jobId)}: check the id (\`loom.jobs.list\` finds jobs), or it was removed`);
+  }
+}

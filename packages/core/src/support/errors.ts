@@ -15,6 +15,9 @@ export type LoomErrorCode =
   | 'INVALID_IDEMPOTENCY_KEY'
   | 'INVALID_ARGUMENT'
   | 'LEASE_LOST'
+  | 'CANCELLED'
+  | 'CHILD_CANCELLED'
+  | 'JOB_NOT_FOUND'
   | 'JOB_TIMEOUT'
   | 'PERMANENT'
   | 'JOB_FAILED'
@@ -94,5 +97,16 @@ export class InvalidPayloadError extends LoomError {
 export class InvalidJobOptionsError extends LoomError {
   constructor(readonly className: string, readonly option: string, detail: string) {
     super('INVALID_JOB_OPTIONS', `@Job on class ${className}: option "${option}" ${detail}`);
+  }
+}
+
+/**
+ * The job was cancelled (`loom.jobs.cancel`). It is the reason `ctx.signal` aborts with in the
+ * run of a cancelled job, and what a store answers when the lease holder of a job whose cancel was
+ * requested tries to write anything but a lease extension or the cancel itself (nothing changed).
+ */
+export class CancelledError extends LoomError {
+  constructor(readonly jobId: string, readonly reason?: string, detail = 'the run was aborted and its outcome is discarded') {
+    super('CANCELLED', `Job ${jobId} was cancelled${reason ? ` (${reason})` : ''}: ${detail}`);
   }
 }

@@ -56,3 +56,13 @@ export class ChildFailedError extends LoomError {
     super('CHILD_FAILED', message);
   }
 }
+
+/**
+ * A job awaited with `ctx.waitForJob` was cancelled (`loom.jobs.cancel`). Like {@link ChildFailedError}:
+ * catch it to go on without the child (final from then on), or let it fail the parent's attempt.
+ */
+export class ChildCancelledError extends LoomError {
+  constructor(readonly stepName: string, readonly childId: string, message: string) {
+    super('CHILD_CANCELLED', message);
+  }
+}

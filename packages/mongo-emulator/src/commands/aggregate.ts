@@ -36,7 +36,7 @@ interface Prefix {
 }
 
 /** Splits off the leading $match/$sort/$skip/$limit the planner can run. */
-function leadingPrefix(pipeline: Doc[]): Prefix {
+export function leadingPrefix(pipeline: Doc[]): Prefix {
   const prefix: Prefix = { skip: 0, limit: 0, rest: [] };
   let i = 0;
   if (i < pipeline.length && '$match' in pipeline[i]) {

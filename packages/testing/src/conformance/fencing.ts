@@ -6,7 +6,7 @@ const failure = (attempt: number): ErrorRecord => ({ attempt, at: at(1_500), nam
 const step = (name: string): StepRecord => ({ name, kind: 'step', status: 'completed', result: 'stale', at: at(1_500) });
 
 /** Every operation that takes a lease, each trying to change the job in its own way. */
-const FENCED_OPERATIONS: [string, (store: JobStore, lease: LeaseRef, now: Date) => Promise<unknown>][] = [
+export const FENCED_OPERATIONS: [string, (store: JobStore, lease: LeaseRef, now: Date) => Promise<unknown>][] = [
   ['extendLease', (s, l, now) => s.extendLease(l, at(999_000), now)],
   ['complete', (s, l, now) => s.complete(l, { result: 'stale', now })],
   ['retry', (s, l, now) => s.retry(l, { runAt: at(50_000), error: failure(1), now })],

@@ -16,6 +16,16 @@ export function assertDate(value: unknown, what: string): void {
   }
 }
 
+/** Refuses anything but a string (an object here could be a query operator smuggled in from JSON). */
+export function assertString(value: unknown, what: string): void {
+  if (typeof value !== 'string') throw invalid(what, `must be a string, got ${value === null ? 'null' : typeof value}`);
+}
+
+/** As {@link assertString}, but `undefined` is fine. */
+export function assertOptionalString(value: unknown, what: string): void {
+  if (value !== undefined) assertString(value, what);
+}
+
 /** Checks the fields a store relies on; the engine has already applied defaults and validated payloads. */
 export function assertNewJob(job: NewJob, now: Date): void {
   assertDate(now, 'enqueue now');

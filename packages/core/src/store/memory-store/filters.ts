@@ -1,4 +1,5 @@
 import type { JobRecord } from '../job-record.js';
+import { compareListOrder, type JobPageQuery } from '../operations.js';
 import type { DeadLetterFilter, JobFilter } from '../store.js';
 
 /** True when `record` matches every field set in `filter` (AND). */
@@ -10,6 +11,18 @@ export function matchesJobFilter(record: JobRecord, filter: JobFilter): boolean 
     (filter.parentId === undefined || record.parentId === filter.parentId) &&
     (filter.idempotencyKey === undefined || record.idempotencyKey === filter.idempotencyKey) &&
     (filter.scheduledBefore === undefined || (record.scheduledFor !== undefined && record.scheduledFor < filter.scheduledBefore))
+  );
+}
+
+/** True when `record` matches a page query: its statuses, name, queue, creation range, and comes after `after`. */
+export function matchesJobPageQuery(record: JobRecord, query: JobPageQuery): boolean {
+  return (
+    query.statuses.includes(record.status) &&
+    (query.name === undefined || record.name === query.name) &&
+    (query.queue === undefined || record.queue === query.queue) &&
+    (query.createdAfter === undefined || record.createdAt.getTime() > query.createdAfter.getTime()) &&
+    (query.createdBefore === undefined || record.createdAt.getTime() < query.createdBefore.getTime()) &&
+    (query.after === undefined || compareListOrder(query.after, record) < 0)
   );
 }
 

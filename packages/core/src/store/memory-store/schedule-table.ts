@@ -1,4 +1,4 @@
-import type { ScheduleRecord } from '../job-record.js';
+import type { ScheduleDescription, ScheduleRecord } from '../job-record.js';
 import { clonePlain } from './clone.js';
 
 const copyDate = (date: Date): Date => new Date(date.getTime());
@@ -14,6 +14,14 @@ export class ScheduleTable {
       this.#schedules.set(name, schedule);
     }
     return clonePlain(schedule);
+  }
+
+  /** Stores what the schedule enqueues (an owned copy), creating the schedule if needed. */
+  describe(name: string, description: ScheduleDescription, now: Date): void {
+    this.ensure(name, now);
+    const schedule = this.#schedules.get(name)!;
+    schedule.description = description;
+    schedule.updatedAt = copyDate(now);
   }
 
   /** Compare-and-set of `lastFireAt` (null matches null only); `fire`, when given, becomes `firing`. */

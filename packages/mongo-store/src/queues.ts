@@ -1,0 +1,112 @@
+import type { Collection, Document } from 'mongodb';
+import { emptyQueueCounts, LoomError, type JobStatus, type QueueSummary, type StoreStats } from '@loom/core';
+import { requireDate, requireString } from './arguments.js';
+import type { StoreCollections } from './collections.js';
+import type { JobDocument } from './documents.js';
+import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from './indexes.js';
+import { isDuplicateKey } from './store-errors.js';
+
+/** A safety bound on the queues one listing walks (a store has a handful, rarely hundreds). */
+const MAX_QUEUES = 10_000;
+
+/**
+ * The distinct queue names of a collection by a skip scan of an index that starts with `queue`:
+ * one `limit 1` probe per queue, so it costs O(queues · log n), never a pass over the documents.
+ */
+async function queueNames(collection: Collection<any>, hint: string): Promise<string[]> {
+  const names: string[] = [];
+  let last: string | undefined;
+  while (names.length < MAX_QUEUES) {
+    const filter: Document = last === undefined ? {} : { queue: { $gt: last } };
+    const doc = await collection.findOne<{ queue: string }>(filter, { sort: { queue: 1 }, projection: { _id: 0, queue: 1 }, hint });
+    if (!doc) break;
+    names.push(doc.queue);
+    last = doc.queue;
+  }
+  return names;
+}
+
+/**
+ * Queue controls (pause/resume, persisted in their own small collection) and the per-queue counts
+ * of `stats` and `listQueues`, each answered by index ranges of one queue: no query reads the
+ * jobs or dead letters of the whole store.
+ */
+export class QueueRepository {
+  constructor(private readonly collections: StoreCollections) {}
+
+  async setPaused(queue: string, paused: boolean, now: Date): Promise<void> {
+    const _id = requireString(queue, 'queue name');
+    if (_id === '') throw new LoomError('INVALID_ARGUMENT', 'queue name must not be empty');
+    if (typeof paused !== 'boolean') throw new LoomError('INVALID_ARGUMENT', 'paused must be a boolean');
+    const write = () => this.collections.queues.updateOne({ _id }, { $set: { paused, updatedAt: requireDate(now, 'now') } }, { upsert: true });
+    try {
+      await write();
+    } catch (err) {
+      // Two processes creating the same queue's record at once: the loser's write now updates it.
+      if (!isDuplicateKey(err)) throw err;
+      await write();
+    }
+  }
+
+  async paused(): Promise<string[]> {
+    // The queues collection holds one small document per queue ever paused: no index needed.
+    const docs = await this.collections.queues.find({ paused: true }, { projection: { _id: 1 }, sort: { _id: 1 } }).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Jobs per status in one queue (live jobs only), from the queue's range of its list index. */
+  private async liveCounts(queue: string): Promise<Partial<Record<JobStatus, number>>> {
+    const groups = await this.collections.jobs
+      .aggregate<{ _id: JobStatus; n: number }>([{ $match: { queue: { $eq: queue } } }, { $group: { _id: '$status', n: { $sum: 1 } } }], {
+        hint: JOB_LIST_INDEX.queue,
+      })
+      .toArray();
+    return Object.fromEntries(groups.map((g) => [g._id, g.n]));
+  }
+
+  private deadCount(queue: string): Promise<number> {
+    return this.collections.deadLetters.countDocuments({ queue: { $eq: queue } }, { hint: DEAD_LETTER_INDEX.queueDied });
+  }
+
+  async stats(): Promise<StoreStats> {
+    const [liveQueues, deadQueues] = await Promise.all([
+      queueNames(this.collections.jobs, JOB_LIST_INDEX.queue),
+      queueNames(this.collections.deadLetters, DEAD_LETTER_INDEX.queueDied),
+    ]);
+    const [counts, dead] = await Promise.all([
+      Promise.all(liveQueues.map((q) => this.liveCounts(q))),
+      Promise.all(deadQueues.map((q) => this.deadCount(q))),
+    ]);
+    const queues: StoreStats['queues'] = {};
+    liveQueues.forEach((q, i) => (queues[q] = counts[i]));
+    return { queues, deadLetters: dead.reduce((a, b) => a + b, 0) };
+  }
+
+  async list(): Promise<QueueSummary[]> {
+    const { jobs, deadLetters } = this.collections;
+    const [liveQueues, deadQueues, controls] = await Promise.all([
+      queueNames(jobs, JOB_LIST_INDEX.queue),
+      queueNames(deadLetters, DEAD_LETTER_INDEX.queueDied),
+      this.collections.queues.find({}, { projection: { _id: 1, paused: 1 } }).toArray(),
+    ]);
+    const paused = new Set(controls.filter((c) => c.paused).map((c) => c._id));
+    const names = [...new Set([...liveQueues, ...deadQueues, ...controls.map((c) => c._id)])].sort();
+    return Promise.all(
+      names.map(async (name): Promise<QueueSummary> => {
+        const [live, dead, oldest] = await Promise.all([
+          liveQueues.includes(name) ? this.liveCounts(name) : {},
+          deadQueues.includes(name) ? this.deadCount(name) : 0,
+          liveQueues.includes(name)
+            ? jobs.findOne<Pick<JobDocument, 'createdAt'>>(
+                { queue: { $eq: name }, status: 'queued' },
+                { sort: { createdAt: 1, _id: 1 }, projection: { _id: 0, createdAt: 1 }, hint: JOB_LIST_INDEX.queue },
+              )
+            : null,
+        ]);
+        const summary: QueueSummary = { name, paused: paused.has(name), counts: { ...emptyQueueCounts(), ...live, dead } };
+        if (oldest) summary.oldestQueuedAt = oldest.createdAt;
+        return summary;
+      }),
+    );
+  }
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from '@jest/globals';
+import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
+import { JOB_STATUSES } from '@loom/core';
+import { MongoStore } from '../src/index.js';
+import { quietLogger, useMongoFixture } from './fixture.js';
+import { at, claimRequest, newJob } from './jobs.js';
+
+// Issue 12, defect 16 (stats() and an unfiltered dead-letter list scanned whole collections) and
+// issue 14 (a page of jobs costs the same with a thousand jobs or a million). Every query these
+// operations send is recorded and explained: none may be a collection scan of the jobs or the
+// dead letters. (Explain is what mongod and the emulator both answer; timings would be flaky.)
+const fixture = useMongoFixture();
+
+/** Fields a driver adds to a command that an explain of it must not carry. */
+const SESSION_FIELDS = ['lsid', '$db', '$clusterTime', '$readPreference', 'txnNumber', 'readConcern', 'writeConcern', 'apiVersion', 'cursor'];
+
+function stagesOf(plan: unknown, out: string[] = []): string[] {
+  if (Array.isArray(plan)) plan.forEach((p) => stagesOf(p, out));
+  else if (plan && typeof plan === 'object') {
+    for (const [key, value] of Object.entries(plan)) {
+      if (key === 'stage' && typeof value === 'string') out.push(value);
+      else if (key !== 'command' && key !== 'parsedQuery') stagesOf(value, out);
+    }
+  }
+  return out;
+}
+
+describe('MongoStore reads for operators are index-backed', () => {
+  it('stats, listQueues, listDeadLetters and listJobPage never scan a collection', async () => {
+    const database = fixture.mongo.newDatabaseName('scans');
+    const client = new MongoClient(fixture.mongo.uri, { monitorCommands: true });
+    const sent: CommandStartedEvent[] = [];
+    client.on('commandStarted', (event) => sent.push(event));
+    const store = new MongoStore({ client, database, logger: quietLogger, retention: { completed: false } });
+    try {
+      await store.init();
+      await store.enqueue([newJob(), newJob({ queue: 'mail', name: 'mail' }), newJob({ name: 'other' })], { now: at(0) });
+      const [job] = await store.claim(claimRequest());
+      await store.deadLetter({ jobId: job.id, token: job.lease!.token }, { reason: 'boom', now: at(2) });
+      await store.setQueuePaused('mail', true, at(3));
+
+      sent.length = 0;
+      await store.stats();
+      await store.listQueues();
+      await store.listDeadLetters({});
+      await store.listDeadLetters({ name: 'send', limit: 5 });
+      await store.listDeadLetters({ queue: 'default', before: at(10) });
+      const [first] = await store.listJobPage({ statuses: [...JOB_STATUSES], limit: 1 });
+      await store.listJobPage({ statuses: [...JOB_STATUSES], limit: 1, after: { createdAt: first.createdAt, id: first.id } });
+      await store.listJobPage({ statuses: ['queued', 'dead'], name: 'send', limit: 10 });
+      await store.listJobPage({ statuses: ['running', 'dead'], queue: 'default', createdAfter: at(-1), limit: 10 });
+      await store.listJobPage({ statuses: ['completed'], limit: 10 });
+
+      const reads = sent.filter((e) => ['find', 'aggregate', 'count', 'distinct'].includes(e.commandName) && (e.command[e.commandName] as string) !== 'loom_queues');
+      expect(reads.length).toBeGreaterThan(10);
+      const db = fixture.mongo.client.db(database);
+      for (const { commandName, command } of reads) {
+        const inner: Document = { ...command };
+        for (const field of SESSION_FIELDS) delete inner[field];
+        if (commandName === 'aggregate') inner.cursor = {};
+        const explained = await db.command({ explain: inner, verbosity: 'queryPlanner' });
+        const stages = stagesOf(explained);
+        expect({ command: inner, stages }).toEqual({ command: inner, stages: expect.not.arrayContaining(['COLLSCAN']) });
+        expect(stages.length).toBeGreaterThan(0);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+});
