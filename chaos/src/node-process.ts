@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /**
- * A Node child process started with this process's own `execArgv`: from compiled JavaScript it
- * runs plain `node`, under the TypeScript hooks of the tests (`--import register-ts.mjs`) it runs
- * sources the same way. The multi-process tests (packages/mongo-store/test/processes/children.ts)
- * start theirs through it too.
+ * A Node child process, by default started with this process's own `execArgv`. The tests run
+ * compiled scripts with plain `node` (`execArgv` []), as the multi-process tests
+ * (packages/mongo-store/test/processes/children.ts) and the reliability tests do.
  */
 export interface NodeProcess {
   readonly process: ChildProcess;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import { MongoStore } from '../src/index.js';
-import { buildPackages, spawnTs, startEmulatorProcess, WORKER, type Child } from './processes/children.js';
+import { buildWorkers, exitWithin, spawnScript, startEmulatorProcess, WORKER, type Child } from './processes/children.js';
 import { waitUntil } from './wait-until.js';
 
 // Real processes against the emulator run by its bin: workers are killed for real, and leases
@@ -15,7 +15,7 @@ let client: MongoClient;
 const children: Child[] = [];
 let databases = 0;
 
-beforeAll(() => buildPackages(), BUILD_MS);
+beforeAll(() => buildWorkers(), BUILD_MS);
 
 beforeAll(async () => {
   emulator = await startEmulatorProcess(STARTUP_MS);
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 function worker(database: string, mode: string, env: Record<string, string> = {}): Child {
-  const child = spawnTs(WORKER, [], { MONGODB_URI: emulator.uri, DATABASE: database, MODE: mode, ...env });
+  const child = spawnScript(WORKER, [], { MONGODB_URI: emulator.uri, DATABASE: database, MODE: mode, ...env });
   children.push(child);
   return child;
 }
@@ -85,7 +85,7 @@ describe('several processes on one MongoDB', () => {
     await enqueueCharge(database);
 
     const crashing = worker(database, 'crash-in-transaction');
-    expect(await crashing.exited).toBe('SIGKILL');
+    expect(await exitWithin(crashing, STARTUP_MS)).toBe('SIGKILL');
     expect(await runs.countDocuments({})).toBe(1);
     expect(await effects.countDocuments({})).toBe(0); // the open transaction never committed
     expect((await jobs.findOne({}))?.status).toBe('running');
@@ -102,8 +102,7 @@ describe('several processes on one MongoDB', () => {
     const database = `mp_close_${process.pid}_${++databases}`;
     const child = worker(database, 'subscribe-close');
     await child.waitForLine(/^CLOSED$/, STARTUP_MS);
-    const deadline = new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 20_000).unref());
-    expect(await Promise.race([child.exited, deadline])).toBe(0);
+    expect(await exitWithin(child, 20_000)).toBe(0);
   }, STARTUP_MS + 30_000);
 
   it('two processes enqueueing the same keys at once store one job per key and agree on its id', async () => {

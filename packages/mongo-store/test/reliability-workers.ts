@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +8,9 @@ import { readLedgers } from '../../../chaos/src/ledger.js';
 import { spawnNode, type NodeProcess } from '../../../chaos/src/node-process.js';
 import { judge, type OracleVerdict } from '../../../chaos/src/oracle.js';
 import { readRunRecord } from '../../../chaos/src/run-record.js';
-import { buildPackages } from './processes/children.js';
+import { buildPackages, buildScripts } from './processes/children.js';
+
+export { exitWithin } from './processes/children.js';
 
 // The reliability scenarios run real processes from compiled JavaScript, as `npm run chaos` does:
 // a process then starts in a few seconds instead of the half minute it takes to transpile the
@@ -26,15 +27,7 @@ export const BUILD_MS = 240_000;
 /** Builds the packages (incrementally) and chaos/ (when a source is newer than its output). */
 export function buildChaos(): void {
   buildPackages();
-  const stale = readdirSync(join(ROOT, 'chaos/src')).some((name) => {
-    const built = join(ROOT, 'chaos/dist', name.replace(/\.ts$/, '.js'));
-    try {
-      return statSync(join(ROOT, 'chaos/src', name)).mtimeMs > statSync(built).mtimeMs;
-    } catch {
-      return true;
-    }
-  });
-  if (stale) execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'chaos/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
+  buildScripts(join(ROOT, 'chaos/tsconfig.json'), join(ROOT, 'chaos/src'), join(ROOT, 'chaos/dist'));
 }
 
 /** A compiled chaos script (chaos/dist/<name>.js) as a child process. */
@@ -63,13 +56,6 @@ export async function verdictOf(db: Db, keys: readonly string[]): Promise<Oracle
 
 /** What a passing verdict looks like, for `toMatchObject` (a failure then shows the examples). */
 export const CLEAN = { lost: 0, duplicateEffects: 0, txEffectDuplicates: 0, staleAcks: 0 } as const;
-
-/** Resolves with how the process ended, or with 'still running' once `ms` have passed. */
-export function exitWithin(child: NodeProcess, ms: number): Promise<NodeJS.Signals | number | null | 'still running'> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), ms)));
-  return Promise.race([child.exited, deadline]).finally(() => clearTimeout(timer));
-}
 
 export const keysFrom = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 

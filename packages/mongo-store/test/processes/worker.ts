@@ -1,5 +1,5 @@
 /**
- * A Loom process for the multi-process tests, run from sources through register-ts.mjs.
+ * A Loom process for the multi-process tests, run compiled (tsconfig.json here; children.ts builds it).
  *
  * env: MONGODB_URI, DATABASE, MODE
  * - `hang`: run `charge` jobs, record each run, then never finish (the test SIGKILLs us).
