@@ -5,10 +5,11 @@ import { createTestLoom } from '@loom/testing';
 import type { ClientSession, Collection } from 'mongodb';
 import { useMongoFixture } from './fixture.js';
 
-// ctx.transaction against the engine's own heartbeats, on a replica set: the lease is renewed before
-// the transaction and heartbeats pause while it is open, so a callback that takes several heartbeat
-// intervals (within one lease) runs once and commits (before: every heartbeat after the snapshot
-// made the commit fail with WriteConflict and the driver re-ran the whole callback).
+// ctx.transaction against the engine's own heartbeats, on a replica set: the lease is renewed to
+// two lengths before the transaction and heartbeats are held back while it is open, so a callback
+// that takes several heartbeat intervals (up to about 1.6 leases) runs once and commits (before:
+// every heartbeat after the snapshot made the commit fail with WriteConflict and the driver re-ran
+// the whole callback). Past that, heartbeats resume: the callback runs again, the job is kept.
 
 let receipts: Collection<{ jobId: string }>;
 let callbackRuns = 0;
@@ -65,6 +66,28 @@ describe('ctx.transaction with heartbeats (replica set)', () => {
     during = async () => {};
     await t.runUntilIdle();
     expect(callbackRuns).toBe(1);
+    expect(await receipts.countDocuments({ jobId: id })).toBe(1);
+    expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 1 });
+    await t.stop();
+  });
+
+  it('keeps the job when a callback outlasts the held-back heartbeats: the callback runs again and commits once', async () => {
+    const mongoStore = fixture.newStore({ retention: { completed: false } });
+    const { store, beats } = watchHeartbeats(mongoStore);
+    const t = await createTestLoom({ jobs: [TxReceipt], store, lease: '3s' });
+    receipts = mongoStore.client.db(fixture.mongo.newDatabaseName('app')).collection('receipts');
+    callbackRuns = 0;
+    let slow = true;
+    during = async () => {
+      if (!slow) return;
+      slow = false;
+      // Past two leases less a third (5 s): a heartbeat must keep the job, at the cost of this callback run.
+      t.clock.advance('5500ms');
+      await Promise.all(beats);
+    };
+    const { id } = await t.enqueue(TxReceipt, undefined);
+    await t.runUntilIdle();
+    expect(callbackRuns).toBe(2);
     expect(await receipts.countDocuments({ jobId: id })).toBe(1);
     expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 1 });
     await t.stop();

@@ -17,9 +17,10 @@ import { StoreTimeoutError, withDeadline } from './store-deadline.js';
  *    runs. A watchdog armed while an extension is in flight declares the lease lost at its end
  *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
  *    (the runner aborts `ctx.signal`).
- * 3. **held** — {@link RunLease.holding} renews the lease, then pauses heartbeats while a
- *    `ctx.transaction` runs: a heartbeat would conflict with the transaction (whose last write is
- *    the fenced completion) and make the driver re-run its callback.
+ * 3. **held** — {@link RunLease.holding} renews the lease to two lengths, then holds heartbeats
+ *    back while a `ctx.transaction` runs (until a third of a lease is left): a heartbeat would
+ *    conflict with the transaction, whose last write is the fenced completion, and make the
+ *    driver re-run its callback.
  * 4. **settling** — {@link RunLease.settle} stops heartbeats: the outcome write's budget is the lease
  *    as it stood then. {@link RunLease.write} retries transient store errors with backoff inside
  *    that budget, never past it, so a write that keeps failing cannot hold the job (or its slot)
@@ -96,39 +97,50 @@ export class RunLease {
 
   /**
    * Runs `fn` — a transaction whose LAST write is this run's fenced completion — with heartbeats
-   * paused. A heartbeat is a write to the job's document: one landing after the transaction's
+   * held back. A heartbeat is a write to the job's document: one landing after the transaction's
    * snapshot makes its commit fail with a write conflict, and the driver re-runs the whole
-   * callback. So any heartbeat in flight lands first, the lease is renewed to a full length, and
-   * none is sent until `fn` ends: a callback that finishes within one lease runs once. (The
-   * completion is not written first to hold the document instead: a worker that died inside the
-   * transaction would then lock the job, and every claim that meets it, until the server aborts
-   * the transaction — 60 s on MongoDB.) If `fn` fails, heartbeats resume with an immediate extension.
+   * callback (with beats every third of a lease, a callback longer than that never commits). So
+   * any heartbeat in flight lands first, the lease is renewed to two lease lengths, and no
+   * heartbeat is sent until a third of a lease is left: a callback that finishes within about
+   * 1.6 leases runs once. Past that, heartbeats resume — keeping the job matters more than sparing
+   * the callback a re-run. (The completion is not written first to lock the document instead: a
+   * worker dying inside the transaction would then lock the job, and every claim that meets it,
+   * until the server aborts the transaction — 60 s on MongoDB.) If `fn` fails, heartbeats resume at once.
    */
   async holding<T>(fn: () => Promise<T>): Promise<T> {
     if (this.state !== 'beating') return fn();
     this.pauseBeats('held');
     await this.beatInFlight;
     await this.renewBeforeHold();
+    const generation = this.generation;
+    const cancelLateBeat = this.deps.clock.setTimer(() => {
+      if (this.generation === generation && this.state === 'held') this.resumeBeats();
+    }, Math.max(0, this.remaining() - this.interval()));
     let committed = false;
     try {
       const result = await fn();
       committed = true;
       return result;
     } finally {
-      // `fn` may have ended the lease meanwhile (stop, lost): only a lease still held resumes.
-      if ((this.state as RunLease['state']) === 'held') {
-        // Committed: the job is complete, there is no lease left to keep. Failed: keep it again.
-        this.state = committed ? 'settling' : 'beating';
-        if (!committed) void this.beat();
-      }
+      cancelLateBeat();
+      // `fn` may have ended the lease meanwhile (stop, lost): only a lease still held or beating goes on.
+      const state = this.state as RunLease['state'];
+      if (committed && (state === 'held' || state === 'beating')) this.pauseBeats('settling'); // the job is complete: no lease left to keep
+      else if (!committed && state === 'held') this.resumeBeats();
     }
   }
 
-  /** One extension to a full lease before heartbeats pause; a lost lease is reported and thrown. */
+  /** Back to regular heartbeats, starting with one now. */
+  private resumeBeats(): void {
+    this.state = 'beating';
+    void this.beat();
+  }
+
+  /** One extension to two lease lengths before heartbeats are held back; a lost lease is reported and thrown. */
   private async renewBeforeHold(): Promise<void> {
     const { store, clock, leaseMs } = this.deps;
     const now = clock.now();
-    const until = now.getTime() + leaseMs;
+    const until = now.getTime() + 2 * leaseMs;
     try {
       await store.extendLease(this.ref, new Date(until), now);
       this.leaseUntil = until;
