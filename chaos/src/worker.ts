@@ -31,6 +31,8 @@ const mongo = new MongoStore({
   pollInterval: '100ms',
   retention: { completed: false },
   clientOptions: { serverSelectionTimeoutMS: selectionMs, connectTimeoutMS: selectionMs },
+  // Workers start on a loaded machine: a slow first handshake is not an outage (default 5s).
+  connectTimeout: '60s',
   logger,
 });
 const { store, held } = recordingStore(mongo, new Ledger(LEDGER), OWNER);

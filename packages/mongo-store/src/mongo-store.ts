@@ -45,6 +45,7 @@ import { ScheduleRepository } from './schedules.js';
 import { readServerTime } from './server-time.js';
 import { transactionsUnsupported } from './store-errors.js';
 import { isTransientMongoError } from './transient-errors.js';
+import { withinReach } from './reachability.js';
 import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
 
 /**
@@ -101,8 +102,17 @@ export class MongoStore implements JobStore {
   }
 
   private async initialize(): Promise<void> {
-    if (this.ownsClient) await this.collections.client.connect();
-    await this.getDeployment();
+    const { client } = this.collections;
+    await withinReach(
+      client,
+      this.options.connectTimeoutMs,
+      async () => {
+        if (this.ownsClient) await client.connect();
+        await this.getDeployment();
+      },
+      // Our own client stops trying (a later init() connects again); yours is yours to close.
+      () => void (this.ownsClient ? client.close().catch(() => {}) : undefined),
+    );
     const plan = indexPlan(this.options);
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);

@@ -37,6 +37,12 @@ export interface MongoStoreOptions {
   pollInterval?: Duration;
   /** Where warnings (stream restarts, reconciliations) go. @default a ConsoleLogger at level info */
   logger?: StoreLogger;
+  /**
+   * How long `init()` may take to reach the server (connect and first round trip) before it fails
+   * with `STORE_UNREACHABLE`, one line naming the hosts (never the password). The driver's own
+   * timeouts still govern every later operation. @default '5s'
+   */
+  connectTimeout?: Duration;
 }
 
 /** The options after defaults and validation. */
@@ -47,6 +53,7 @@ export interface ResolvedOptions {
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
+  connectTimeoutMs: number;
   logger: StoreLogger;
 }
 
@@ -84,6 +91,13 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
   } catch (err) {
     throw bad('pollInterval', (err as Error).message);
   }
+  let connectTimeoutMs: number;
+  try {
+    connectTimeoutMs = toMs(options.connectTimeout ?? '5s');
+  } catch (err) {
+    throw bad('connectTimeout', (err as Error).message);
+  }
+  if (connectTimeoutMs <= 0) throw bad('connectTimeout', 'must be more than 0');
   return {
     database: options.database,
     writeConcern: options.writeConcern ?? { w: 'majority' },
@@ -100,6 +114,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
     },
     dedupe,
     pollIntervalMs,
+    connectTimeoutMs,
     logger: options.logger ?? new ConsoleLogger({ bindings: { component: 'mongo-store' } }),
   };
 }

@@ -34,6 +34,7 @@ export type LoomErrorCode =
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
   | 'STORE_ERROR'
+  | 'STORE_UNREACHABLE'
   | 'JOB_TOO_LARGE'
   | 'OUTCOME_NOT_STORED';
 

@@ -18,7 +18,8 @@ import { MongoStore } from '@loom/mongo-store';
 const { MONGODB_URI, DATABASE, MODE, KEYS = '' } = process.env;
 if (!MONGODB_URI || !DATABASE || !MODE) throw new Error('worker.ts needs MONGODB_URI, DATABASE and MODE');
 
-const store = new MongoStore({ url: MONGODB_URI, database: DATABASE, pollInterval: '100ms' });
+// connectTimeout: children start on a loaded machine; a slow first handshake is not an outage.
+const store = new MongoStore({ url: MONGODB_URI, database: DATABASE, pollInterval: '100ms', connectTimeout: '60s' });
 const db = store.client.db(DATABASE);
 
 @Job({ name: 'charge', retries: 3 })

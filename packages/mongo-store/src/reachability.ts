@@ -1,0 +1,54 @@
+import { MongoNetworkError, MongoServerSelectionError, type MongoClient } from 'mongodb';
+import { LoomError } from '@loom/core';
+
+/**
+ * Where the client connects, for messages: its hosts and replica set, never its credentials
+ * (the driver keeps those apart from the host list).
+ */
+export function describeServer(client: MongoClient): string {
+  const { hosts, replicaSet } = client.options;
+  const where = hosts.map((h) => h.toString()).join(',') || '(no host)';
+  return replicaSet ? `${where} (replica set ${replicaSet})` : where;
+}
+
+/** True for the driver's "no server answered" errors (as opposed to a server refusing a command). */
+function isUnreachable(err: unknown): boolean {
+  return err instanceof MongoServerSelectionError || err instanceof MongoNetworkError;
+}
+
+function unreachable(client: MongoClient, timeoutMs: number, reason: string): LoomError {
+  const detail = reason.split('\n')[0]!.slice(0, 200);
+  return new LoomError(
+    'STORE_UNREACHABLE',
+    `MongoStore cannot reach MongoDB at ${describeServer(client)} within ${timeoutMs} ms (${detail}). ` +
+      'Check that mongod is running and reachable from this machine (host, port, DNS, firewall), the replica set name, TLS and credentials; ' +
+      "for a slow network raise MongoStore's connectTimeout.",
+  );
+}
+
+/**
+ * Runs `work` (the first connection and round trip) with a deadline of `timeoutMs` of real time:
+ * an unreachable server fails in one line naming the hosts, instead of the driver's 30 s server
+ * selection and its multi-line error. `onTimeout` lets the caller stop the connection attempt.
+ */
+export async function withinReach<T>(client: MongoClient, timeoutMs: number, work: () => Promise<T>, onTimeout: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = work();
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      // The attempt goes on in the driver until onTimeout stops it; its late failure is expected.
+      attempt.catch(() => {});
+      onTimeout();
+      reject(unreachable(client, timeoutMs, 'no server answered'));
+    }, timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([attempt, deadline]);
+  } catch (err) {
+    if (isUnreachable(err)) throw unreachable(client, timeoutMs, (err as Error).message);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
