@@ -13,15 +13,26 @@ export interface ChaosConfig {
   maxDelayMs: number;
   /** The jobs are enqueued in this many batches (one `enqueueMany` each). */
   batches: number;
-  /** Give up (and fail) if the jobs are not all finished by then. */
+  /**
+   * Give up (and fail) if the jobs are not all finished by then. Includes one
+   * {@link TRANSACTION_LIFETIME_MS} per kill: see there.
+   */
   deadlineMs: number;
   /** How long a worker process may take to start (the TypeScript hooks make it slow). */
   startupMs: number;
 }
 
+/**
+ * mongod's transactionLifetimeLimitSeconds (the emulator's too). A worker SIGKILLed between its
+ * `ctx.transaction`'s completion write and the commit leaves the job's document locked until the
+ * server aborts the transaction this long after it began; until then every claim that reaches that
+ * document waits, and the workers stall (the controller logs such stalls). Each kill may cost this.
+ */
+export const TRANSACTION_LIFETIME_MS = 60_000;
+
 const PROFILES: Record<'full' | 'ci', ChaosConfig> = {
-  full: { jobs: 10_000, workers: 4, concurrency: 8, kills: 50, pauses: 20, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 20, deadlineMs: 30 * 60_000, startupMs: 120_000 },
-  ci: { jobs: 400, workers: 2, concurrency: 4, kills: 4, pauses: 2, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 4, deadlineMs: 150_000, startupMs: 120_000 },
+  full: { jobs: 10_000, workers: 4, concurrency: 8, kills: 50, pauses: 20, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 20, deadlineMs: 30 * 60_000 + 50 * TRANSACTION_LIFETIME_MS, startupMs: 120_000 },
+  ci: { jobs: 400, workers: 2, concurrency: 4, kills: 4, pauses: 2, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 4, deadlineMs: 150_000 + 4 * TRANSACTION_LIFETIME_MS, startupMs: 120_000 },
 };
 
 const ENV: Record<string, keyof ChaosConfig> = {

@@ -81,6 +81,9 @@ function startWorker(slot: number): Worker {
 }
 
 const faults = { kills: 0, pauses: 0, crashes: 0 };
+/** Periods of STALL_MS or more in which no job finished while some were unfinished (see config's TRANSACTION_LIFETIME_MS). */
+const STALL_MS = 10_000;
+const progress = { finished: 0, since: Date.now(), stalls: [] as number[] };
 let stopping = false;
 let failure: Error | undefined;
 const keys = Array.from({ length: config.jobs }, (_, i) => `k${i}`);
@@ -94,7 +97,7 @@ try {
   await injectFaults();
   await enqueueing;
   log(`faults done: ${faults.kills} kills, ${faults.pauses} pauses; waiting for the jobs to finish`);
-  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish`, 250);
+  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish (deadline ${config.deadlineMs / 1000} s from the start)`, 250);
   log('every job finished');
 } catch (err) {
   failure = err as Error;
@@ -115,6 +118,7 @@ if (ok) rmSync(runDir, { recursive: true, force: true });
 else log(`ledgers kept in ${runDir}; database ${database} at ${uri}`);
 
 log(`stale completions refused by the fence: ${verdict.staleAcksRefused}; workers that died by themselves: ${faults.crashes}`);
+log(`stalls (${STALL_MS / 1000} s or more without a job finishing): ${progress.stalls.length}${progress.stalls.length ? ` (${progress.stalls.map((ms) => `${(ms / 1000).toFixed(0)} s`).join(', ')})` : ''}`);
 for (const example of verdict.examples) log(example);
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.stdout.write(`${finalLine(verdict, faults)}\n`);
@@ -185,8 +189,19 @@ async function stopWorkers(): Promise<void> {
   );
 }
 
+/** Jobs finished so far; also notes a stall when the count moves again after STALL_MS or more. */
 async function terminalJobs(db: Db): Promise<number> {
-  return db.collection('loom_jobs').countDocuments({ status: { $in: ['completed', 'dead'] } });
+  const finished = await db.collection('loom_jobs').countDocuments({ status: { $in: ['completed', 'dead'] } });
+  if (finished !== progress.finished) {
+    const still = Date.now() - progress.since;
+    if (still >= STALL_MS) {
+      progress.stalls.push(still);
+      log(`stall: no job finished for ${(still / 1000).toFixed(1)} s (at ${progress.finished} of ${config.jobs})`);
+    }
+    progress.finished = finished;
+    progress.since = Date.now();
+  }
+  return finished;
 }
 
 async function collectVerdict() {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chaosConfig } from '../../../chaos/src/config.js';
 import type { NodeProcess } from '../../../chaos/src/node-process.js';
 import { BUILD_MS, buildChaos, startChaosScript } from './reliability-workers.js';
 
@@ -6,7 +7,9 @@ import { BUILD_MS, buildChaos, startChaosScript } from './reliability-workers.js
 // its bin, worker processes SIGKILLed and restarted, SIGSTOPped past their lease and resumed.
 // Real time with short leases; every wait is on a condition (a line, an exit) with a deadline.
 // Compiled JavaScript, as `npm run chaos` runs it (see reliability-workers.ts).
-const RUN_MS = 240_000;
+// The profile's deadline (with a transaction lifetime per kill, see chaos/src/config.ts) plus
+// the start of the emulator and the workers.
+const RUN_MS = chaosConfig(['--ci'], {}).deadlineMs + 90_000;
 
 let run: NodeProcess | undefined;
 
