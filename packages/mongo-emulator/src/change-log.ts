@@ -2,12 +2,16 @@
  * The emulator's oplog: every committed write appends one change event. Change stream cursors
  * read from it by sequence number; waiters are woken as soon as an event arrives.
  */
-import { Timestamp } from 'bson';
+import type { Binary, Timestamp } from 'bson';
 import { CommandError } from './errors.js';
+import type { LogicalClock } from './cluster-time.js';
 import { isPlainObject, type Doc } from './values.js';
 import { compareBson } from './bson-order.js';
 
-export type OperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase';
+export type OperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase' | 'rename' | 'create' | 'createIndexes' | 'dropIndexes' | 'modify';
+
+/** DDL events a change stream reports only with showExpandedEvents (mongod 6.0+). */
+export const EXPANDED_EVENTS = new Set<OperationType>(['create', 'createIndexes', 'dropIndexes', 'modify']);
 
 export interface ChangeEvent {
   seq: number;
@@ -17,6 +21,15 @@ export interface ChangeEvent {
   documentId?: unknown;
   fullDocument?: Doc;
   updateDescription?: Doc;
+  /** The collection's UUID (reported with showExpandedEvents). */
+  collectionUUID?: Binary;
+  /** rename: the new namespace. */
+  to?: { db: string; coll: string };
+  /** DDL events: what changed (reported with showExpandedEvents). */
+  operationDescription?: Doc;
+  /** Set only when the collection has changeStreamPreAndPostImages enabled. */
+  preImage?: Doc;
+  postImage?: Doc;
   clusterTime: Timestamp;
   wallTime: Date;
 }
@@ -35,21 +48,37 @@ export function seqFromToken(token: unknown): number {
   return parseInt(data, 16);
 }
 
-/** Fields of `after` that differ from `before`, as a change event's updateDescription. */
+/**
+ * Fields of `after` that differ from `before`, as a change event's updateDescription, computed
+ * the way mongod diffs documents for its oplog: sub-documents and arrays are compared element by
+ * element (a changed or appended element is a `path.i` update, a shorter array is reported in
+ * truncatedArrays), so `$set: { 'a.0.b': 1 }` reports `a.0.b`, not the whole array.
+ */
 export function describeUpdate(before: Doc, after: Doc): Doc {
   const updatedFields: Doc = {};
   const removedFields: string[] = [];
+  const truncatedArrays: Doc[] = [];
+  const differs = (x: unknown, y: unknown) => compareBson(x, y) !== 0 || Array.isArray(x) !== Array.isArray(y);
+  const diffArray = (a: unknown[], b: unknown[], path: string) => {
+    if (b.length < a.length) truncatedArrays.push({ field: path, newSize: b.length });
+    for (let i = 0; i < b.length; i++) {
+      if (i >= a.length) updatedFields[`${path}.${i}`] = b[i];
+      else if (isPlainObject(a[i]) && isPlainObject(b[i])) walk(a[i] as Doc, b[i] as Doc, `${path}.${i}.`);
+      else if (differs(a[i], b[i])) updatedFields[`${path}.${i}`] = b[i];
+    }
+  };
   const walk = (a: Doc, b: Doc, prefix: string) => {
     for (const key of Object.keys(b)) {
       const path = prefix + key;
       if (!(key in a)) updatedFields[path] = b[key];
       else if (isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key] as Doc, b[key] as Doc, path + '.');
-      else if (compareBson(a[key], b[key]) !== 0 || Array.isArray(a[key]) !== Array.isArray(b[key])) updatedFields[path] = b[key];
+      else if (Array.isArray(a[key]) && Array.isArray(b[key])) diffArray(a[key] as unknown[], b[key] as unknown[], path);
+      else if (differs(a[key], b[key])) updatedFields[path] = b[key];
     }
     for (const key of Object.keys(a)) if (!(key in b)) removedFields.push(prefix + key);
   };
   walk(before, after, '');
-  return { updatedFields, removedFields, truncatedArrays: [] };
+  return { updatedFields, removedFields, truncatedArrays };
 }
 
 export class ChangeLog {
@@ -58,7 +87,10 @@ export class ChangeLog {
   private readonly waiters = new Set<() => void>();
   private readonly now: () => Date;
 
-  constructor(now: () => Date) {
+  constructor(
+    now: () => Date,
+    private readonly clock: LogicalClock,
+  ) {
     this.now = now;
   }
 
@@ -70,12 +102,18 @@ export class ChangeLog {
   append(event: Omit<ChangeEvent, 'seq' | 'clusterTime' | 'wallTime'>): void {
     this.seq++;
     const wallTime = this.now();
-    const clusterTime = new Timestamp({ t: Math.floor(wallTime.getTime() / 1000), i: this.seq });
+    const clusterTime = this.clock.tick();
     this.events.push({ ...event, seq: this.seq, clusterTime, wallTime });
     if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
     const waiting = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiting) wake();
+  }
+
+  /** The position just before the first event at or after `ts` (startAtOperationTime). */
+  positionAt(ts: Timestamp): number {
+    for (const e of this.events) if (e.clusterTime.compare(ts) >= 0) return e.seq - 1;
+    return this.seq;
   }
 
   /** Events after `seq`; throws ChangeStreamHistoryLost if they were already trimmed. */

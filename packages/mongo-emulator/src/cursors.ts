@@ -107,6 +107,11 @@ export class CursorRegistry {
     return cursor;
   }
 
+  /** The cursor, if open (no side effects: used to classify errors). */
+  peek(id: number): OpenCursor | undefined {
+    return this.cursors.get(id);
+  }
+
   kill(id: number): boolean {
     const cursor = this.cursors.get(id);
     if (!cursor) return false;

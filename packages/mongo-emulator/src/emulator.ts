@@ -45,8 +45,11 @@ export class MongoEmulator {
     const sockets = new Set<Socket>();
     const server = createServer((socket) => {
       sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
       const id = nextConnectionId++;
+      socket.on('close', () => {
+        sockets.delete(socket);
+        engine.appNames.delete(id);
+      });
       new WireConnection(socket, id, (request) => dispatcher.run(request.db, request.body, id));
     });
     await new Promise<void>((resolve, reject) => {

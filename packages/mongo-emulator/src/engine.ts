@@ -9,6 +9,8 @@ import { SessionRegistry, type Transaction } from './transactions.js';
 import { CommittedView, TransactionView, type CollectionView } from './views.js';
 import type { EmulatorClock } from './clock.js';
 import type { WriteOp, WriteRecorder } from './write-op.js';
+import { LogicalClock } from './cluster-time.js';
+import { FailPoints } from './failpoints.js';
 
 export interface EngineOptions {
   clock: EmulatorClock;
@@ -27,23 +29,37 @@ export class Engine implements WriteRecorder {
   /** host:port as clients address this server (set once listening). */
   host = '127.0.0.1:0';
   readonly counts = new Map<string, number>();
+  readonly logicalClock: LogicalClock;
+  readonly failPoints = new FailPoints();
+  /** The application name each connection sent in its handshake (failCommand's appName filter). */
+  readonly appNames = new Map<number, string>();
   opCounters = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 };
 
   constructor(options: EngineOptions) {
     this.clock = options.clock;
     this.replicaSet = options.replicaSet;
-    this.changeLog = new ChangeLog(() => this.clock.now());
+    this.logicalClock = new LogicalClock(() => this.clock.now());
+    this.changeLog = new ChangeLog(() => this.clock.now(), this.logicalClock);
     this.sessions = new SessionRegistry(this.catalog, this);
   }
 
   record(op: WriteOp): void {
-    const base = { db: op.db, coll: op.coll };
+    const coll = this.catalog.get(op.db, op.coll);
+    const base = { db: op.db, coll: op.coll, collectionUUID: coll?.uuid };
+    // Pre- and post-images are kept only for collections that ask for them, as on mongod.
+    const images = (coll?.options.changeStreamPreAndPostImages as { enabled?: boolean } | undefined)?.enabled === true;
     switch (op.kind) {
       case 'insert':
         this.changeLog.append({ ...base, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after });
         break;
       case 'replace':
-        this.changeLog.append({ ...base, operationType: 'replace', documentId: op.after?._id, fullDocument: op.after });
+        this.changeLog.append({
+          ...base,
+          operationType: 'replace',
+          documentId: op.after?._id,
+          fullDocument: op.after,
+          ...(images ? { preImage: op.before, postImage: op.after } : {}),
+        });
         break;
       case 'update':
         this.changeLog.append({
@@ -51,10 +67,11 @@ export class Engine implements WriteRecorder {
           operationType: 'update',
           documentId: op.after?._id,
           updateDescription: describeUpdate(op.before ?? {}, op.after ?? {}),
+          ...(images ? { preImage: op.before, postImage: op.after } : {}),
         });
         break;
       case 'delete':
-        this.changeLog.append({ ...base, operationType: 'delete', documentId: op.before?._id });
+        this.changeLog.append({ ...base, operationType: 'delete', documentId: op.before?._id, ...(images ? { preImage: op.before } : {}) });
         break;
     }
   }

@@ -11,30 +11,41 @@ export const ErrorCodes = {
   TypeMismatch: 14,
   Unauthorized: 13,
   IllegalOperation: 20,
+  LockTimeout: 24,
   NamespaceNotFound: 26,
   IndexNotFound: 27,
   PathNotViable: 28,
   ConflictingUpdateOperators: 40,
   CursorNotFound: 43,
+  NoMatchingDocument: 47,
   NamespaceExists: 48,
+  MaxTimeMSExpired: 50,
+  DollarPrefixedFieldName: 52,
   CommandNotFound: 59,
   InvalidOptions: 72,
   ImmutableField: 66,
   InvalidNamespace: 73,
   NoReplicationEnabled: 76,
+  UnknownReplWriteConcern: 79,
+  UnsatisfiableWriteConcern: 100,
   IndexOptionsConflict: 85,
   IndexKeySpecsConflict: 86,
   CannotCreateIndex: 67,
   WriteConflict: 112,
   CannotIndexParallelArrays: 171,
+  TransactionTooOld: 225,
   OperationNotSupportedInTransaction: 263,
+  FailPointSetFailed: 266,
   ChangeStreamHistoryLost: 286,
   ChangeStreamFatalError: 280,
   InvalidResumeToken: 260,
   NoSuchTransaction: 251,
   TransactionCommitted: 256,
   NotImplemented: 238,
+  BSONObjectTooLarge: 10334,
   IDLUnknownField: 40415,
+  Location17419: 17419,
+  Location40324: 40324,
   Location31254: 31254,
   Location40573: 40573,
   Location40323: 40323,
@@ -43,22 +54,59 @@ export const ErrorCodes = {
 
 export type ErrorCodeName = keyof typeof ErrorCodes;
 
+/** codeName for a numeric code (fail points name arbitrary codes; the driver and tests read codeName). */
+const CODE_NAMES: Record<number, string> = {
+  ...Object.fromEntries(Object.entries(ErrorCodes).filter(([name]) => !name.startsWith('Location')).map(([name, code]) => [code, name])),
+  6: 'HostUnreachable',
+  7: 'HostNotFound',
+  64: 'WriteConcernFailed',
+  89: 'NetworkTimeout',
+  91: 'ShutdownInProgress',
+  133: 'FailedToSatisfyReadPreference',
+  134: 'ReadConcernMajorityNotAvailableYet',
+  189: 'PrimarySteppedDown',
+  234: 'RetryChangeStream',
+  262: 'ExceededTimeLimit',
+  9001: 'SocketException',
+  10107: 'NotWritablePrimary',
+  11600: 'InterruptedAtShutdown',
+  11601: 'Interrupted',
+  11602: 'InterruptedDueToReplStateChange',
+  13435: 'NotPrimaryNoSecondaryOk',
+  13436: 'NotPrimaryOrSecondary',
+};
+
+export function codeName(code: number): string {
+  return CODE_NAMES[code] ?? '';
+}
+
+/**
+ * Ends the command by closing the client's connection without a reply (a `failCommand` fail
+ * point with closeConnection, or onPrimaryTransactionalWrite): the client sees a network error.
+ */
+export class CloseConnection extends Error {
+  constructor() {
+    super('connection closed by a fail point');
+    this.name = 'CloseConnection';
+  }
+}
+
 /** A command failure with mongod's code and codeName; extra fields are copied into the reply. */
 export class CommandError extends Error {
   readonly code: number;
   readonly codeName: string;
-  readonly errorLabels: string[];
+  errorLabels: string[];
   readonly extra: Record<string, unknown>;
 
   constructor(
-    codeName: ErrorCodeName,
+    codeName: ErrorCodeName | number,
     message: string,
     options: { labels?: string[]; extra?: Record<string, unknown> } = {},
   ) {
     super(message);
     this.name = 'CommandError';
-    this.code = ErrorCodes[codeName];
-    this.codeName = codeName.startsWith('Location') ? '' : codeName;
+    this.code = typeof codeName === 'number' ? codeName : ErrorCodes[codeName];
+    this.codeName = typeof codeName === 'number' ? CODE_NAMES[codeName] ?? '' : codeName.startsWith('Location') ? '' : codeName;
     this.errorLabels = options.labels ?? [];
     this.extra = options.extra ?? {};
   }

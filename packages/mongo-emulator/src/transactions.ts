@@ -11,6 +11,7 @@ import { CommandError } from './errors.js';
 import { valueKey } from './bson-order.js';
 import type { Catalog } from './storage/catalog.js';
 import type { StoredRecord } from './storage/collection.js';
+import type { IndexSpec } from './storage/index-spec.js';
 import type { Doc } from './values.js';
 import type { WriteRecorder, WriteOp } from './write-op.js';
 import { SnapshotHistory } from './snapshot-history.js';
@@ -24,6 +25,11 @@ export class Transaction {
   readonly overlays = new Map<string, Map<string, Doc | null>>();
   readonly ops: WriteOp[] = [];
   readonly locks = new Set<string>();
+  /**
+   * Collections this transaction creates (create, or createIndexes on a missing collection, both
+   * allowed in transactions since 4.4): invisible to others until the commit makes them.
+   */
+  readonly created = new Map<string, { options: Doc; indexes: IndexSpec[] }>();
   readonly done: Promise<void>;
   private finish!: () => void;
   private lifetime?: NodeJS.Timeout;
@@ -55,8 +61,28 @@ export class Transaction {
   }
 }
 
+/** The statements of one retryable write (a txnNumber outside a transaction) that already ran. */
+export class RetryableWrite {
+  /** Statement index -> its recorded result; a retry returns it instead of writing again. */
+  private readonly results = new Map<number, unknown>();
+
+  constructor(readonly txnNumber: number) {}
+
+  result(stmt: number): unknown {
+    return this.results.get(stmt);
+  }
+
+  record(stmt: number, result: unknown): void {
+    this.results.set(stmt, result);
+  }
+}
+
 interface SessionState {
   txn?: Transaction;
+  retryable?: RetryableWrite;
+  /** Wall-clock time of the last command (for $listLocalSessions). */
+  lastUse: Date;
+  lsid: Doc;
 }
 
 function lockKey(ns: string, idKey: string): string {
@@ -99,6 +125,41 @@ export class SessionRegistry {
     private readonly recorder: WriteRecorder,
   ) {}
 
+  /** The session's state, created on first use of its lsid. */
+  private session(lsid: unknown): SessionState {
+    const key = SessionRegistry.sessionKey(lsid);
+    let session = this.sessions.get(key);
+    if (!session) {
+      session = { lastUse: new Date(), lsid: lsid as Doc };
+      this.sessions.set(key, session);
+    }
+    return session;
+  }
+
+  /** Notes that a command used this session (mongod keeps a cache of sessions in use). */
+  touch(lsid: unknown): void {
+    this.session(lsid).lastUse = new Date();
+  }
+
+  /** Sessions in this server's cache, as $listLocalSessions reports them. */
+  localSessions(): Doc[] {
+    return [...this.sessions.values()].map((s) => ({ _id: s.lsid, lastUse: s.lastUse }));
+  }
+
+  /**
+   * The record of a retryable write: the same txnNumber again is a retry (statements that ran
+   * are not run again), a lower one is refused as mongod refuses it.
+   */
+  retryableWrite(lsid: unknown, txnNumber: number): RetryableWrite {
+    const session = this.session(lsid);
+    const newest = Math.max(session.retryable?.txnNumber ?? -1, session.txn?.txnNumber ?? -1);
+    if (txnNumber < newest) {
+      throw new CommandError('TransactionTooOld', `Retryable write with txnNumber ${txnNumber} is prohibited on session ${SessionRegistry.sessionKey(lsid)} because a newer retryable write with txnNumber ${newest} has already started on this session.`);
+    }
+    if (session.retryable?.txnNumber !== txnNumber) session.retryable = new RetryableWrite(txnNumber);
+    return session.retryable;
+  }
+
   static sessionKey(lsid: unknown): string {
     const id = (lsid as { id?: unknown } | undefined)?.id;
     if (id === undefined) throw new CommandError('BadValue', 'lsid.id is required');
@@ -111,11 +172,7 @@ export class SessionRegistry {
     if (body.autocommit !== false) throw new CommandError('InvalidOptions', 'Specifying autocommit=true is not allowed.');
     const sessionKey = SessionRegistry.sessionKey(body.lsid);
     const txnNumber = Number(body.txnNumber);
-    let session = this.sessions.get(sessionKey);
-    if (!session) {
-      session = {};
-      this.sessions.set(sessionKey, session);
-    }
+    const session = this.session(body.lsid);
     if (body.startTransaction === true) {
       if (session.txn && session.txn.txnNumber >= txnNumber) {
         throw new CommandError('BadValue', `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`);
@@ -178,7 +235,16 @@ export class SessionRegistry {
     const removed: { coll: NonNullable<ReturnType<Catalog['get']>>; record: StoredRecord }[] = [];
     const inserted: { coll: NonNullable<ReturnType<Catalog['get']>>; record: StoredRecord }[] = [];
     const version = this.catalog.version + 1;
+    const createdColls: [string, string][] = [];
     try {
+      for (const [ns, { options, indexes }] of txn.created) {
+        const [db, name] = splitNs(ns);
+        // Someone else created it meanwhile: the catalog changed under this transaction.
+        if (this.catalog.get(db, name)) throw writeConflict();
+        const { coll } = this.catalog.getOrCreate(db, name, options);
+        createdColls.push([db, name]);
+        for (const spec of indexes) coll.addIndex(spec);
+      }
       for (const [ns, overlay] of txn.overlays) {
         const [db, name] = splitNs(ns);
         const coll = this.catalog.get(db, name);
@@ -204,6 +270,7 @@ export class SessionRegistry {
     } catch (err) {
       for (const { coll, record } of inserted.reverse()) coll.remove(record);
       for (const { coll, record } of removed.reverse()) coll.insert(record.doc, record.version, record.rid);
+      for (const [db, name] of createdColls) this.catalog.drop(db, name);
       this.abort(txn);
       throw err;
     }

@@ -9,10 +9,12 @@ import { CommandError, notImplemented } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { parseSort, sortComparator } from '../query/sort.js';
 import { ChangeStreamSource } from '../change-stream.js';
-import { DEFAULT_FIRST_BATCH, IteratorSource, openCursor } from '../cursors.js';
+import { cursorReply, DEFAULT_FIRST_BATCH, IteratorSource, openCursor } from '../cursors.js';
+import { runMerge, runOut, WRITE_STAGES } from '../query/write-stages.js';
 import { cloneValue, isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
-import { batchSizeOf, optionalDoc, rejectCollation } from './arguments.js';
+import { batchSizeOf, optionalDoc, letVariables, rejectCollation } from './arguments.js';
+import { assertKnownStage } from '../query/pipeline-stages.js';
 
 const MINGO_STAGES = new Set([
   '$addFields', '$bucket', '$bucketAuto', '$count', '$densify', '$documents', '$facet', '$fill', '$graphLookup', '$group',
@@ -81,7 +83,15 @@ function checkStages(pipeline: Doc[]): void {
       if (index !== 0) throw new CommandError('Location40573', '$changeStream is only valid as the first stage in a pipeline');
       return;
     }
-    if (name === '$out' || name === '$merge') throw notImplemented(`aggregation stage '${name}'`);
+    assertKnownStage(name);
+    if (WRITE_STAGES.has(name)) {
+      if (index !== pipeline.length - 1) throw new CommandError(40601, `${name} can only be the final stage in the pipeline`);
+      return;
+    }
+    if (name === '$listLocalSessions') {
+      if (index !== 0) throw new CommandError(40602, `${name} is only valid as the first stage in a pipeline`);
+      return;
+    }
     if (!MINGO_STAGES.has(name)) throw notImplemented(`aggregation stage '${name}'`);
     if (name === '$lookup' || name === '$facet' || name === '$unionWith') {
       const nested = JSON.stringify(stage);
@@ -102,7 +112,7 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
   rejectCollation(body, 'aggregate');
   checkStages(pipeline as Doc[]);
   const batchSize = batchSizeOf(body.cursor as Doc, 'aggregate.cursor') ?? DEFAULT_FIRST_BATCH;
-  const variables = optionalDoc(body, 'aggregate', 'let');
+  const variables = letVariables(ctx);
   const stages = pipeline as Doc[];
   const isCollection = typeof target === 'string';
   if (!isCollection && target !== 1) throw new CommandError('FailedToParse', "Invalid aggregate namespace: 'aggregate' must be a collection name or 1");
@@ -121,9 +131,16 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
   }
 
   engine.opCounters.command++;
+  const last = stages[stages.length - 1];
+  const write = last && WRITE_STAGES.has(stageName(last)) ? (last as Doc) : undefined;
+  if (write && ctx.txn) throw new CommandError('OperationNotSupportedInTransaction', `${stageName(write)} cannot be used in a transaction`);
+  if (write && (body.readConcern as Doc | undefined)?.level === 'linearizable') {
+    throw new CommandError('InvalidOptions', `${stageName(write)} cannot be used with a 'linearizable' read concern level`);
+  }
+  const readStages = write ? stages.slice(0, -1) : stages;
   let docs: Doc[];
   if (isCollection) {
-    const prefix = leadingPrefix(stages);
+    const prefix = leadingPrefix(readStages);
     const items = matchingItems(ctx.view(target as string), prefix.filter, parseSort(prefix.sort), { variables, hint: body.hint });
     docs = [];
     let skipped = 0;
@@ -136,9 +153,16 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
       if (prefix.limit > 0 && docs.length >= prefix.limit) break;
     }
     docs = runStages(docs, prefix.rest, ctx, variables);
+  } else if (readStages.length > 0 && '$listLocalSessions' in readStages[0]) {
+    docs = runStages(engine.sessions.localSessions(), readStages.slice(1), ctx, variables);
   } else {
-    if (stages.length === 0 || !('$documents' in stages[0])) throw notImplemented('aggregate: 1 without $documents or $changeStream');
-    docs = runStages([], stages, ctx, variables);
+    if (readStages.length === 0 || !('$documents' in readStages[0])) throw notImplemented('aggregate: 1 without $documents, $listLocalSessions or $changeStream');
+    docs = runStages([], readStages, ctx, variables);
+  }
+  if (write) {
+    if ('$out' in write) runOut(engine, ctx.db, write.$out, docs);
+    else runMerge(engine, ctx.db, write.$merge, docs, engine.clock.now());
+    return cursorReply(0, ns, [], true);
   }
   return openCursor(engine.cursors, ns, new IteratorSource(docs[Symbol.iterator]()), batchSize, ctx.sessionKey);
 }

@@ -2,6 +2,7 @@
 import { CommandError, notImplemented } from '../errors.js';
 import { isPlainObject, type Doc } from '../values.js';
 import { numericValue } from '../bson-order.js';
+import { evaluateLet } from '../query/mingo-context.js';
 
 export function collectionName(ctx: { body: Doc; name: string }): string {
   const v = ctx.body[ctx.name];
@@ -42,4 +43,10 @@ export function rejectCollation(body: Doc, command: string): void {
 
 export function batchSizeOf(body: Doc, command: string, field = 'batchSize'): number | undefined {
   return nonNegative(body, command, field);
+}
+
+/** The command's `let` variables, evaluated (see evaluateLet). */
+export function letVariables(ctx: { body: Doc; name: string; engine: { clock: { now(): Date } } }): Doc | undefined {
+  const raw = optionalDoc(ctx.body, ctx.name, 'let');
+  return raw ? evaluateLet(raw, ctx.engine.clock.now()) : undefined;
 }

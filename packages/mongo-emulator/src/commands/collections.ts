@@ -1,14 +1,22 @@
-/** create, drop, dropDatabase, listCollections and listDatabases. */
+/** create, drop, renameCollection, dropDatabase, listCollections and listDatabases. */
 import { calculateObjectSize } from 'bson';
 import { MongoQuery as Query } from '../query/mingo-context.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { IteratorSource, openCursor, DEFAULT_FIRST_BATCH } from '../cursors.js';
 import { validateCollectionName } from '../storage/catalog.js';
-import type { Doc } from '../values.js';
+import { isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
 import { batchSizeOf, collectionName, optionalDoc } from './arguments.js';
 
-const CREATE_UNSUPPORTED = ['capped', 'size', 'max', 'validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'timeseries', 'clusteredIndex', 'changeStreamPreAndPostImages', 'expireAfterSeconds', 'collation', 'storageEngine', 'indexOptionDefaults', 'encryptedFields'];
+const CREATE_UNSUPPORTED = ['capped', 'size', 'max', 'validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'timeseries', 'clusteredIndex', 'expireAfterSeconds', 'collation', 'storageEngine', 'indexOptionDefaults', 'encryptedFields'];
+
+/** `changeStreamPreAndPostImages: { enabled: <bool> }`, checked as mongod checks it. */
+export function preAndPostImagesOption(value: unknown, command: string): Doc {
+  if (!isPlainObject(value) || typeof value.enabled !== 'boolean' || Object.keys(value).length !== 1) {
+    throw new CommandError('TypeMismatch', `BSON field '${command}.changeStreamPreAndPostImages' must be { enabled: <bool> }`);
+  }
+  return { enabled: value.enabled };
+}
 
 function create(ctx: CommandContext): Doc {
   const name = validateCollectionName(ctx.db, collectionName(ctx));
@@ -16,19 +24,67 @@ function create(ctx: CommandContext): Doc {
     const v = ctx.body[option];
     if (v !== undefined && v !== false) throw notImplemented(`option '${option}' of command 'create'`);
   }
-  const { created } = ctx.engine.catalog.getOrCreate(ctx.db, name);
-  if (!created) throw new CommandError('NamespaceExists', `Collection ${ctx.db}.${name} already exists.`);
+  const options: Doc = {};
+  if (ctx.body.changeStreamPreAndPostImages !== undefined) options.changeStreamPreAndPostImages = preAndPostImagesOption(ctx.body.changeStreamPreAndPostImages, 'create');
+  const ns = `${ctx.db}.${name}`;
+  const exists = () => new CommandError('NamespaceExists', `Collection ${ns} already exists.`);
+  if (ctx.txn) {
+    // Inside a transaction the collection appears when the transaction commits.
+    if (ctx.engine.catalog.get(ctx.db, name) || ctx.txn.created.has(ns)) throw exists();
+    ctx.txn.created.set(ns, { options, indexes: [] });
+    return { ok: 1 };
+  }
+  const { coll, created } = ctx.engine.catalog.getOrCreate(ctx.db, name, options);
+  if (!created) throw exists();
+  ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'create', collectionUUID: coll.uuid, operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } });
   return { ok: 1 };
 }
 
+/** Dropping a collection that does not exist succeeds, as it does since MongoDB 7.0. */
 function drop(ctx: CommandContext): Doc {
   const name = collectionName(ctx);
   const coll = ctx.engine.catalog.get(ctx.db, name);
-  if (!coll) throw new CommandError('NamespaceNotFound', 'ns not found');
+  if (!coll) return { ok: 1 };
   const nIndexesWas = coll.indexes.size;
   ctx.engine.catalog.drop(ctx.db, name);
-  ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'drop' });
+  ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'drop', collectionUUID: coll.uuid });
   return { nIndexesWas, ns: `${ctx.db}.${name}`, ok: 1 };
+}
+
+function splitNamespace(value: unknown, field: string): [string, string] {
+  const dot = typeof value === 'string' ? value.indexOf('.') : -1;
+  if (typeof value !== 'string' || dot <= 0 || dot === value.length - 1) {
+    throw new CommandError('InvalidNamespace', `Invalid ${field} namespace: ${String(value)}`);
+  }
+  return [value.slice(0, dot), value.slice(dot + 1)];
+}
+
+/**
+ * renameCollection (admin): moves documents and indexes to the new name; with dropTarget an
+ * existing target is dropped first. Change streams see a `rename` event (then `invalidate` on
+ * a stream watching the old collection).
+ */
+function renameCollection(ctx: CommandContext): Doc {
+  const { catalog, changeLog } = ctx.engine;
+  const [fromDb, from] = splitNamespace(ctx.body.renameCollection, 'source');
+  const [toDb, to] = splitNamespace(ctx.body.to, 'target');
+  validateCollectionName(toDb, to);
+  if (fromDb === toDb && from === to) throw new CommandError('IllegalOperation', "Can't rename a collection to itself");
+  const source = catalog.get(fromDb, from);
+  if (!source) throw new CommandError('NamespaceNotFound', `Source collection ${fromDb}.${from} does not exist`);
+  const target = catalog.get(toDb, to);
+  let droppedTarget: unknown;
+  if (target) {
+    if (ctx.body.dropTarget !== true) throw new CommandError('NamespaceExists', 'target namespace exists');
+    catalog.drop(toDb, to);
+    droppedTarget = target.uuid;
+    changeLog.append({ db: toDb, coll: to, operationType: 'drop', collectionUUID: target.uuid });
+  }
+  catalog.rename(fromDb, from, toDb, to);
+  const operationDescription: Doc = { to: { db: toDb, coll: to } };
+  if (droppedTarget !== undefined) operationDescription.dropTarget = droppedTarget;
+  changeLog.append({ db: fromDb, coll: from, operationType: 'rename', to: { db: toDb, coll: to }, collectionUUID: source.uuid, operationDescription });
+  return { ok: 1 };
 }
 
 function dropDatabase(ctx: CommandContext): Doc {
@@ -45,7 +101,7 @@ async function listCollections(ctx: CommandContext): Promise<Doc> {
   let docs: Doc[] = ctx.engine.catalog.collections(ctx.db).map((c) =>
     nameOnly
       ? { name: c.name, type: 'collection' }
-      : { name: c.name, type: 'collection', options: { ...c.options }, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+      : { name: c.name, type: 'collection', options: { ...c.options }, info: { readOnly: false, uuid: c.uuid }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
   );
   if (filter && Object.keys(filter).length > 0) {
     const q = new Query(filter);
@@ -73,8 +129,9 @@ function listDatabases(ctx: CommandContext): Doc {
 }
 
 export const collectionCommands: CommandTable = {
-  create: { run: create, fields: ['autoIndexId', 'idIndex', ...CREATE_UNSUPPORTED] },
+  create: { run: create, fields: ['autoIndexId', 'idIndex', 'changeStreamPreAndPostImages', ...CREATE_UNSUPPORTED], inTransaction: true },
   drop: { run: drop, fields: [] },
+  renameCollection: { run: renameCollection, fields: ['to', 'dropTarget', 'stayTemp'], adminOnly: true },
   dropDatabase: { run: dropDatabase, fields: [] },
   listCollections: { run: listCollections, fields: ['filter', 'nameOnly', 'authorizedCollections', 'cursor'] },
   listDatabases: { run: listDatabases, fields: ['filter', 'nameOnly', 'authorizedDatabases'], adminOnly: true },

@@ -1,13 +1,20 @@
 /**
  * Command dispatch: name lookup (unknown -> CommandNotFound 59), field validation (unknown ->
- * 40415, recognised-but-unsupported -> NotImplemented), transaction resolution, and retry of a
- * non-transactional write that waited for a transaction's document lock.
+ * 40415, recognised-but-unsupported -> NotImplemented), the `failCommand` fail point, session
+ * and transaction resolution, write concern, waiting out a transaction's document lock (bounded
+ * by maxTimeMS), and the reply fields mongod adds: writeConcernError, errorLabels and, in
+ * replica-set mode, operationTime / $clusterTime.
  */
-import { CommandError, notImplemented, toCommandError } from '../errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Long } from 'bson';
+import { CloseConnection, CommandError, notImplemented, toCommandError } from '../errors.js';
 import type { Engine } from '../engine.js';
-import { SessionRegistry, type Transaction } from '../transactions.js';
+import { errorLabels } from '../error-labels.js';
+import { SessionRegistry, type RetryableWrite, type Transaction } from '../transactions.js';
+import { checkWriteConcern, type WriteConcernError } from '../write-concern.js';
+import { ChangeStreamSource } from '../change-stream.js';
 import { LockWait } from '../views.js';
-import type { Doc } from '../values.js';
+import { isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandSpec, CommandTable } from './context.js';
 
 const GENERIC_FIELDS = new Set([
@@ -29,16 +36,77 @@ const GENERIC_FIELDS = new Set([
   '$client',
 ]);
 
+const COMMIT_OR_ABORT = new Set(['commitTransaction', 'abortTransaction']);
+/** Commands a failCommand fail point never fails (it could not be switched off again). */
+const NEVER_FAILED = new Set(['configureFailPoint']);
+
 export class Dispatcher {
   constructor(
     private readonly engine: Engine,
     private readonly table: CommandTable,
   ) {}
 
+  /** Runs one command and returns its reply (errors become `ok: 0` replies); CloseConnection propagates. */
   async run(db: string, body: Doc, connectionId: number): Promise<Doc> {
-    const name = Object.keys(body)[0];
-    if (name === undefined) throw new CommandError('FailedToParse', 'Command document is empty');
-    this.engine.counts.set(name, (this.engine.counts.get(name) ?? 0) + 1);
+    const { engine } = this;
+    const name = Object.keys(body)[0] ?? '';
+    const writesBefore = engine.catalog.version;
+    let labelOverride: string[] | undefined;
+    let writeConcernError: WriteConcernError | Doc | undefined;
+    let txn: Transaction | undefined;
+    let executing = false;
+    let reply: Doc;
+    try {
+      if (name === '') throw new CommandError('FailedToParse', 'Command document is empty');
+      engine.counts.set(name, (engine.counts.get(name) ?? 0) + 1);
+      const spec = this.lookup(name, db, body);
+      const failure = this.failCommand(name, db, body, connectionId, (data) => data.closeConnection === true || data.blockConnection === true || data.errorCode !== undefined);
+      if (failure) {
+        if (Array.isArray(failure.errorLabels)) labelOverride = failure.errorLabels.map(String);
+        if (failure.blockConnection === true) await sleep(Number(failure.blockTimeMS ?? 0));
+        if (failure.closeConnection === true) throw new CloseConnection();
+        if (failure.errorCode !== undefined) throw new CommandError(Number(failure.errorCode), "Failing command via 'failCommand' failpoint");
+      }
+      this.checkReadConcern(body);
+      txn = this.resolveTransaction(name, body, spec);
+      if (body.lsid !== undefined) engine.sessions.touch(body.lsid);
+      if (txn && !COMMIT_OR_ABORT.has(name) && body.writeConcern !== undefined) {
+        throw new CommandError('InvalidOptions', 'Cannot set write concern after starting a transaction.');
+      }
+      writeConcernError = checkWriteConcern(body.writeConcern, engine.replicaSet !== undefined);
+      const ctx = this.context(db, body, name, connectionId, txn, spec);
+      executing = true;
+      reply = await this.execute(spec, ctx);
+      const wceFailure = this.failCommand(name, db, body, connectionId, (data) => data.writeConcernError !== undefined);
+      if (wceFailure) {
+        writeConcernError = wceFailure.writeConcernError as Doc;
+        if (Array.isArray(wceFailure.errorLabels)) labelOverride = wceFailure.errorLabels.map(String);
+      }
+      if (writeConcernError) reply.writeConcernError = writeConcernError;
+      const labels = labelOverride ?? errorLabels({ commandName: name, body, writeConcernErrorCode: writeConcernError?.code as number | undefined, changeStream: false, noWritesPerformed: false });
+      if (labels.length > 0) reply.errorLabels = labels;
+    } catch (err) {
+      if (err instanceof CloseConnection) throw err;
+      const error = toCommandError(err);
+      // A failed statement ends its transaction, as on mongod (the client must start over).
+      if (txn && !COMMIT_OR_ABORT.has(name)) engine.sessions.abort(txn);
+      const computed = errorLabels({
+        commandName: name,
+        body,
+        code: error.code,
+        // A getMore failed before its cursor was checked out (failCommand) is not known to
+        // belong to a change stream, so mongod gives it no ResumableChangeStreamError label.
+        changeStream: (executing || name === 'aggregate') && this.isChangeStream(name, body),
+        noWritesPerformed: engine.catalog.version === writesBefore,
+      });
+      error.errorLabels = labelOverride ?? [...new Set([...error.errorLabels, ...computed])];
+      reply = error.toReply();
+    }
+    if (engine.replicaSet) Object.assign(reply, engine.logicalClock.replyFields());
+    return reply;
+  }
+
+  private lookup(name: string, db: string, body: Doc): CommandSpec {
     const spec: CommandSpec | undefined = Object.hasOwn(this.table, name) ? this.table[name] : undefined;
     if (!spec) throw new CommandError('CommandNotFound', `no such command: '${name}'`);
     if (spec.adminOnly && db !== 'admin') {
@@ -46,41 +114,84 @@ export class Dispatcher {
     }
     const fields = new Set(spec.fields);
     for (const field of Object.keys(body).slice(1)) {
-      if (GENERIC_FIELDS.has(field) || fields.has(field)) continue;
+      // Refused options are checked first: a known field must never be accepted and then ignored.
       if (spec.unsupported?.includes(field)) throw notImplemented(`option '${field}' of command '${name}'`);
+      if (GENERIC_FIELDS.has(field) || fields.has(field)) continue;
       throw new CommandError('IDLUnknownField', `BSON field '${name}.${field}' is an unknown field.`);
     }
-    this.checkReadConcern(body);
-    const txn = this.resolveTransaction(name, body, spec);
-    const sessionKey = body.lsid !== undefined ? SessionRegistry.sessionKey(body.lsid) : undefined;
-    const ctx: CommandContext = {
-      engine: this.engine,
+    return spec;
+  }
+
+  private context(db: string, body: Doc, name: string, connectionId: number, txn: Transaction | undefined, spec: CommandSpec): CommandContext {
+    const { engine } = this;
+    const maxTimeMS = typeof body.maxTimeMS === 'number' && body.maxTimeMS > 0 && name !== 'getMore' ? body.maxTimeMS : undefined;
+    const deadline = maxTimeMS !== undefined ? Date.now() + maxTimeMS : undefined;
+    let retryable: RetryableWrite | undefined;
+    if (spec.retryable && body.txnNumber !== undefined && body.autocommit === undefined && engine.replicaSet) {
+      retryable = engine.sessions.retryableWrite(body.lsid, Number(body.txnNumber));
+    }
+    return {
+      engine,
       db,
       body,
       name,
       txn,
-      sessionKey,
+      sessionKey: body.lsid !== undefined ? SessionRegistry.sessionKey(body.lsid) : undefined,
       connectionId,
-      view: (coll) => this.engine.view(db, coll, txn),
+      retryable,
+      view: (coll) => engine.view(db, coll, txn),
+      wait: (until) => waitUntil(until, deadline),
     };
+  }
+
+  private async execute(spec: CommandSpec, ctx: CommandContext): Promise<Doc> {
     for (;;) {
       try {
-        return await spec.run(ctx);
+        // A copy: a retryable write's recorded reply must not collect this attempt's additions.
+        return { ...(await spec.run(ctx)) };
       } catch (err) {
         if (err instanceof LockWait) {
-          await err.until;
+          await ctx.wait(err.until);
           continue;
         }
-        throw toCommandError(err);
+        throw err;
       }
     }
   }
 
+  /**
+   * Fires the failCommand fail point for this command if it targets it (command name, the
+   * connection's appName, the namespace) and `wants` its data: mongod evaluates the pre-command
+   * failure (close, block, errorCode) and the writeConcernError as two separate activations.
+   */
+  private failCommand(name: string, db: string, body: Doc, connectionId: number, wants: (data: Doc) => boolean): Doc | undefined {
+    const points = this.engine.failPoints;
+    if (!points.armed || NEVER_FAILED.has(name)) return undefined;
+    return points.fire('failCommand', (data) => {
+      if (!Array.isArray(data.failCommands) || !data.failCommands.includes(name)) return false;
+      if (typeof data.appName === 'string' && this.engine.appNames.get(connectionId) !== data.appName) return false;
+      if (typeof data.namespace === 'string' && data.namespace !== `${db}.${String(body[name])}`) return false;
+      return wants(data);
+    });
+  }
+
+  /** An aggregate opening a change stream, or a getMore on one (ResumableChangeStreamError). */
+  private isChangeStream(name: string, body: Doc): boolean {
+    if (name === 'aggregate') {
+      const first = Array.isArray(body.pipeline) ? body.pipeline[0] : undefined;
+      return isPlainObject(first) && '$changeStream' in first;
+    }
+    if (name === 'getMore') {
+      const id = body.getMore instanceof Long ? body.getMore.toNumber() : Number(body.getMore);
+      return this.engine.cursors.peek(id)?.source instanceof ChangeStreamSource;
+    }
+    return false;
+  }
+
   private checkReadConcern(body: Doc): void {
     const rc = body.readConcern as Doc | undefined;
-    if (rc && (rc.afterClusterTime !== undefined || rc.atClusterTime !== undefined)) {
-      throw notImplemented('readConcern afterClusterTime/atClusterTime');
-    }
+    // afterClusterTime is always satisfied: every committed write is visible on the one member.
+    if (rc && rc.atClusterTime !== undefined) throw notImplemented('readConcern atClusterTime');
   }
 
   private resolveTransaction(name: string, body: Doc, spec: CommandSpec): Transaction | undefined {
@@ -99,4 +210,24 @@ export class Dispatcher {
     }
     return txn;
   }
+}
+
+/** Awaits `until`, or fails with MaxTimeMSExpired at `deadline` (real time, as maxTimeMS is). */
+async function waitUntil(until: Promise<void>, deadline: number | undefined): Promise<void> {
+  if (deadline === undefined) return until;
+  const left = deadline - Date.now();
+  if (left <= 0) throw maxTimeExpired();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(maxTimeExpired()), left);
+  });
+  try {
+    await Promise.race([until, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function maxTimeExpired(): CommandError {
+  return new CommandError('MaxTimeMSExpired', 'operation exceeded time limit');
 }

@@ -1,13 +1,14 @@
 /** findAndModify: one document, matched in sort order, updated/replaced/upserted or removed. */
-import { CommandError, ErrorCodes, toCommandError } from '../errors.js';
+import { CloseConnection, CommandError, ErrorCodes, toCommandError } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { compileProjection } from '../query/projection.js';
 import { parseSort } from '../query/sort.js';
 import { applyUpdate, buildUpsertDocument } from '../query/update.js';
 import type { Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
-import { collectionName, optionalDoc, rejectCollation } from './arguments.js';
-import { firstOnly, runStatement } from './write.js';
+import { collectionName, optionalDoc, letVariables, rejectCollation } from './arguments.js';
+import { firstOnly, retryableStatement, runStatement } from './write.js';
+import { checkInsertable, checkUpdated } from '../document-limits.js';
 
 function validate(body: Doc): void {
   const remove = body.remove === true;
@@ -28,7 +29,7 @@ function execute(ctx: CommandContext): Doc {
   const query = optionalDoc(body, 'findAndModify', 'query') ?? {};
   const sort = parseSort(optionalDoc(body, 'findAndModify', 'sort'));
   const project = compileProjection(optionalDoc(body, 'findAndModify', 'fields'));
-  const variables = optionalDoc(body, 'findAndModify', 'let');
+  const variables = letVariables(ctx);
   const arrayFilters = body.arrayFilters as Doc[] | undefined;
   const now = engine.clock.now();
   const [item] = firstOnly(matchingItems(view, query, sort, { variables, hint: body.hint }));
@@ -42,6 +43,7 @@ function execute(ctx: CommandContext): Doc {
   if (!item) {
     if (body.upsert !== true) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
     const doc = buildUpsertDocument(query, body.update, { query, arrayFilters, now, variables });
+    checkInsertable(doc, true);
     view.insert(doc);
     engine.opCounters.update++;
     return {
@@ -53,7 +55,10 @@ function execute(ctx: CommandContext): Doc {
   view.reserve([item]);
   const before = item.doc; // the item may be the stored record itself, which update() changes
   const outcome = applyUpdate(before, body.update, { query, arrayFilters, inserting: false, now, variables });
-  if (outcome.modified) view.update(item, outcome.doc, outcome.kind);
+  if (outcome.modified) {
+    checkUpdated(outcome.doc);
+    view.update(item, outcome.doc, outcome.kind);
+  }
   engine.opCounters.update++;
   return {
     lastErrorObject: { n: 1, updatedExisting: true },
@@ -64,8 +69,9 @@ function execute(ctx: CommandContext): Doc {
 
 async function findAndModify(ctx: CommandContext): Promise<Doc> {
   try {
-    return await runStatement(() => execute(ctx));
+    return await retryableStatement(ctx, 0, () => runStatement(ctx, () => execute(ctx)));
   } catch (err) {
+    if (err instanceof CloseConnection) throw err;
     const error = toCommandError(err);
     if (ctx.txn && error.code !== ErrorCodes.WriteConflict) ctx.engine.sessions.abort(ctx.txn);
     if (error.code === ErrorCodes.DuplicateKey) {
@@ -80,5 +86,6 @@ export const findAndModifyCommands: CommandTable = {
     run: findAndModify,
     fields: ['query', 'sort', 'remove', 'update', 'new', 'fields', 'upsert', 'bypassDocumentValidation', 'collation', 'arrayFilters', 'hint', 'let'],
     inTransaction: true,
+    retryable: true,
   },
 };

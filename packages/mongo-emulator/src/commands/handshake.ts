@@ -12,6 +12,9 @@ const ELECTION_ID = new ObjectId('7fffffff0000000000000001');
 
 function hello(ctx: CommandContext): Doc {
   const { engine } = ctx;
+  // The handshake names the client application; failCommand's appName filter matches on it.
+  const appName = ((ctx.body.client as Doc | undefined)?.application as Doc | undefined)?.name;
+  if (typeof appName === 'string') engine.appNames.set(ctx.connectionId, appName);
   const reply: Doc = {
     helloOk: true,
     isWritablePrimary: true,

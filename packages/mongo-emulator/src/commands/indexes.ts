@@ -6,6 +6,8 @@ import { parseIndexSpec, sameKey, sameOptions, type IndexSpec } from '../storage
 import { validateCollectionName } from '../storage/catalog.js';
 import { formatDoc, isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
+import type { CollectionData } from '../storage/collection.js';
+import { preAndPostImagesOption } from './collections.js';
 import { batchSizeOf, collectionName } from './arguments.js';
 
 function createIndexes(ctx: CommandContext): Doc {
@@ -18,6 +20,7 @@ function createIndexes(ctx: CommandContext): Doc {
     return parseIndexSpec(r);
   });
   const existingColl = engine.catalog.get(ctx.db, name);
+  if (ctx.txn) return createIndexesInTransaction(ctx, name, specs, existingColl !== undefined);
   const before = existingColl?.indexes.size ?? 1;
   // Validate everything before creating anything, so a failed command changes nothing.
   const toCreate: IndexSpec[] = [];
@@ -57,12 +60,38 @@ function createIndexes(ctx: CommandContext): Doc {
     for (const n of added) coll.indexes.delete(n);
     throw err;
   }
+  if (created) engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'create', collectionUUID: coll.uuid, operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } });
+  if (toCreate.length > 0) {
+    engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'createIndexes', collectionUUID: coll.uuid, operationDescription: { indexes: toCreate.map((spec) => ({ ...spec.description })) } });
+  }
   const reply: Doc = { numIndexesBefore: before, numIndexesAfter: coll.indexes.size };
   if (created) reply.createdCollectionAutomatically = true;
   else reply.createdCollectionAutomatically = false;
   if (toCreate.length === 0) reply.note = 'all indexes already exist';
   reply.ok = 1;
   return reply;
+}
+
+/**
+ * createIndexes inside a transaction (4.4+): only on a collection that does not exist yet or
+ * that this transaction created; the indexes appear with the collection at commit.
+ */
+function createIndexesInTransaction(ctx: CommandContext, name: string, specs: IndexSpec[], exists: boolean): Doc {
+  const txn = ctx.txn!;
+  const ns = `${ctx.db}.${name}`;
+  if (exists) {
+    throw new CommandError('OperationNotSupportedInTransaction', `Cannot create new indexes on existing collection ${ns} in a multi-document transaction.`);
+  }
+  const pending = txn.created.get(ns) ?? { options: {}, indexes: [] };
+  const before = pending.indexes.length + 1;
+  for (const spec of specs) {
+    const same = pending.indexes.find((s) => s.name === spec.name);
+    if (same && !sameKey(same, spec)) throw new CommandError('IndexKeySpecsConflict', `An existing index has the same name as the requested index: ${spec.name}`);
+    if (!same) pending.indexes.push(spec);
+  }
+  const createdCollectionAutomatically = !txn.created.has(ns);
+  txn.created.set(ns, pending);
+  return { numIndexesBefore: before, numIndexesAfter: pending.indexes.length + 1, createdCollectionAutomatically, ok: 1 };
 }
 
 async function listIndexes(ctx: CommandContext): Promise<Doc> {
@@ -93,20 +122,36 @@ function dropIndexes(ctx: CommandContext): Doc {
     if (n === '_id_') throw new CommandError('InvalidOptions', 'cannot drop _id index');
     if (!coll.indexes.has(n)) throw new CommandError('IndexNotFound', `index not found with name [${n}]`);
   }
+  const dropped = names.map((n) => ({ ...coll.indexes.get(n)!.spec.description }));
   for (const n of names) coll.indexes.delete(n);
+  if (dropped.length > 0) ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'dropIndexes', collectionUUID: coll.uuid, operationDescription: { indexes: dropped } });
   return { nIndexesWas: was, ok: 1 };
 }
 
 /**
- * collMod, index form only: `{ collMod, index: { name | keyPattern, expireAfterSeconds?, hidden? } }`
- * changes an index in place, as mongod does; collection options (validators...) are refused.
+ * collMod: `index: { name | keyPattern, expireAfterSeconds?, hidden? }` changes an index in place
+ * and `changeStreamPreAndPostImages` switches the images change streams can return, as mongod
+ * does; every other collection option (validators, views, capped...) is refused by name.
  */
 function collMod(ctx: CommandContext): Doc {
   const name = collectionName(ctx);
   const coll = ctx.engine.catalog.get(ctx.db, name);
   if (!coll) throw new CommandError('NamespaceNotFound', `ns does not exist: ${ctx.db}.${name}`);
+  const reply = collModIndex(ctx, coll);
+  const description: Doc = {};
+  if (ctx.body.changeStreamPreAndPostImages !== undefined) {
+    coll.options.changeStreamPreAndPostImages = preAndPostImagesOption(ctx.body.changeStreamPreAndPostImages, 'collMod');
+    description.changeStreamPreAndPostImages = coll.options.changeStreamPreAndPostImages;
+  }
+  if (ctx.body.index !== undefined) description.index = ctx.body.index;
+  ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'modify', collectionUUID: coll.uuid, operationDescription: description });
+  return { ...reply, ok: 1 };
+}
+
+function collModIndex(ctx: CommandContext, coll: CollectionData): Doc {
+  const name = coll.name;
   const change = ctx.body.index;
-  if (change === undefined) return { ok: 1 };
+  if (change === undefined) return {};
   if (!isPlainObject(change)) throw new CommandError('TypeMismatch', "BSON field 'collMod.index' is the wrong type, expected type 'object'");
   for (const key of Object.keys(change)) {
     if (!['name', 'keyPattern', 'expireAfterSeconds', 'hidden'].includes(key)) throw notImplemented(`collMod index option '${key}'`);
@@ -143,16 +188,19 @@ function collMod(ctx: CommandContext): Doc {
     if (change.hidden === true) spec.description.hidden = true;
     else delete spec.description.hidden;
   }
-  return { ...reply, ok: 1 };
+  return reply;
 }
+
+/** collMod options mongod 7.0 has and the emulator refuses (NotImplemented) rather than ignore. */
+const COLLMOD_UNSUPPORTED = ['validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun', 'prepareUnique', 'unique', 'recordIdsReplicated'];
 
 export const indexCommands: CommandTable = {
   collMod: {
     run: collMod,
-    fields: ['index', 'validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'changeStreamPreAndPostImages', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun'],
-    unsupported: ['validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'changeStreamPreAndPostImages', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun'],
+    fields: ['index', 'changeStreamPreAndPostImages', ...COLLMOD_UNSUPPORTED],
+    unsupported: COLLMOD_UNSUPPORTED,
   },
-  createIndexes: { run: createIndexes, fields: ['indexes', 'commitQuorum'] },
+  createIndexes: { run: createIndexes, fields: ['indexes', 'commitQuorum'], inTransaction: true },
   listIndexes: { run: listIndexes, fields: ['cursor'] },
   dropIndexes: { run: dropIndexes, fields: ['index'] },
   deleteIndexes: { run: dropIndexes, fields: ['index'] },

@@ -8,7 +8,7 @@ import { parseSort } from '../query/sort.js';
 import { cursorReply, DEFAULT_FIRST_BATCH, IteratorSource, openCursor } from '../cursors.js';
 import { pathValues, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
-import { batchSizeOf, collectionName, nonNegative, optionalDoc, optionalNumber, rejectCollation } from './arguments.js';
+import { batchSizeOf, collectionName, nonNegative, optionalDoc, optionalNumber, letVariables, rejectCollation } from './arguments.js';
 
 function* skipLimitProject(items: Iterable<{ doc: Doc }>, skip: number, project: (d: Doc) => Doc): Generator<Doc> {
   let skipped = 0;
@@ -40,7 +40,7 @@ async function find(ctx: CommandContext): Promise<Doc> {
     singleBatch = true;
   }
   const batchSize = batchSizeOf(body, 'find') ?? DEFAULT_FIRST_BATCH;
-  const variables = optionalDoc(body, 'find', 'let');
+  const variables = letVariables(ctx);
   ctx.engine.opCounters.query++;
   const docs = skipLimitProject(matchingItems(ctx.view(coll), filter, sort, { variables, hint: body.hint }), skip, project);
   const source = new IteratorSource(docs, limit);
@@ -59,6 +59,8 @@ async function getMore(ctx: CommandContext): Promise<Doc> {
   if (typeof body.collection !== 'string') throw new CommandError('TypeMismatch', "BSON field 'getMore.collection' is missing but a required field");
   const ns = `${ctx.db}.${body.collection}`;
   const cursor = engine.cursors.get(id, ns);
+  const failure = engine.failPoints.armed ? engine.failPoints.fire('failGetMoreAfterCursorCheckout', () => true) : undefined;
+  if (failure?.errorCode !== undefined) throw new CommandError(Number(failure.errorCode), "Failing getMore via 'failGetMoreAfterCursorCheckout' failpoint");
   engine.opCounters.getmore++;
   const batchSize = batchSizeOf(body, 'getMore') ?? 0;
   const maxTimeMS = optionalNumber(body, 'getMore', 'maxTimeMS');

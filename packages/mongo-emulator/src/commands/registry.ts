@@ -10,6 +10,7 @@ import { indexCommands } from './indexes.js';
 import { collectionCommands } from './collections.js';
 import { sessionCommands } from './sessions.js';
 import { explainCommands } from './explain.js';
+import { failPointCommands } from './fail-points.js';
 
 export const commandTable: CommandTable = {
   ...handshakeCommands,
@@ -23,4 +24,5 @@ export const commandTable: CommandTable = {
   ...collectionCommands,
   ...sessionCommands,
   ...explainCommands,
+  ...failPointCommands,
 };

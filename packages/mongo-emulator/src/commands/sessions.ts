@@ -1,4 +1,4 @@
-/** endSessions, refreshSessions, commitTransaction and abortTransaction. */
+/** endSessions, refreshSessions, killAllSessions, commitTransaction and abortTransaction. */
 import { CommandError } from '../errors.js';
 import type { Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
@@ -25,6 +25,14 @@ function abortTransaction(ctx: CommandContext): Doc {
 export const sessionCommands: CommandTable = {
   endSessions: { run: endSessions, fields: [] },
   refreshSessions: { run: () => ({ ok: 1 }), fields: [] },
+  killAllSessions: {
+    run: (ctx) => {
+      // Test runners use it to end whatever transactions a previous test left open.
+      ctx.engine.sessions.abortAll();
+      return { ok: 1 };
+    },
+    fields: [],
+  },
   commitTransaction: { run: commitTransaction, fields: ['recoveryToken'], inTransaction: true, adminOnly: true },
   abortTransaction: { run: abortTransaction, fields: ['recoveryToken'], inTransaction: true, adminOnly: true },
 };

@@ -120,3 +120,12 @@ export class MongoAggregator extends AggregatorBase {
     super(pipeline, { ...options, context: mongoContext } as never);
   }
 }
+
+/**
+ * A command's `let` variables: each value is an expression, evaluated once for the command
+ * (`{ $literal: "$x" }` is the string "$x", `{ $rand: {} }` a number), as mongod evaluates them.
+ */
+export function evaluateLet(variables: Doc, now: Date): Doc {
+  const [out] = new MongoAggregator([{ $addFields: withNow(variables, now) }]).run([{}]) as Doc[];
+  return out ?? {};
+}

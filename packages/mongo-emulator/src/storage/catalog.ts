@@ -43,6 +43,21 @@ export class Catalog {
     return had;
   }
 
+  /** Moves a collection to a new namespace (renameCollection); the target must not exist. */
+  rename(fromDb: string, from: string, toDb: string, to: string): void {
+    const coll = this.get(fromDb, from);
+    if (!coll) return;
+    this.drop(fromDb, from);
+    coll.db = toDb;
+    coll.name = to;
+    let colls = this.dbs.get(toDb);
+    if (!colls) {
+      colls = new Map();
+      this.dbs.set(toDb, colls);
+    }
+    colls.set(to, coll);
+  }
+
   dropDatabase(db: string): string[] {
     const names = [...(this.dbs.get(db)?.keys() ?? [])];
     this.dbs.delete(db);

@@ -3,6 +3,7 @@
  * every unique constraint is checked before anything changes, so a duplicate key leaves the
  * collection exactly as it was.
  */
+import { UUID } from 'bson';
 import { CommandError } from '../errors.js';
 import { valueKey } from '../bson-order.js';
 import { formatDoc, type Doc } from '../values.js';
@@ -24,10 +25,13 @@ export class CollectionData {
   private readonly byId = new Map<string, StoredRecord>();
   readonly indexes = new Map<string, IndexTable>();
   readonly options: Doc;
+  /** The collection's UUID, as listCollections and change events report it. */
+  readonly uuid = new UUID();
 
   constructor(
-    readonly db: string,
-    readonly name: string,
+    /** Not readonly: renameCollection moves a collection, documents and indexes alike. */
+    public db: string,
+    public name: string,
     options: Doc = {},
   ) {
     this.options = options;

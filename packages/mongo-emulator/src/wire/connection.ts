@@ -3,7 +3,7 @@
  * order. Requests on one connection are handled one at a time, as the driver sends them.
  */
 import type { Socket } from 'node:net';
-import { CommandError } from '../errors.js';
+import { CloseConnection, CommandError } from '../errors.js';
 import { encodeReply, parseMessage, type Request } from './messages.js';
 import type { Doc } from '../values.js';
 
@@ -60,11 +60,23 @@ export class WireConnection {
     }
     let reply: Doc;
     try {
+      if (request.error) throw request.error;
       reply = await this.handle(request, this.id);
     } catch (err) {
+      if (err instanceof CloseConnection) {
+        this.socket.destroy();
+        return;
+      }
       reply = (err instanceof CommandError ? err : new CommandError('InternalError', String(err))).toReply();
     }
     if (request.noReply || this.socket.destroyed) return;
-    this.socket.write(encodeReply(request, reply));
+    let encoded: Buffer;
+    try {
+      encoded = encodeReply(request, reply);
+    } catch (err) {
+      // A reply BSON cannot hold (over 16 MiB) is an error for this command, never a crash.
+      encoded = encodeReply(request, new CommandError('BSONObjectTooLarge', `BSONObj size is invalid: the reply cannot be encoded (${err instanceof Error ? err.message : String(err)})`).toReply());
+    }
+    this.socket.write(encoded);
   }
 }

@@ -4,6 +4,7 @@
  */
 import { deserialize, serialize } from 'bson';
 import { CommandError } from '../errors.js';
+import { MAX_INTERNAL_SIZE } from '../document-limits.js';
 import type { Doc } from '../values.js';
 
 export const OP_REPLY = 1;
@@ -23,6 +24,15 @@ export interface Request {
   db: string;
   /** moreToCome: the client wants no reply (w:0). */
   noReply: boolean;
+  /** Set when the message is well-framed but its command cannot be run (a document over the BSON limit). */
+  error?: CommandError;
+}
+
+/** A document in a message over 16 MiB + 16 KiB: mongod refuses it before running anything. */
+class OversizedDocument extends Error {
+  constructor(readonly size: number) {
+    super('oversized BSON document');
+  }
 }
 
 function readCString(buf: Buffer, offset: number): [string, number] {
@@ -33,12 +43,25 @@ function readCString(buf: Buffer, offset: number): [string, number] {
 
 function readDocument(buf: Buffer, offset: number): [Doc, number] {
   const size = buf.readInt32LE(offset);
+  if (size > MAX_INTERNAL_SIZE) throw new OversizedDocument(size);
   const doc = deserialize(buf.subarray(offset, offset + size)) as Doc;
   return [doc, offset + size];
 }
 
 /** Parses one complete message (header included). */
 export function parseMessage(msg: Buffer): Request {
+  try {
+    return parseFramed(msg);
+  } catch (err) {
+    if (!(err instanceof OversizedDocument)) throw err;
+    const opCode = msg.readInt32LE(12) === OP_QUERY ? OP_QUERY : OP_MSG;
+    const error = new CommandError('BSONObjectTooLarge', `BSONObj size: ${err.size} (0x${err.size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${MAX_INTERNAL_SIZE}(16MB)`);
+    const noReply = opCode === OP_MSG && (msg.readUInt32LE(16) & MORE_TO_COME) !== 0;
+    return { requestId: msg.readInt32LE(4), opCode, body: {}, db: 'admin', noReply, error };
+  }
+}
+
+function parseFramed(msg: Buffer): Request {
   const requestId = msg.readInt32LE(4);
   const opCode = msg.readInt32LE(12);
   if (opCode === OP_QUERY) {
