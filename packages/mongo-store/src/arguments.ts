@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { LoomError } from '@loom/core';
+import { LoomError, type JobTraceContext } from '@loom/core';
 
 /**
  * Checks on caller-supplied values before they reach a filter. A value that arrived through JSON
@@ -45,6 +45,24 @@ export function requireNumber(value: unknown, what: string, integer = false): nu
     throw invalid(what, value, integer ? 'an integer' : 'a finite number');
   }
   return value;
+}
+
+/**
+ * A job's trace context, rebuilt from its checked fields: only `traceparent`, `tracestate` and
+ * `link` are stored, so nothing else a caller put in the object reaches a document.
+ */
+export function requireTraceContext(value: unknown, what: string): JobTraceContext {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(what, value, 'an object');
+  const { traceparent, tracestate, link, ...rest } = value as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) throw new LoomError('INVALID_ARGUMENT', `${what} has unknown field ${JSON.stringify(extra[0])}`);
+  const trace: JobTraceContext = { traceparent: requireString(traceparent, `${what}.traceparent`) };
+  if (tracestate !== undefined) trace.tracestate = requireString(tracestate, `${what}.tracestate`);
+  if (link !== undefined) {
+    if (typeof link !== 'boolean') throw invalid(`${what}.link`, link, 'a boolean');
+    trace.link = link;
+  }
+  return trace;
 }
 
 /**

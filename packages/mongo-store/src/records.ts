@@ -11,6 +11,7 @@ const OPTIONAL_FIELDS = [
   'progress',
   'parentId',
   'scheduledFor',
+  'trace',
   'startedAt',
   'finishedAt',
   'deadReason',

@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
 import { LoomError, type ErrorRecord, type NewJob, type StepRecord, type WaitCondition } from '@loom/core';
-import { requireDate, requireNumber, requireString } from './arguments.js';
+import { requireDate, requireNumber, requireString, requireTraceContext } from './arguments.js';
 import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
 
 /**
@@ -44,6 +44,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.idempotencyKey !== undefined) doc.idempotencyKey = requireString(job.idempotencyKey, 'job.idempotencyKey');
   if (job.parentId !== undefined) doc.parentId = requireString(job.parentId, 'job.parentId');
   if (job.scheduledFor !== undefined) doc.scheduledFor = requireDate(job.scheduledFor, 'job.scheduledFor');
+  if (job.trace !== undefined) doc.trace = requireTraceContext(job.trace, 'job.trace');
   return doc;
 }
 

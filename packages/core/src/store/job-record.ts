@@ -82,6 +82,20 @@ export interface WaitCondition {
   jobs?: string[];
 }
 
+/**
+ * The trace context a job was enqueued in (W3C Trace Context), stored with the job so its runs
+ * continue the enqueuer's trace in whatever process runs them. Written by the engine when an
+ * OpenTelemetry SDK is active; stores keep it as given.
+ */
+export interface JobTraceContext {
+  /** W3C `traceparent` of the `publish` span: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`. */
+  traceparent: string;
+  /** W3C `tracestate` of that span, when it had one. */
+  tracestate?: string;
+  /** Jobs of one `enqueueMany` batch: their runs link to the publish span instead of continuing its trace. */
+  link?: boolean;
+}
+
 /** A job as stored. Dates are `Date`s; ids are strings whatever the store uses inside. */
 export interface JobRecord {
   id: string;
@@ -111,6 +125,8 @@ export interface JobRecord {
   parentId?: string;
   /** Cron runs: the fire time this job is for. */
   scheduledFor?: Date;
+  /** The trace the job was enqueued in (see {@link JobTraceContext}). */
+  trace?: JobTraceContext;
   createdAt: Date;
   updatedAt: Date;
   /** When it first started running. */
@@ -140,6 +156,7 @@ export interface NewJob {
   idempotencyKey?: string;
   parentId?: string;
   scheduledFor?: Date;
+  trace?: JobTraceContext;
 }
 
 /** The outcome of one enqueue. */

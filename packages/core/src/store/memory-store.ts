@@ -847,6 +847,7 @@ function newRecord(job: NewJob, now: Date): JobRecord {
   if (job.idempotencyKey !== undefined) record.idempotencyKey = job.idempotencyKey;
   if (job.parentId !== undefined) record.parentId = job.parentId;
   if (job.scheduledFor !== undefined) record.scheduledFor = copyDate(job.scheduledFor);
+  if (job.trace !== undefined) record.trace = clonePlain(job.trace);
   return record;
 }
 

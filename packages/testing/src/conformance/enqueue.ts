@@ -1,5 +1,7 @@
 /// <reference types="jest" />
-import { at, enqueueOne, mustGet, newJob, type ConformanceContext } from './harness.js';
+import { at, claimJobs, enqueueOne, mustGet, newJob, type ConformanceContext } from './harness.js';
+
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
 export function describeEnqueue(ctx: ConformanceContext): void {
   describe('enqueue', () => {
@@ -33,6 +35,38 @@ export function describeEnqueue(ctx: ConformanceContext): void {
       expect((job.payload as { when: unknown }).when).toBeInstanceOf(Date);
       for (const date of [job.runAt, job.createdAt, job.updatedAt, job.scheduledFor]) expect(date).toBeInstanceOf(Date);
       expect(job.lease).toBeUndefined();
+    });
+
+    it('keeps a job\'s trace context as given: getJob, claim, retry and the dead letter return it', async () => {
+      const trace = { traceparent: TRACEPARENT, tracestate: 'vendor=abc', link: true };
+      const id = await enqueueOne(ctx.store, { trace });
+      const plain = await enqueueOne(ctx.store, { trace: { traceparent: TRACEPARENT } });
+      const none = await enqueueOne(ctx.store);
+      expect((await mustGet(ctx.store, id)).trace).toEqual(trace);
+      expect((await mustGet(ctx.store, plain)).trace).toEqual({ traceparent: TRACEPARENT });
+      expect((await mustGet(ctx.store, none)).trace).toBeUndefined();
+      const claimed = await claimJobs(ctx.store, { limit: 3, now: at(1) });
+      expect(Object.fromEntries(claimed.map((j) => [j.id, j.trace]))).toEqual({ [id]: trace, [plain]: { traceparent: TRACEPARENT }, [none]: undefined });
+      const lease = { jobId: id, token: claimed.find((j) => j.id === id)!.lease!.token };
+      await ctx.store.retry(lease, { runAt: at(2), error: { attempt: 1, at: at(1), name: 'Error', message: 'boom' }, now: at(1) });
+      const [again] = await claimJobs(ctx.store, { now: at(2) });
+      expect(again).toMatchObject({ id, attempt: 2, trace });
+      await ctx.store.deadLetter({ jobId: id, token: again.lease!.token }, { reason: 'gave up', now: at(3) });
+      expect((await ctx.store.listDeadLetters({}))[0]?.job.trace).toEqual(trace);
+    });
+
+    it('refuses a malformed trace context with INVALID_ARGUMENT and stores nothing', async () => {
+      const bad: unknown[] = [
+        'not-an-object',
+        { traceparent: { $ne: null } },
+        { traceparent: TRACEPARENT, tracestate: 7 },
+        { traceparent: TRACEPARENT, link: 'yes' },
+        { traceparent: TRACEPARENT, $where: 'sleep(1000)' },
+      ];
+      for (const trace of bad) {
+        await expect(ctx.store.enqueue([newJob({ trace: trace as never })], { now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }
+      expect(await ctx.store.listJobs({})).toEqual([]);
     });
 
     it('survives init being called again (it is idempotent)', async () => {

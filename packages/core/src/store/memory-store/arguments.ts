@@ -1,5 +1,5 @@
 import { LoomError } from '../../support/errors.js';
-import type { NewJob } from '../job-record.js';
+import type { JobTraceContext, NewJob } from '../job-record.js';
 
 function invalid(what: string, detail: string): LoomError {
   return new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} ${detail}; nothing changed`);
@@ -37,6 +37,7 @@ export function assertNewJob(job: NewJob, now: Date): void {
   }
   assertDate(job.runAt, `job "${job.name}": runAt`);
   if (job.scheduledFor !== undefined) assertDate(job.scheduledFor, `job "${job.name}": scheduledFor`);
+  if (job.trace !== undefined) assertTraceContext(job.trace, `job "${job.name}": trace`);
   const key: unknown = job.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
     throw new LoomError(
@@ -44,4 +45,15 @@ export function assertNewJob(job: NewJob, now: Date): void {
       `Job "${job.name}": idempotency keys must be non-empty strings, got ${typeof key === 'string' ? 'an empty string' : typeof key}; nothing was enqueued`,
     );
   }
+}
+
+/** A {@link JobTraceContext}: `traceparent` a string, `tracestate` a string, `link` a boolean, nothing else. */
+function assertTraceContext(value: unknown, what: string): asserts value is JobTraceContext {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(what, `must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+  const { traceparent, tracestate, link, ...rest } = value as Record<string, unknown>;
+  if (typeof traceparent !== 'string') throw invalid(`${what}.traceparent`, `must be a string, got ${typeof traceparent}`);
+  if (tracestate !== undefined && typeof tracestate !== 'string') throw invalid(`${what}.tracestate`, `must be a string, got ${typeof tracestate}`);
+  if (link !== undefined && typeof link !== 'boolean') throw invalid(`${what}.link`, `must be a boolean, got ${typeof link}`);
+  const extra = Object.keys(rest);
+  if (extra.length > 0) throw invalid(what, `has unknown field ${JSON.stringify(extra[0])}`);
 }
