@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runInChild, describeSpec } from './child-runner.js';
 import { Collector, type EngineKey } from './collector.js';
 import { readConfig, type BenchConfig, type Group } from './config.js';
@@ -24,8 +25,8 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
   let seq = 0;
   const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}`, ...(target?.serverPid === undefined ? {} : { serverPid: target.serverPid }) });
   const execArgv = c.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${c.profileDir}`];
-  const run = async (spec: ScenarioSpec, label: string, r: number | undefined): Promise<ChildReport> => {
-    const report = await runInChild(spec, execArgv);
+  const run = async (spec: ScenarioSpec, label: string, r: number | undefined, extraArgv: string[] = []): Promise<ChildReport> => {
+    const report = await runInChild(spec, [...execArgv, ...extraArgv]);
     collector.measured.add(label);
     const shown = Object.entries(report.metrics)
       .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`)
@@ -38,9 +39,19 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
   const timeoutMs = c.timeoutMs;
 
   if (c.groups.includes('memory')) {
+    // The same run as an application without @opentelemetry/api (its import fails) and as one with
+    // an OpenTelemetry SDK registered: what telemetry costs per job, off and on.
+    const otel = (file: string) => ['--import', fileURLToPath(new URL(`../../packages/core/bench/${file}`, import.meta.url))];
+    const variants = [
+      { label: 'memory/loom', prefix: '', argv: [] },
+      { label: 'memory/loom (no @opentelemetry/api)', prefix: 'noOtelApi', argv: otel('hide-otel-api.mjs') },
+      { label: 'memory/loom (OpenTelemetry SDK registered)', prefix: 'otelSdk', argv: otel('with-otel-sdk.mjs') },
+    ];
     for (let r = 0; r < c.runs; r++) {
-      const rep = await run({ kind: 'memory', jobs: c.memoryJobs, concurrency: c.concurrency, chunk: c.memoryChunk, timeoutMs }, 'memory/loom', r);
-      collector.add('loom-memory', { ...rep.metrics, peakRssMb: rep.maxRssMb });
+      for (const v of variants) {
+        const rep = await run({ kind: 'memory', jobs: c.memoryJobs, concurrency: c.concurrency, chunk: c.memoryChunk, timeoutMs }, v.label, r, v.argv);
+        collector.add('loom-memory', v.prefix === '' ? { ...rep.metrics, peakRssMb: rep.maxRssMb } : { cpuUsPerJob: rep.metrics.cpuUsPerJob! }, v.prefix);
+      }
     }
   }
   if (c.groups.includes('throughput')) {
@@ -94,7 +105,8 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
 /** Every figure the selected groups must produce, so a broken scenario cannot pass silently. */
 function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] {
   const want: [EngineKey, string][] = [];
-  if (c.groups.includes('memory')) want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb']);
+  if (c.groups.includes('memory'))
+    want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb'], ['loom-memory', 'noOtelApiCpuUsPerJob'], ['loom-memory', 'otelSdkCpuUsPerJob']);
   if (c.groups.includes('throughput'))
     for (const e of ['loom', 'agenda'] as const) want.push([e, 'throughputJobsPerSec'], [e, 'throughputCommandsPerJob'], [e, 'peakRssMb']);
   if (c.groups.includes('batched')) want.push(['loom', 'batchedThroughputJobsPerSec'], ['loom', 'batchedThroughputCommandsPerJob']);

@@ -24,6 +24,8 @@ function rows(c: BenchConfig): Row[] {
     { label: `MemoryStore: ${c.memoryJobs.toLocaleString('en-US')} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { 'loom-memory': 'jobsPerSec' } },
     { label: '  jobs per CPU-second (one core)', cells: { 'loom-memory': 'jobsPerCpuSec' } },
     { label: '  engine CPU per job (µs)', cells: { 'loom-memory': 'cpuUsPerJob' } },
+    { label: '    without @opentelemetry/api installed (µs)', cells: { 'loom-memory': 'noOtelApiCpuUsPerJob' } },
+    { label: '    with an OpenTelemetry SDK registered (µs)', cells: { 'loom-memory': 'otelSdkCpuUsPerJob' } },
     { label: `  enqueueMany by ${c.memoryChunk} (jobs/s)`, cells: { 'loom-memory': 'enqueueJobsPerSec' } },
     { label: `enqueue→start p50 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP50Ms', agenda: 'latencyP50Ms' } },
     { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms' } },

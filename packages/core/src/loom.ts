@@ -71,6 +71,7 @@ export class Loom {
     if (this.engine.options.keepAlive) this.releaseProcess = holdProcessOpen();
     // Claims wait for the first skew measurement (not start(): a slow store must not hold it up).
     void this.engine.skewGuard?.start();
+    this.engine.telemetry.start();
     this.engine.pool.start();
     await this.engine.scheduling.start();
   }
@@ -92,6 +93,7 @@ export class Loom {
       }
     }
     this.engine.skewGuard?.stop();
+    this.engine.telemetry.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

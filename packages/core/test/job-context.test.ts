@@ -174,6 +174,16 @@ describe('JobContext', () => {
     await t.stop();
   });
 
+  it('emits job:progress with the job and the value', async () => {
+    const t = await createTestLoom({ jobs: [Reporter] });
+    const seen: Array<{ id: string; name: string; attempt: number; progress: unknown }> = [];
+    t.loom.on('job:progress', (e) => seen.push({ id: e.job.id, name: e.job.name, attempt: e.job.attempt, progress: e.progress }));
+    const { id } = await t.enqueue(Reporter);
+    await t.runUntilIdle();
+    expect(seen).toEqual([{ id, name: 'reporter', attempt: 1, progress: { done: 3, of: 10 } }]);
+    await t.stop();
+  });
+
   describe('transaction', () => {
     it("commits the handler's writes with the job's completion", async () => {
       ledger.length = 0;

@@ -8,6 +8,8 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
 import { WorkerPool } from './worker-pool.js';
+import { createTelemetry } from '../observability/create-telemetry.js';
+import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
@@ -19,6 +21,8 @@ export interface Engine {
   pool: WorkerPool;
   deadLetters: DeadLetters;
   scheduling: Scheduling;
+  /** Traces and metrics (OpenTelemetry when `@opentelemetry/api` is installed). */
+  telemetry: Telemetry;
   /** Present when clock skew is checked (`maxClockSkew`) and the store can tell its time. */
   skewGuard?: ClockSkewGuard;
 }
@@ -32,15 +36,16 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const { store, clock, logger } = options;
   const { registry, instances } = await discoverJobs(options.container, options.jobs);
   const events = new EventBus(logger);
+  const telemetry = await createTelemetry({ store, clock, logger });
   // Late-bound: the enqueuer and dead letters wake the pool, which is built after them.
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
-  const enqueuer = new Enqueuer({ store, registry, clock, onEnqueued: wake });
+  const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: wake });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
-  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow });
+  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
       ? new ClockSkewGuard({ store, clock, logger, events, maxSkewMs: options.maxClockSkewMs, everyMs: Math.max(1_000, Math.floor(options.leaseMs / 3)), onUnblocked: wake })
@@ -60,5 +65,5 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     ...(skewGuard ? { canClaim: () => skewGuard.allowsClaims } : {}),
   });
   const deadLetters = new DeadLetters({ store, clock, onReplayed: wake });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, ...(skewGuard ? { skewGuard } : {}) };
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, ...(skewGuard ? { skewGuard } : {}) };
 }

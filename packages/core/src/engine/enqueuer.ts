@@ -9,6 +9,7 @@ import type { EnqueueResult, NewJob } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { checkPayload } from './payload-check.js';
 import type { JobStore } from '../store/store.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 /** Internal extras of an enqueue that users do not set directly (cron fires, child jobs). */
 export interface EnqueueExtras {
@@ -26,6 +27,8 @@ export class Enqueuer {
       store: JobStore;
       registry: JobRegistry;
       clock: Clock;
+      /** Wraps each store write in a `publish` span and stamps the jobs with its trace context. */
+      telemetry: Telemetry;
       /** Called after jobs were stored, so local workers can claim them at once. */
       onEnqueued: () => void;
     },
@@ -40,7 +43,7 @@ export class Enqueuer {
     const def = this.deps.registry.byClass(jobClass);
     const now = this.deps.clock.now();
     const jobs = payloads.map((payload, i) => this.prepare(def, payload, opts, now, {}, `[${i}]`));
-    return this.store(jobs, now, opts.session);
+    return this.store(def, jobs, true, now, opts.session);
   }
 
   /**
@@ -56,7 +59,7 @@ export class Enqueuer {
   /** Enqueues by definition; the seam for child jobs (`parentId`) and cron fires. */
   async enqueueDefinition(def: JobDefinition, payload: unknown, opts: EnqueueOptions, extras: EnqueueExtras = {}): Promise<EnqueueResult> {
     const now = this.deps.clock.now();
-    const [result] = await this.store([this.prepare(def, payload, opts, now, extras, '')], now, opts.session);
+    const [result] = await this.store(def, [this.prepare(def, payload, opts, now, extras, '')], false, now, opts.session);
     return result!;
   }
 
@@ -99,10 +102,12 @@ export class Enqueuer {
     return now;
   }
 
-  private async store(jobs: NewJob[], now: Date, session: unknown): Promise<EnqueueResult[]> {
+  /** Stores checked jobs of `def`; `batch` for `enqueueMany` (its runs link to the publish span instead of continuing its trace). */
+  private async store(def: JobDefinition, jobs: NewJob[], batch: boolean, now: Date, session: unknown): Promise<EnqueueResult[]> {
     if (jobs.length === 0) return [];
     if (session !== undefined && !this.deps.store.withTransaction) throw new TransactionsUnsupportedError('enqueue with { session }');
-    const results = await this.deps.store.enqueue(jobs, session === undefined ? { now } : { now, session });
+    const { store } = this.deps;
+    const results = await this.deps.telemetry.publish(def, jobs, batch, () => store.enqueue(jobs, session === undefined ? { now } : { now, session }));
     // Inside a caller's transaction the jobs are invisible until it commits: a wake now would claim
     // nothing. The store announces them once committed (subscribe), or the next poll finds them.
     if (session === undefined && results.some((r) => !r.deduplicated)) this.deps.onEnqueued();

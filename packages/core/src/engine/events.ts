@@ -28,6 +28,8 @@ export interface LoomEventMap extends ScheduleEventMap {
   'job:retrying': { job: JobEventInfo; error: Error; runAt: Date; delayMs: number };
   /** The job was moved to the dead letters. */
   'job:dead': { job: JobEventInfo; reason: string; error?: Error };
+  /** A running job reported progress (`ctx.progress`); `progress` is the value now stored on the job. */
+  'job:progress': { job: JobEventInfo; progress: number | Record<string, unknown> };
   /** The run ended without finishing and without failing (a durable sleep); it resumes later. */
   'job:suspended': { job: JobEventInfo; reason: string; until?: Date };
   /** Something went wrong in the engine itself (a store call failed, a listener threw); it keeps going. */

@@ -20,6 +20,7 @@ import type { RunSuspension } from './suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
 import { toError, toErrorRecord } from '../support/to-error.js';
 import { completedJobTooLarge } from './outcome-size.js';
+import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -35,6 +36,8 @@ interface Run {
   info: JobEventInfo;
   lease: RunLease;
   log: Logger;
+  /** The attempt's span and metrics: ended with the outcome once it is stored. */
+  telemetry: RunTelemetry;
 }
 
 export interface JobRunnerDeps {
@@ -49,6 +52,7 @@ export interface JobRunnerDeps {
   random: RandomSource;
   /** What `ctx.enqueue` and the waits need from the engine. */
   workflow: WorkflowServices;
+  telemetry: Telemetry;
 }
 
 /** The two ends of one run, as the worker pool sees them. */
@@ -99,7 +103,7 @@ export class JobRunner {
       await lease.write('release', () => store.release(lease.ref, clock.now()));
       return;
     }
-    const run: Run = { job, def, info: jobEventInfo(job), lease, log };
+    const run: Run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job) };
     lease.start();
     try {
       if (job.attempt > job.maxAttempts) return await this.deadLetterAfterLeaseExpiries(run);
@@ -110,12 +114,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow });
+      const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow, telemetry: run.telemetry, events, info: run.info });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, track);
       await this.settle(run, outcome, ctx, startedAt);
     } finally {
       lease.stop();
+      // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
+      run.telemetry.end('lost');
     }
   }
 
@@ -170,7 +176,7 @@ export class JobRunner {
         }),
       );
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
-      const handler = Promise.resolve().then(() => (done ? undefined : instance.run(payload, ctx)));
+      const handler = Promise.resolve().then(() => (done ? undefined : run.telemetry.call(instance.run, instance, payload, ctx)));
       track(handler);
       handler
         .finally(() => {
@@ -192,12 +198,14 @@ export class JobRunner {
       case 'released':
         if ((await lease.write('release', () => store.release(lease.ref, clock.now()))).kind === 'written') {
           log.warn({}, `Job ${jobId}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
+          run.telemetry.end('released');
         }
         return;
       case 'suspended': {
         const { suspension } = outcome;
         if ((await lease.write('suspend', () => suspension.commit(lease.ref, clock.now()))).kind === 'written') {
           log.debug({ until: suspension.until }, `Job ${jobId}: suspended (${suspension.reason})`);
+          run.telemetry.end('suspended');
           events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
         }
         return;
@@ -205,10 +213,12 @@ export class JobRunner {
       case 'threw':
         if (!ctx.completedInTransaction) return this.fail(run, outcome.error);
         log.warn({ err: outcome.error }, `Job ${jobId}: the handler threw after ctx.transaction completed the job; it stays completed`);
+        run.telemetry.end('completed');
         events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
         return;
       case 'returned': {
         if (ctx.completedInTransaction) {
+          run.telemetry.end('completed');
           events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
           return;
         }
@@ -222,8 +232,10 @@ export class JobRunner {
         const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
         if (tooLarge) return this.fail(run, tooLarge);
         const written = await lease.write('complete', () => store.complete(lease.ref, result === undefined ? { now: clock.now() } : { result, now: clock.now() }));
-        if (written.kind === 'written') events.emit('job:completed', { job: info, result, durationMs: durationMs() });
-        else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(jobId, 'complete', written.error));
+        if (written.kind === 'written') {
+          run.telemetry.end('completed');
+          events.emit('job:completed', { job: info, result, durationMs: durationMs() });
+        } else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(jobId, 'complete', written.error));
         return;
       }
     }
@@ -242,12 +254,14 @@ export class JobRunner {
       const runAt = new Date(now.getTime() + decision.delayMs);
       if ((await lease.write('retry', () => store.retry(lease.ref, { runAt, error: record, now: clock.now() }))).kind !== 'written') return;
       log.warn({ err: error, runAt }, `Job ${job.id}: attempt ${job.attempt} of ${job.maxAttempts} failed (${record.message}); retrying in ${decision.delayMs} ms`);
+      run.telemetry.end('failed', error);
       events.emit('job:failed', { job: info, error, willRetry: true });
       events.emit('job:retrying', { job: info, error, runAt, delayMs: decision.delayMs });
       return;
     }
     if ((await lease.write('dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
     log.error({ err: error, event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
+    run.telemetry.end('dead', error);
     events.emit('job:failed', { job: info, error, willRetry: false });
     events.emit('job:dead', { job: info, reason: decision.reason, error });
   }
@@ -264,6 +278,7 @@ export class JobRunner {
     const error = { attempt: job.attempt, at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
     if ((await lease.write('dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
     log.error({ event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${reason}`);
+    run.telemetry.end('expired', reason);
     this.deps.events.emit('job:dead', { job: info, reason });
   }
 }

@@ -9,6 +9,8 @@ import type { Logger } from '../support/logger.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import type { JobStore } from '../store/store.js';
 import type { RunLease } from './lease.js';
+import type { EventBus, JobEventInfo } from './events.js';
+import type { RunTelemetry } from '../observability/telemetry.js';
 import { RunSuspension } from './suspension.js';
 import { enqueueChild, waitForJobs } from '../workflow/child-jobs.js';
 import type { RunScope, WorkflowServices } from '../workflow/run-scope.js';
@@ -48,6 +50,11 @@ export class RunContext implements JobContext {
       /** Made into `ctx.signal` only if the handler reads it. */
       abort: LazyAbort;
       workflow: WorkflowServices;
+      /** Puts each executed step in a span of its own, under the attempt's. */
+      telemetry: RunTelemetry;
+      /** For `job:progress`. */
+      events: EventBus;
+      info: JobEventInfo;
     },
   ) {
     const { job } = deps;
@@ -105,7 +112,7 @@ export class RunContext implements JobContext {
     await this.moveOn();
     let result: T;
     try {
-      result = await stepNesting.run(this, name, fn);
+      result = await this.deps.telemetry.step(name, () => stepNesting.run(this, name, fn));
       this.scope.budget.admit(`The result of step "${name}"`, name, result);
     } catch (err) {
       await recordStepFailure(this.scope, name, 'step', err);
@@ -164,7 +171,9 @@ export class RunContext implements JobContext {
   async progress(value: number | Record<string, unknown>): Promise<void> {
     const problem = findPlainDataProblem(value);
     if (problem) throw new NotPlainDataError('Progress', problem.path, problem.reason);
-    await this.deps.store.progress(this.deps.lease.ref, value, this.deps.clock.now());
+    const { deps } = this;
+    await deps.store.progress(deps.lease.ref, value, deps.clock.now());
+    deps.events.emit('job:progress', { job: deps.info, progress: value });
   }
 
   /**
