@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Job, type JobContext } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 import { installOtelSdk, parentOf, type OtelSdk } from './otel-sdk.js';
@@ -182,6 +182,27 @@ describe('tracing (OpenTelemetry SDK registered)', () => {
     }
     expect(new Set(runs.map((s) => s.spanContext().traceId)).size).toBe(3);
     expect((await t.getJob(results[0]!.id))?.trace?.link).toBe(true);
+    await t.stop();
+  });
+
+  it('an incoming W3C tracestate travels with the job to its run, and an unsampled trace stays unsampled', async () => {
+    const t = await createTestLoom({ jobs: [SendReceipt] });
+    // What an HTTP server's propagator extracts from `traceparent: 00-...-00` and `tracestate: vendor=abc`.
+    const incoming = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 0,
+      isRemote: true,
+      traceState: createTraceState('vendor=abc'),
+    });
+    const { id } = await context.with(incoming, () => t.enqueue(SendReceipt, { order: 'o-7' }));
+    const stored = (await t.getJob(id))?.trace;
+    expect(stored?.tracestate).toBe('vendor=abc');
+    expect(stored?.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-00$/);
+    await t.runUntilIdle();
+    expect((await t.getJob(id))?.status).toBe('completed');
+    // The default sampler follows the parent: nothing of this trace is recorded, in either process.
+    expect(sdk.spans()).toEqual([]);
     await t.stop();
   });
 

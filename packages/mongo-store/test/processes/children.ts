@@ -9,6 +9,8 @@ const root = resolve(here, '../../../..');
 const TSC = resolve(root, 'node_modules/typescript/bin/tsc');
 /** The multi-process worker, compiled (see tsconfig.json here): a child starts in seconds, also on a loaded machine. */
 export const WORKER = resolve(here, 'dist/worker.js');
+/** The instrumented process of the cross-process tracing test (traced.ts, compiled). */
+export const TRACED = resolve(here, 'dist/traced.js');
 const EMULATOR_BIN = resolve(root, 'packages/mongo-emulator/dist/bin.js');
 
 /**
@@ -35,10 +37,10 @@ export function buildScripts(project: string, srcDir: string, outDir: string, so
   if (stale) execFileSync(process.execPath, [TSC, '-p', project], { cwd: root, stdio: 'pipe' });
 }
 
-/** The packages, then the multi-process worker. */
+/** The packages, then the multi-process scripts. */
 export function buildWorkers(): void {
   buildPackages();
-  buildScripts(join(here, 'tsconfig.json'), here, join(here, 'dist'), ['worker.ts']);
+  buildScripts(join(here, 'tsconfig.json'), here, join(here, 'dist'), ['worker.ts', 'traced.ts']);
 }
 
 /** A child process (see chaos/src/node-process.ts, shared with the chaos run). */
