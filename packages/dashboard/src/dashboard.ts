@@ -1,0 +1,356 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ConsoleLogger, JOB_STATUSES, LoomError, SystemClock, type JobStatus, type Logger } from '@loom/core';
+import { loadAssets } from './assets.js';
+import { Html } from './html/html.js';
+import { Csrf } from './http/csrf.js';
+import { FlashCookie, type Flash } from './http/flash.js';
+import { BodyTooLargeError, readForm } from './http/form-body.js';
+import { locate, type Located } from './http/mount.js';
+import { setSecurityHeaders } from './http/security-headers.js';
+import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic } from './live/fingerprints.js';
+import { LiveFeed } from './live/live-feed.js';
+import type { DashboardOperations } from './operations.js';
+import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
+import { storeOperations } from './store-operations.js';
+import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
+import { jobsPage, type JobsFilter } from './views/jobs-view.js';
+import { messagePage } from './views/message-view.js';
+import { href, jobPath, type PageContext } from './views/page-context.js';
+import { purgePage } from './views/purge-view.js';
+import { queuesPage } from './views/queues-view.js';
+import { schedulesPage } from './views/schedules-view.js';
+
+/** The overview's chart: the last hour in 5-minute buckets. */
+const CHART_BUCKET_MS = 5 * 60_000;
+const CHART_BUCKETS = 12;
+/** A purge confirmation counts up to this many letters, then says "N+". */
+const PURGE_COUNT_LIMIT = 1000;
+/** Longest name or queue filter accepted. */
+const MAX_FILTER_CHARS = 300;
+
+/**
+ * The dashboard: a `(req, res, next?)` request handler. Mount it anywhere a Node request handler
+ * goes; call {@link LoomDashboard.close} when the server stops (it ends the live-update streams).
+ */
+export interface LoomDashboard {
+  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
+  /** Ends every open live-update stream and stops polling. */
+  close(): void;
+  /** Polls the store for live updates now, without waiting for the next tick. */
+  refresh(): Promise<void>;
+}
+
+/** A client error with the page that explains it. */
+class PageError extends Error {
+  constructor(readonly status: number, readonly title: string, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Builds the dashboard over a store.
+ *
+ * ```ts
+ * import { loomDashboard } from '@loom/dashboard';
+ * const dashboard = loomDashboard({ store, basePath: '/loom', authorize: (req) => isAdmin(req) });
+ * http.createServer(dashboard);     // node:http
+ * app.use('/loom', dashboard);      // Express, NestJS, Fastify (with @fastify/middie)
+ * ```
+ */
+export function loomDashboard(options: DashboardOptions): LoomDashboard {
+  const { refreshMs, pageSize } = checkOptions(options);
+  const basePath = options.basePath === undefined ? undefined : normalizeBasePath(options.basePath);
+  const clock = options.clock ?? new SystemClock();
+  const logger: Logger = options.logger ?? new ConsoleLogger();
+  const ops: DashboardOperations = storeOperations(options.store, clock);
+  const assets = loadAssets();
+  const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
+  const title = options.title ?? 'Loom';
+
+  const readFingerprint = async (topic: LiveTopic): Promise<string> => {
+    if (topic.kind === 'queues') return queuesFingerprint(await ops.queues());
+    if (topic.kind === 'schedules') return schedulesFingerprint(await ops.schedules());
+    return jobFingerprint(await ops.getJob(topic.id));
+  };
+  const feed = new LiveFeed({ read: readFingerprint, intervalMs: refreshMs, logger });
+
+  async function mayAct(req: IncomingMessage): Promise<boolean> {
+    if (!options.authorize) return false;
+    try {
+      return (await options.authorize(req)) === true;
+    } catch (err) {
+      logger.error({ err }, 'dashboard: authorize(req) threw; the request may not act');
+      return false;
+    }
+  }
+
+  async function context(req: IncomingMessage, res: ServerResponse, at: Located): Promise<PageContext> {
+    const csrf = new Csrf(secret, at.base || '/');
+    const ctx: PageContext = {
+      base: at.base,
+      csrf: csrf.tokenFor(req, res),
+      canAct: await mayAct(req),
+      now: clock.now(),
+      title,
+      assetVersion: assets.version,
+      here: `${at.path}${at.query.size > 0 ? `?${at.query.toString()}` : ''}`,
+    };
+    const flash = new FlashCookie(csrf, at.base || '/').take(req, res);
+    if (flash) ctx.flash = flash;
+    return ctx;
+  }
+
+  function send(res: ServerResponse, status: number, body: Html | string | Buffer, contentType = 'text/html; charset=utf-8', head = false): void {
+    const bytes = typeof body === 'string' || body instanceof Html ? Buffer.from(body.toString()) : body;
+    res.statusCode = status;
+    res.setHeader('Content-Type', contentType);
+    res.setHeader('Content-Length', bytes.length);
+    if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
+    res.end(head ? undefined : bytes);
+  }
+
+  function redirect(res: ServerResponse, location: string): void {
+    res.statusCode = 303;
+    res.setHeader('Location', location);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end();
+  }
+
+  // ---- reading the query string -------------------------------------------------------------------
+
+  function filterValue(query: URLSearchParams, key: string): string | undefined {
+    const value = query.get(key)?.trim();
+    if (!value) return undefined;
+    if (value.length > MAX_FILTER_CHARS) throw new PageError(400, 'Filter too long', `The ${key} filter is over ${MAX_FILTER_CHARS} characters.`);
+    return value;
+  }
+
+  function jobsFilter(query: URLSearchParams): JobsFilter {
+    const filter: JobsFilter = {};
+    const statuses = query.getAll('status').filter((s) => s !== '');
+    for (const s of statuses) {
+      if (!JOB_STATUSES.includes(s as JobStatus)) throw new PageError(400, 'Unknown status', `"${s}" is not a job status (${JOB_STATUSES.join(', ')}).`);
+    }
+    if (statuses.length > 0) filter.statuses = [...new Set(statuses as JobStatus[])];
+    const name = filterValue(query, 'name');
+    const queue = filterValue(query, 'queue');
+    if (name !== undefined) filter.name = name;
+    if (queue !== undefined) filter.queue = queue;
+    const cursor = query.get('cursor');
+    if (cursor) {
+      if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor)) throw new PageError(400, 'Bad page link', 'This page link is not one the dashboard made; start again from the first page.');
+      filter.cursor = cursor;
+    }
+    return filter;
+  }
+
+  // ---- pages ----------------------------------------------------------------------------------------
+
+  async function renderPage(req: IncomingMessage, res: ServerResponse, at: Located): Promise<void> {
+    const ctx = await context(req, res, at);
+    const head = req.method === 'HEAD';
+    try {
+      const body = await pageBody(ctx, at);
+      send(res, 200, body, undefined, head);
+    } catch (err) {
+      if (err instanceof PageError) return send(res, err.status, messagePage(ctx, err.title, err.message), undefined, head);
+      if (LoomError.is(err, 'INVALID_ARGUMENT')) return send(res, 400, messagePage(ctx, 'Bad request', err.message), undefined, head);
+      logger.error({ err, path: at.path }, `dashboard: ${at.path} failed`);
+      send(res, 500, messagePage(ctx, 'Something went wrong', 'The dashboard could not read the store; the server log says why.'), undefined, head);
+    }
+  }
+
+  async function pageBody(ctx: PageContext, at: Located): Promise<Html> {
+    const { path, query } = at;
+    if (path === '/') {
+      const now = ctx.now.getTime();
+      const since = new Date(Math.floor(now / CHART_BUCKET_MS) * CHART_BUCKET_MS - (CHART_BUCKETS - 1) * CHART_BUCKET_MS);
+      const [queues, series] = await Promise.all([ops.queues(), ops.finished(since, CHART_BUCKET_MS, CHART_BUCKETS)]);
+      return queuesPage(ctx, { queues, series });
+    }
+    if (path === '/jobs') {
+      const filter = jobsFilter(query);
+      const [page, queues] = await Promise.all([
+        ops.listJobs({ ...filter, limit: pageSize }),
+        ops.queues(),
+      ]);
+      return jobsPage(ctx, { filter, page, queues });
+    }
+    const jobMatch = /^\/jobs\/([^/]+)$/.exec(path);
+    if (jobMatch) {
+      const id = decodeSegment(jobMatch[1]!);
+      const job = await ops.getJob(id);
+      if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
+      const children = await ops.children(job.id, CHILDREN_SHOWN);
+      return jobPage(ctx, { job, children });
+    }
+    if (path === '/schedules') return schedulesPage(ctx, { schedules: await ops.schedules() });
+    if (path === '/dead-letters/purge') {
+      const name = filterValue(query, 'name');
+      const queue = filterValue(query, 'queue');
+      const page = await ops.listJobs({ statuses: ['dead'], ...(name ? { name } : {}), ...(queue ? { queue } : {}), limit: PURGE_COUNT_LIMIT });
+      return purgePage(ctx, { ...(name ? { name } : {}), ...(queue ? { queue } : {}), matching: page.jobs.length, more: page.next !== undefined });
+    }
+    throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
+  }
+
+  function decodeSegment(segment: string): string {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      throw new PageError(400, 'Bad link', 'This link is not one the dashboard made.');
+    }
+  }
+
+  // ---- actions -------------------------------------------------------------------------------------
+
+  /** Runs a POST: read-only and CSRF checks, then the action; answers with a redirect and a flash. */
+  async function act(req: IncomingMessage, res: ServerResponse, at: Located): Promise<void> {
+    const csrf = new Csrf(secret, at.base || '/');
+    const flash = new FlashCookie(csrf, at.base || '/');
+    const refuse = async (status: number, title: string, message: string) => send(res, status, messagePage(await context(req, res, at), title, message));
+    let form: Map<string, string>;
+    try {
+      form = await readForm(req);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return refuse(413, 'Form too large', err.message);
+      throw err;
+    }
+    if (!options.authorize) return refuse(403, 'Read-only', 'This dashboard is read-only: pass authorize(req) to loomDashboard to allow actions.');
+    if (!csrf.verify(req, form.get('_csrf'))) {
+      return refuse(403, 'Form expired', 'The form was not sent from this dashboard (or the page is too old). Reload the page and try again.');
+    }
+    if (!(await mayAct(req))) return refuse(403, 'Not allowed', 'You may look at this dashboard but not act on it.');
+    let outcome: { flash: Flash; to: string };
+    try {
+      outcome = await perform(at, form);
+    } catch (err) {
+      if (err instanceof PageError) return refuse(err.status, err.title, err.message);
+      if (LoomError.is(err, 'JOB_NOT_FOUND') || LoomError.is(err, 'SCHEDULE_NOT_FOUND')) return refuse(404, 'Not found', err.message);
+      if (LoomError.is(err, 'INVALID_ARGUMENT')) return refuse(400, 'Bad request', err.message);
+      logger.error({ err, path: at.path }, `dashboard: action ${at.path} failed`);
+      return refuse(500, 'Something went wrong', 'The action failed; the server log says why. Nothing may have changed: look before trying again.');
+    }
+    flash.set(req, res, outcome.flash);
+    redirect(res, outcome.to);
+    void feed.poll();
+  }
+
+  /** Where to go after an action on a list: the list the form was on (a path inside the dashboard). */
+  function back(at: Located, form: Map<string, string>, fallback: string): string {
+    const to = form.get('back');
+    if (to !== undefined && /^\/(?![/\\])[A-Za-z0-9\-._~/?=&%+]*$/.test(to)) return `${at.base}${to}`;
+    return fallback;
+  }
+
+  async function perform(at: Located, form: Map<string, string>): Promise<{ flash: Flash; to: string }> {
+    const ctx = { base: at.base };
+    const ok = (text: string, to: string) => ({ flash: { kind: 'ok' as const, text }, to });
+    const job = /^\/actions\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(at.path);
+    if (job) {
+      const id = decodeSegment(job[1]!);
+      const jobPage = href(ctx, jobPath(id));
+      if (job[2] === 'retry') {
+        const r = await ops.retryJob(id);
+        return ok(r.retried ? `Job ${id} is queued again.` : `Job ${id} is ${r.status}: only dead or cancelled jobs can be retried.`, back(at, form, jobPage));
+      }
+      if (job[2] === 'cancel') {
+        const r = await ops.cancelJob(id);
+        const text = !r.cancelled ? `Job ${id} had already finished (${r.status}).` : r.status === 'running' ? `Cancel of job ${id} requested: it stops within one heartbeat.` : `Job ${id} is cancelled.`;
+        return ok(text, back(at, form, jobPage));
+      }
+      const r = await ops.removeJob(id);
+      return r.removed ? ok(`Job ${id} was removed.`, back(at, form, href(ctx, '/jobs'))) : ok(`Job ${id} is ${r.status}: cancel it before removing it.`, back(at, form, jobPage));
+    }
+    const queue = /^\/actions\/queues\/([^/]+)\/(pause|resume)$/.exec(at.path);
+    if (queue) {
+      const name = decodeSegment(queue[1]!);
+      if (queue[2] === 'pause') await ops.pauseQueue(name);
+      else await ops.resumeQueue(name);
+      return ok(queue[2] === 'pause' ? `Queue ${name} is paused: no job of it starts until it is resumed.` : `Queue ${name} is resumed.`, back(at, form, href(ctx, '/')));
+    }
+    if (at.path === '/actions/dead-letters/retry' || at.path === '/actions/dead-letters/purge') {
+      const name = form.get('name') || undefined;
+      const queueName = form.get('queue') || undefined;
+      const selection = { ...(name ? { name } : {}), ...(queueName ? { queue: queueName } : {}) };
+      const list = href(ctx, '/jobs', { status: 'dead', ...selection });
+      if (at.path.endsWith('/retry')) {
+        const r = await ops.retryDeadLetters(selection);
+        return ok(`${r.replayed} dead letter${r.replayed === 1 ? '' : 's'} queued again${r.skipped ? `; ${r.skipped} could not be (see the server log)` : ''}.`, list);
+      }
+      const before = Number(form.get('before'));
+      if (form.get('confirm') !== 'purge' || !Number.isSafeInteger(before)) {
+        throw new PageError(400, 'Not confirmed', 'A purge needs its confirmation page: use the Purge button on the dead letters.');
+      }
+      const n = await ops.purgeDeadLetters({ ...selection, before: new Date(before) });
+      return ok(`${n} dead letter${n === 1 ? '' : 's'} deleted.`, list);
+    }
+    const schedule = /^\/actions\/schedules\/([^/]+)\/(pause|resume|trigger)$/.exec(at.path);
+    if (schedule) {
+      const name = decodeSegment(schedule[1]!);
+      const list = href(ctx, '/schedules');
+      if (schedule[2] === 'pause') {
+        await ops.pauseSchedule(name);
+        return ok(`Schedule ${name} is paused.`, list);
+      }
+      if (schedule[2] === 'resume') {
+        await ops.resumeSchedule(name);
+        return ok(`Schedule ${name} is resumed: it fires again from its next slot.`, list);
+      }
+      const id = await ops.triggerSchedule(name);
+      return ok(`A run of ${name} is queued: job ${id}.`, list);
+    }
+    throw new PageError(404, 'Not found', `The dashboard has no action at ${at.path}.`);
+  }
+
+  // ---- the handler ---------------------------------------------------------------------------------
+
+  async function handle(req: IncomingMessage, res: ServerResponse, at: Located): Promise<void> {
+    setSecurityHeaders(res);
+    const method = req.method ?? 'GET';
+    if (method === 'POST') {
+      if (!at.path.startsWith('/actions/')) return send(res, 405, 'Method not allowed', 'text/plain; charset=utf-8');
+      return act(req, res, at);
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD, POST');
+      return send(res, 405, 'Method not allowed', 'text/plain; charset=utf-8');
+    }
+    if (at.path.startsWith('/assets/')) {
+      const asset = assets.files.get(at.path.slice('/assets/'.length));
+      if (!asset) return send(res, 404, 'Not found', 'text/plain; charset=utf-8');
+      res.setHeader('Cache-Control', at.query.get('v') === assets.version ? 'public, max-age=31536000, immutable' : 'no-cache');
+      return send(res, 200, asset.body, asset.contentType, method === 'HEAD');
+    }
+    if (at.path === '/events') {
+      const job = at.query.get('job');
+      const topicName = at.query.get('topic');
+      const topic: LiveTopic | undefined = job ? { kind: 'job', id: job } : topicName === 'queues' || topicName === 'schedules' ? { kind: topicName } : undefined;
+      if (!topic) return send(res, 400, 'Unknown topic', 'text/plain; charset=utf-8');
+      return feed.open(req, res, topic, at.query.get('v') ?? '');
+    }
+    if (at.path.startsWith('/actions/')) {
+      res.setHeader('Allow', 'POST');
+      return send(res, 405, 'Actions are POSTs', 'text/plain; charset=utf-8');
+    }
+    return renderPage(req, res, at);
+  }
+
+  const dashboard = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => {
+    const at = locate(req, basePath);
+    if (!at) {
+      if (next) return next();
+      setSecurityHeaders(res);
+      return send(res, 404, 'Not found', 'text/plain; charset=utf-8');
+    }
+    handle(req, res, at).catch((err: unknown) => {
+      logger.error({ err, path: at.path }, `dashboard: ${req.method} ${at.path} failed`);
+      if (!res.headersSent) send(res, 500, 'Internal error; see the server log', 'text/plain; charset=utf-8');
+      else res.end();
+    });
+  }) as LoomDashboard;
+  dashboard.close = () => feed.close();
+  dashboard.refresh = () => feed.poll();
+  return dashboard;
+}

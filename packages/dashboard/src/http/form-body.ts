@@ -1,0 +1,31 @@
+import type { IncomingMessage } from 'node:http';
+
+/** Forms the dashboard posts are a few short fields. */
+const MAX_FORM_BYTES = 16 * 1024;
+
+export class BodyTooLargeError extends Error {}
+
+/**
+ * The fields of a posted form, as strings (a field given twice keeps its first value). When the
+ * host framework parsed the body already (Express and NestJS with `urlencoded()`), that result is
+ * used, keeping only string values: an object a query-string parser made from `a[b]=c` is dropped,
+ * never passed on.
+ */
+export async function readForm(req: IncomingMessage & { body?: unknown; _body?: boolean }): Promise<Map<string, string>> {
+  const fields = new Map<string, string>();
+  if (req.readableEnded || req._body === true) {
+    if (typeof req.body === 'object' && req.body !== null) {
+      for (const [key, value] of Object.entries(req.body)) if (typeof value === 'string') fields.set(key, value);
+    }
+    return fields;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) throw new BodyTooLargeError(`The form is over ${MAX_FORM_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  for (const [key, value] of new URLSearchParams(Buffer.concat(chunks).toString('utf8'))) if (!fields.has(key)) fields.set(key, value);
+  return fields;
+}

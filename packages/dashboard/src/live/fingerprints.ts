@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+import type { JobRecord, QueueSummary } from '@loom/core';
+import type { ScheduleRow } from '../operations.js';
+
+/**
+ * What a live page is about: the queues and their counts (overview and job lists), the schedules,
+ * or one job. Each has a fingerprint that changes when what the page shows changes; the page
+ * carries the one it was rendered with, so a change between rendering and the browser's
+ * connecting to the stream is not missed.
+ */
+export type LiveTopic = { kind: 'queues' } | { kind: 'schedules' } | { kind: 'job'; id: string };
+
+function hash(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 16);
+}
+
+export function queuesFingerprint(queues: readonly QueueSummary[]): string {
+  return hash(queues.map((q) => [q.name, q.paused, q.counts, q.oldestQueuedAt?.getTime()]));
+}
+
+export function schedulesFingerprint(schedules: readonly ScheduleRow[]): string {
+  return hash(schedules.map((s) => [s.name, s.paused, s.lastFireAt?.getTime(), s.cron, s.timezone]));
+}
+
+export function jobFingerprint(job: JobRecord | null): string {
+  return job === null ? 'gone' : hash([job.status, job.updatedAt.getTime(), job.steps.length, job.errors.length]);
+}

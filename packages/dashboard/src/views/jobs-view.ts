@@ -1,0 +1,96 @@
+import { JOB_STATUSES, type JobStatus, type JobSummary, type QueueSummary } from '@loom/core';
+import { html, type Html } from '../html/html.js';
+import { count, short, when } from '../html/format.js';
+import { queuesFingerprint } from '../live/fingerprints.js';
+import type { JobListPage } from '../operations.js';
+import { actionForm, panel, statusBadge, table } from './components.js';
+import { layout } from './layout.js';
+import { href, jobPath, type PageContext } from './page-context.js';
+import { totals } from './queues-view.js';
+
+/** The filters of `<base>/jobs`, as read from its query string. */
+export interface JobsFilter {
+  /** Absent: every status. */
+  statuses?: JobStatus[];
+  name?: string;
+  queue?: string;
+  cursor?: string;
+}
+
+/** Whether the list shows exactly the dead letters (it then offers retry-all and purge). */
+export function isDeadLetterView(filter: JobsFilter): boolean {
+  return filter.statuses?.length === 1 && filter.statuses[0] === 'dead';
+}
+
+function progressCell(progress: unknown): Html {
+  if (progress === undefined) return html``;
+  if (typeof progress === 'number' && Number.isFinite(progress)) {
+    const pct = progress <= 1 ? progress * 100 : progress;
+    if (pct >= 0 && pct <= 100) return html`<progress max="100" value="${pct.toFixed(0)}" title="${pct.toFixed(0)}%"></progress>`;
+  }
+  return html`<span class="mono">${short(JSON.stringify(progress) ?? '', 40)}</span>`;
+}
+
+function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
+  const retry =
+    job.status === 'dead' || job.status === 'cancelled'
+      ? actionForm(ctx, `/actions${jobPath(job.id)}/retry`, 'Retry', { variant: 'primary', fields: { back: ctx.here }, testId: 'retry-job' })
+      : '';
+  return html`<tr data-job="${job.id}">
+<td class="mono"><a href="${href(ctx, jobPath(job.id))}">${short(job.id, 26)}</a></td>
+<td>${job.name}</td>
+<td>${job.queue}</td>
+<td>${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}</td>
+<td class="num">${job.attempt}/${job.maxAttempts}</td>
+<td>${when(job.createdAt, ctx.now)}</td>
+<td>${job.finishedAt ? when(job.finishedAt, ctx.now) : job.status === 'queued' && job.runAt > ctx.now ? html`runs ${when(job.runAt, ctx.now)}` : ''}</td>
+<td class="wrap">${dead ? html`<span class="reason">${short(job.deadReason ?? '', 100)}</span>` : progressCell(job.progress)}</td>
+<td class="actions">${retry}</td>
+</tr>`;
+}
+
+/**
+ * `<base>/jobs?status=…&name=…&queue=…`: jobs newest first in keyset pages (each page one index
+ * range of the store, whatever the number of jobs). With `status=dead` it is the dead-letter page:
+ * retry all matching, purge matching (after a confirmation page).
+ */
+export function jobsPage(ctx: PageContext, data: { filter: JobsFilter; page: JobListPage; queues: QueueSummary[] }): Html {
+  const { filter, page } = data;
+  const dead = isDeadLetterView(filter);
+  const keep = { name: filter.name, queue: filter.queue };
+  const counted = filter.name === undefined ? totals(filter.queue === undefined ? data.queues : data.queues.filter((q) => q.name === filter.queue)) : undefined;
+  const selected = (s: JobStatus | undefined) => (s === undefined ? filter.statuses === undefined : filter.statuses?.length === 1 && filter.statuses[0] === s);
+  const tab = (s: JobStatus | undefined) =>
+    html`<a class="tab${selected(s) ? ' active' : ''}" href="${href(ctx, '/jobs', { ...keep, status: s })}">${s ?? 'all'}${
+      counted ? html` <span class="tab-n">${count(s === undefined ? Object.values(counted).reduce((a, b) => a + b, 0) : counted[s])}</span>` : ''
+    }</a>`;
+  const tabs = html`<nav class="tabs" aria-label="Status">${tab(undefined)}${JOB_STATUSES.map(tab)}</nav>`;
+  const statusFields = (filter.statuses ?? []).map((s) => html`<input type="hidden" name="status" value="${s}">`);
+  const filterForm = html`<form class="filters" method="get" action="${href(ctx, '/jobs')}">${statusFields}
+<label>Name <input name="name" value="${filter.name ?? ''}" placeholder="any job name" autocomplete="off"></label>
+<label>Queue <input name="queue" value="${filter.queue ?? ''}" placeholder="any queue" list="queue-names" autocomplete="off"></label>
+<datalist id="queue-names">${data.queues.map((q) => html`<option value="${q.name}"></option>`)}</datalist>
+<button type="submit" class="btn plain">Filter</button>
+${filter.name !== undefined || filter.queue !== undefined ? html`<a class="btn link" href="${href(ctx, '/jobs', { status: filter.statuses })}">Clear</a>` : ''}
+</form>`;
+  const deadTools =
+    dead && ctx.canAct && page.jobs.length > 0
+      ? html`<div class="toolbar">${actionForm(ctx, '/actions/dead-letters/retry', filter.name || filter.queue ? 'Retry all matching' : 'Retry all', {
+          variant: 'primary',
+          fields: keep,
+          testId: 'retry-all',
+        })}<a class="btn danger" data-test="purge" href="${href(ctx, '/dead-letters/purge', keep)}">Purge${filter.name || filter.queue ? ' matching' : ' all'}…</a></div>`
+      : '';
+  const rows = page.jobs.map((job) => row(ctx, job, dead));
+  const pager = html`<div class="pager">${
+    filter.cursor ? html`<a class="btn plain" href="${href(ctx, '/jobs', { ...keep, status: filter.statuses })}">⇤ First page</a>` : ''
+  }${page.next ? html`<a class="btn plain" rel="next" data-test="next-page" href="${href(ctx, '/jobs', { ...keep, status: filter.statuses, cursor: page.next })}">Next page →</a>` : ''}</div>`;
+  const title = dead ? 'Dead letters' : 'Jobs';
+  const headers = ['Id', 'Name', 'Queue', 'Status', 'Attempt', 'Created', dead ? 'Died' : 'Finished', dead ? 'Reason' : 'Progress', ''];
+  const empty = dead ? 'No dead letters match.' : filter.cursor ? 'No more jobs.' : 'No jobs match.';
+  const body = html`<h1>${title}</h1>
+${panel('tabs', undefined, tabs, { live: true })}
+${filterForm}
+${panel('job-list', undefined, html`${deadTools}${table(headers, rows, empty)}${pager}`, { live: true })}`;
+  return layout(ctx, { title, section: dead ? 'dead' : 'jobs', body, live: { topic: { kind: 'queues' }, fingerprint: queuesFingerprint(data.queues) } });
+}

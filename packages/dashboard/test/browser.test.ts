@@ -1,0 +1,131 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium, screenshot, watchedPage } from './chromium.js';
+import { SendReceipt, startFixture, type DashboardFixture } from './fixture.js';
+
+// One Chromium for the file; each test gets a fresh store, dashboard and tab.
+let browser: Browser;
+let f: DashboardFixture;
+let page: Page;
+let problems: string[];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function open(options: Parameters<typeof startFixture>[0] = {}): Promise<void> {
+  f = await startFixture(options);
+  ({ page, problems } = await watchedPage(browser));
+}
+
+afterEach(async () => {
+  await page?.close();
+  await f?.close();
+  // No console error, failed request or CSP violation on any page a test visited.
+  expect(problems).toEqual([]);
+});
+
+const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+const rows = (selector = 'tr[data-job]') => page.$$eval(selector, (els) => els.length);
+
+async function click(selector: string): Promise<void> {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
+}
+
+describe('dashboard in Chromium', () => {
+  test('every view renders the demo store (screenshots in test-artifacts/dashboard)', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/`);
+    expect(await page.$$eval('tr[data-queue]', (els) => els.map((e) => e.getAttribute('data-queue')))).toEqual(['emails', 'fulfillment', 'webhooks']);
+    expect(await text('.status-card.status-dead .card-n')).toBe('2');
+    await page.waitForSelector('#live-status[data-state="on"]');
+    await screenshot(page, 'queues');
+
+    await page.goto(`${f.url}/loom/jobs`);
+    expect(await rows()).toBe(9);
+    await screenshot(page, 'jobs');
+
+    await page.goto(`${f.url}/loom/jobs?status=dead`);
+    expect(await rows()).toBe(2);
+    expect(await text('h1')).toBe('Dead letters');
+    await screenshot(page, 'dead-letters');
+
+    await page.goto(`${f.url}/loom/jobs/${f.ids.workflow}`);
+    expect(await page.$$eval('tr[data-step]', (els) => els.map((e) => e.getAttribute('data-step')))).toEqual(['reserve-stock', 'charge <card>', 'enqueue:send-receipt#1', 'wait-for-pickup']);
+    expect(await page.$$eval('svg.timeline rect.step-bar', (els) => els.length)).toBe(4);
+    await screenshot(page, 'job');
+
+    await page.goto(`${f.url}/loom/schedules`);
+    expect(await text('tr[data-schedule="nightly-report"]')).toContain('0 3 * * *');
+    await screenshot(page, 'schedules');
+  });
+
+  test('a job whose payload and error hold <script> shows them as text and runs nothing', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/jobs/${f.ids.scriptPayload}`);
+    expect(await text('[data-test="payload"]')).toContain('"email": "<script>window.__pwned = true</script><img src=x onerror=\\"window.__pwned = true\\">"');
+    await page.goto(`${f.url}/loom/jobs/${f.ids.dead[0]}`);
+    expect(await text('.attempt .error-text')).toBe('Error: <b>502</b> from https://hooks.example/down: <script>window.__pwned = true</script>');
+    await page.goto(`${f.url}/loom/jobs?status=dead`);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: boolean }).__pwned)).toBeUndefined();
+    expect(await page.$$eval('main script, main img, main b', (els) => els.length)).toBe(0);
+    await screenshot(page, 'escaped-error');
+  });
+
+  test('retry all from the dead-letter page puts every dead letter back in its queue', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/jobs?status=dead`);
+    await click('[data-test="retry-all"]');
+    expect(await text('.flash')).toBe('2 dead letters queued again.');
+    expect(await rows()).toBe(0);
+    expect((await f.store.listQueues()).find((q) => q.name === 'webhooks')!.counts).toMatchObject({ dead: 0, queued: 2 });
+  });
+
+  test('purge asks for confirmation first, then deletes', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/jobs?status=dead`);
+    await click('[data-test="purge"]');
+    expect(await text('main')).toContain('2 of them');
+    expect((await f.store.listQueues()).find((q) => q.name === 'webhooks')!.counts.dead).toBe(2);
+    await screenshot(page, 'purge-confirmation');
+    await click('[data-test="confirm-purge"]');
+    expect(await text('.flash')).toBe('2 dead letters deleted.');
+    expect((await f.store.listQueues()).find((q) => q.name === 'webhooks')?.counts.dead ?? 0).toBe(0);
+  });
+
+  test('pause and resume a queue from the overview', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/`);
+    await click('tr[data-queue="emails"] [data-test="pause-queue"]');
+    expect(await text('tr[data-queue="emails"] .badge')).toBe('paused');
+    expect(await f.store.pausedQueues()).toEqual(['emails']);
+    await click('tr[data-queue="emails"] [data-test="resume-queue"]');
+    expect(await text('tr[data-queue="emails"] .badge')).toBe('active');
+    expect(await f.store.pausedQueues()).toEqual([]);
+  });
+
+  test('live updates: a new job and a retried one show up without a reload', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/jobs`);
+    await page.waitForSelector('#live-status[data-state="on"]');
+    await page.evaluate(() => {
+      (globalThis as { __sameDocument?: boolean }).__sameDocument = true;
+    });
+    const { id } = await f.t.enqueue(SendReceipt, { orderId: 'live-1', email: 'live@example.com' }, { delay: '1h' });
+    await page.waitForSelector(`tr[data-job="${id}"]`);
+    expect(await rows()).toBe(10);
+
+    await page.goto(`${f.url}/loom/jobs/${f.ids.dead[1]}`);
+    await page.waitForSelector('#live-status[data-state="on"]');
+    await page.evaluate(() => {
+      (globalThis as { __sameDocument?: boolean }).__sameDocument = true;
+    });
+    expect(await text('#job-summary .badge')).toBe('dead');
+    await f.store.retryJob(f.ids.dead[1]!, f.clock.now());
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('#job-summary .badge')?.textContent === 'queued');
+    expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+  });
+});

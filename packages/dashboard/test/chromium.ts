@@ -1,0 +1,51 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+
+const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+
+/** The Chromium the browser tests drive: `CHROMIUM_PATH`, else Debian's `chromium` (`.ci/run` installs it). */
+export function chromiumPath(): string {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) {
+    if (!existsSync(configured)) throw new Error(`CHROMIUM_PATH=${configured} does not exist`);
+    return configured;
+  }
+  const found = CANDIDATES.find((p) => existsSync(p));
+  if (!found) throw new Error(`No Chromium for the dashboard's browser tests: install it (apt-get install -y chromium) or set CHROMIUM_PATH. Looked in ${CANDIDATES.join(', ')}`);
+  return found;
+}
+
+/** One headless Chromium per test file. */
+export function launchChromium(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    // Root in CI containers needs --no-sandbox; /dev/shm is small there.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check', '--disable-extensions'],
+  });
+}
+
+/** Where screenshots go (gitignored): `test-artifacts/dashboard/` at the repository root. */
+export const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/dashboard/', import.meta.url));
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+}
+
+/** A page that records what a correct dashboard never produces: console errors (CSP violations among them) and failed requests. */
+export async function watchedPage(browser: Browser): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 800 });
+  const problems: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${String(err)}`));
+  page.on('requestfailed', (req) => {
+    // An EventSource closed by navigation is not a failure.
+    if (!req.url().includes('/events')) problems.push(`request failed: ${req.url()} ${req.failure()?.errorText ?? ''}`);
+  });
+  return { page, problems };
+}

@@ -1,0 +1,99 @@
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Job, MemoryStore, type JobContext } from '@loom/core';
+import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
+import { loomDashboard, type DashboardOptions, type LoomDashboard } from '../src/index.js';
+
+/** A payload that would run if the dashboard put it in the page as markup. */
+export const SCRIPT_PAYLOAD = '<script>window.__pwned = true</script><img src=x onerror="window.__pwned = true">';
+
+@Job({ name: 'send-receipt', queue: 'emails', retries: 2 })
+export class SendReceipt {
+  async run(payload: { orderId: string; email: string }, ctx: JobContext): Promise<{ sent: boolean }> {
+    await ctx.progress(1);
+    return { sent: payload.email.includes('@') };
+  }
+}
+
+@Job({ name: 'flaky-webhook', queue: 'webhooks', retries: 1, backoff: { type: 'fixed', delay: '1s' } })
+export class FlakyWebhook {
+  async run(payload: { url: string }): Promise<void> {
+    throw new Error(`<b>502</b> from ${payload.url}: <script>window.__pwned = true</script>`);
+  }
+}
+
+@Job({ name: 'fulfill-order', queue: 'fulfillment' })
+export class FulfillOrder {
+  async run(payload: { orderId: string }, ctx: JobContext): Promise<void> {
+    await ctx.step('reserve-stock', async () => ({ reserved: 2 }));
+    await ctx.step('charge <card>', async () => ({ chargeId: `ch_${payload.orderId}` }));
+    await ctx.enqueue(SendReceipt, { orderId: payload.orderId, email: 'child@example.com' });
+    await ctx.progress({ stage: 'waiting for pickup', note: '<i>not markup</i>' });
+    await ctx.sleep('wait-for-pickup', '1h');
+    await ctx.step('ship', async () => true);
+  }
+}
+
+@Job({ name: 'nightly-report', queue: 'reports', schedule: { cron: '0 3 * * *', timezone: 'UTC' } })
+export class NightlyReport {
+  async run(): Promise<void> {}
+}
+
+export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport];
+
+/** A running dashboard over a MemoryStore with demo jobs in every state worth showing. */
+export interface DashboardFixture {
+  t: TestLoom;
+  store: MemoryStore;
+  clock: FakeClock;
+  dashboard: LoomDashboard;
+  server: Server;
+  url: string;
+  /** Ids of interesting jobs. */
+  ids: { scriptPayload: string; dead: string[]; workflow: string; completed: string };
+  close(): Promise<void>;
+}
+
+/** How a test hosts the dashboard: a server (listening or not) and how to stop the host. */
+export type Mount = (dashboard: LoomDashboard) => Promise<{ server: Server; close?: () => Promise<void> }>;
+
+export async function startFixture(options: Partial<DashboardOptions> & { mount?: Mount } = {}): Promise<DashboardFixture> {
+  const clock = new FakeClock('2026-03-10T12:00:00Z');
+  const store = new MemoryStore();
+  const t = await createTestLoom({ jobs: DEMO_JOBS, store, clock });
+  const receipts = [];
+  for (let i = 1; i <= 3; i++) receipts.push(await t.enqueue(SendReceipt, { orderId: `o-${i}`, email: `buyer${i}@example.com` }));
+  const scriptPayload = await t.enqueue(SendReceipt, { orderId: 'o-xss', email: SCRIPT_PAYLOAD });
+  const dead = [await t.enqueue(FlakyWebhook, { url: 'https://hooks.example/down' }), await t.enqueue(FlakyWebhook, { url: 'https://hooks.example/flaky' })];
+  const workflow = await t.enqueue(FulfillOrder, { orderId: 'o-1' });
+  await t.advance('2s');
+  // Queued work that is not due yet, so the queued column has something.
+  await t.enqueue(SendReceipt, { orderId: 'o-later', email: 'later@example.com' }, { delay: '10m' });
+  // Engines of Loom 0.2 describe their schedules to the store; make sure this one is.
+  if (!(await store.listSchedules()).some((s) => s.description)) {
+    await store.describeSchedule('nightly-report', { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: undefined, priority: 0, maxAttempts: 4 } }, clock.now());
+  }
+  const { mount, ...dashboardOptions } = options;
+  const dashboard = loomDashboard({ store, clock, basePath: '/loom', refreshInterval: 100, authorize: () => true, ...dashboardOptions });
+  const host = mount ? await mount(dashboard) : { server: createServer(dashboard) };
+  const { server } = host;
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    t,
+    store,
+    clock,
+    dashboard,
+    server,
+    url,
+    ids: { scriptPayload: scriptPayload.id, dead: dead.map((d) => d.id), workflow: workflow.id, completed: receipts[0]!.id },
+    async close() {
+      dashboard.close();
+      server.closeAllConnections();
+      if (host.close) await host.close();
+      else await new Promise<void>((resolve) => server.close(() => resolve()));
+      await t.stop();
+    },
+  };
+}
