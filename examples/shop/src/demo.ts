@@ -18,7 +18,7 @@ const out = new LiveConsole();
 const logger = new CompactLogger(out.print, (process.env.LOG_LEVEL as 'info' | undefined) ?? 'warn');
 const db = await openShopDatabase();
 out.print(db.description);
-const app = await ShopApp.create({ client: db.client, config: demoConfig, logger });
+const app = await ShopApp.create({ client: db.client, config: demoConfig, logger, durable: db.keepsData });
 let exitCode = 0;
 try {
   await app.start();

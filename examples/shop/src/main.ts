@@ -16,7 +16,7 @@ const logger = new CompactLogger(out.print);
 const db = await openShopDatabase();
 out.print(db.description);
 const config = { ...startConfig, port: process.env.PORT ? Number(process.env.PORT) : startConfig.port };
-const app = await ShopApp.create({ client: db.client, config, logger });
+const app = await ShopApp.create({ client: db.client, config, logger, durable: db.keepsData });
 let stopping = false;
 stopOnSignals(async (signal) => {
   stopping = true;

@@ -25,6 +25,11 @@ export interface ShopAppOptions {
   overrides?: (container: Container) => void;
   /** How the engine is made. @default Loom.create (tests may pass createTestLoom's) */
   createLoom?: (options: LoomOptions) => Promise<Loom>;
+  /**
+   * Whether the database outlives this process (false on the in-process emulator): decides what
+   * the stop line promises about unfinished work. @default true
+   */
+  durable?: boolean;
 }
 
 /**
@@ -41,6 +46,7 @@ export class ShopApp {
     readonly server: Server,
     readonly config: ShopConfig,
     readonly logger: Logger,
+    private readonly durable: boolean,
   ) {}
 
   static async create(options: ShopAppOptions): Promise<ShopApp> {
@@ -67,7 +73,7 @@ export class ShopApp {
       pollInterval: config.pollInterval,
     });
     container.get(JobQueue).attach(loom);
-    return new ShopApp(container, loom, store, createHttpServer(shopRoutes(container), logger), config, logger);
+    return new ShopApp(container, loom, store, createHttpServer(shopRoutes(container), logger), config, logger, options.durable ?? true);
   }
 
   /** Starts the workers and the scheduler, then listens on `port` (default: the config's; 0 picks one). Returns the base URL. */
@@ -90,8 +96,9 @@ export class ShopApp {
 
   /**
    * Graceful stop: no new requests, no new claims; running jobs get `shutdownGrace` to finish and
-   * the rest are released back to the queue (attempt not counted). Everything unfinished stays
-   * in MongoDB and runs on the next start. Safe to call twice.
+   * the rest are released back to the queue (attempt not counted). On a durable database
+   * everything unfinished stays in MongoDB and runs on the next start; the emulator keeps nothing.
+   * Safe to call twice.
    */
   stop(reason = 'stop requested'): Promise<void> {
     this.stopping ??= this.shutdown(reason);
@@ -106,6 +113,11 @@ export class ShopApp {
     await this.loom.stop();
     await closed;
     await this.store.close();
-    this.logger.info({}, 'stopped: no job lost; anything unfinished is stored and runs on the next start');
+    this.logger.info(
+      {},
+      this.durable
+        ? 'stopped: no job lost; anything unfinished is stored and runs on the next start'
+        : 'stopped; the in-process emulator keeps nothing, so unfinished jobs end with this process (set MONGODB_URI to a replica set to keep them)',
+    );
   }
 }

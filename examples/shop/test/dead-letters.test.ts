@@ -31,6 +31,8 @@ describe('FlakyWebhook: retries with backoff, dead letter, retry endpoint', () =
 
       expect(dead.errors.map((e) => e.at.getTime() - dead.errors[0]!.at.getTime())).toEqual([0, 1000, 3000, 7000]);
       expect(dead.errors[3]!.message).toContain('answered 503');
+      // The reason says what happened and that retries are over, not that more are coming.
+      expect(dead.deadReason).toMatch(/^POST \S+ answered 503 \(Retry-After 1000 ms\) \(failed 4 of 4 attempts\)$/);
       const letters = await shop.get('/dead-letters');
       expect(letters.status).toBe(200);
       expect(letters.body).toEqual([expect.objectContaining({ id, name: 'flaky-webhook', attempts: 4, payload: { orderId: 'w-1', url: DOWN } })]);

@@ -40,7 +40,7 @@ export interface ShopUnderTest {
  */
 export async function startShop(
   mongo: TestMongo,
-  options: { database?: string; clock?: FakeClock; overrides?: (container: Container) => void } = {},
+  options: { database?: string; clock?: FakeClock; overrides?: (container: Container) => void; durable?: boolean } = {},
 ): Promise<ShopUnderTest> {
   const clock = options.clock ?? new FakeClock('2026-03-10T12:00:00Z');
   const logs = new CaptureLogger();
@@ -51,6 +51,7 @@ export async function startShop(
     clock,
     logger: logs,
     overrides: options.overrides,
+    durable: options.durable,
     createLoom: async (loomOptions) => {
       t = await createTestLoom({ ...loomOptions, jobs: loomOptions.jobs ?? [], clock, start: false });
       return t.loom;

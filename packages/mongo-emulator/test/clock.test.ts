@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { againstRealServer, ManualClock, openTarget, type Target } from './target.js';
+import { ManualClock, openTarget, type Target } from './target.js';
 
 // Server-side time comes from the emulator's clock, so tests that move time see it everywhere.
-describe.each(againstRealServer ? [] : [['emulator']])('the emulator clock (%s only)', () => {
+describe('the emulator clock (the emulator itself, in every environment)', () => {
   const clock = new ManualClock(new Date('2030-05-01T12:00:00Z'));
   let t: Target;
   beforeAll(async () => {
-    t = await openTarget({ clock });
+    t = await openTarget({ clock, emulator: true });
   });
   afterAll(async () => {
     await t.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { type Collection, type Document } from 'mongodb';
-import { againstRealServer, ManualClock, openTarget, type Target, serverError as error } from './target.js';
+import { ManualClock, openTarget, type Target, serverError as error } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
@@ -245,7 +245,19 @@ describe('explain', () => {
   });
 });
 
-describe.each(againstRealServer ? [] : [['emulator']])('index use and TTL (%s only)', () => {
+describe('index use and TTL (the emulator itself, in every environment)', () => {
+  let t: Target;
+  let coll: Collection<Document>;
+  beforeAll(async () => {
+    t = await openTarget({ emulator: true });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  beforeEach(() => {
+    coll = t.db.collection(`idx_emulator_${++n}`);
+  });
+
   it("uses a partial claim index when the query implies its filter (the job store's claim)", async () => {
     await coll.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });
     await coll.createIndex({ idempotencyKey: 1 }, { name: 'idem', unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
@@ -273,7 +285,7 @@ describe.each(againstRealServer ? [] : [['emulator']])('index use and TTL (%s on
 
   it('expires documents by the emulator clock, honouring a partial filter', async () => {
     const clock = new ManualClock();
-    const own = await openTarget({ clock });
+    const own = await openTarget({ clock, emulator: true });
     try {
       const c = own.db.collection('ttl');
       await c.createIndex({ finishedAt: 1 }, { expireAfterSeconds: 60, partialFilterExpression: { status: 'done' } });

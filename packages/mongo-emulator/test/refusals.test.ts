@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Collection, type Document } from 'mongodb';
-import { againstRealServer, openTarget, serverError as refusal, type Target } from './target.js';
+import { openTarget, serverError as refusal, type Target } from './target.js';
 
 // What the emulator does not implement must fail loudly, naming the feature, rather than
 // answer wrongly. These are emulator-only by nature: a real server supports all of them.
-describe.each(againstRealServer ? [] : [['emulator']])('loud refusals (%s only)', () => {
+describe('loud refusals (the emulator itself, in every environment)', () => {
   let t: Target;
   let coll: Collection<Document>;
   beforeAll(async () => {
-    t = await openTarget();
+    t = await openTarget({ emulator: true });
     coll = t.db.collection('refusals');
     await coll.insertOne({ a: 1, loc: [0, 0] });
   });

@@ -2,6 +2,8 @@
  * The server under test: a real mongod when MONGODB_URI is set (it must be a replica set for the
  * session, transaction and change stream suites), otherwise a fresh MongoEmulator. Tests talk
  * to it only through the official driver, so the same files check the emulator's fidelity.
+ * Suites about the emulator itself (its clock, index plans, refusals, CLI) pass `emulator: true`:
+ * they run against a fresh emulator in every environment, with MONGODB_URI set or not.
  */
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { MongoEmulator, type EmulatorClock } from '../src/index.js';
@@ -19,10 +21,11 @@ let dbCounter = 0;
 
 export const againstRealServer = Boolean(process.env.MONGODB_URI);
 
-export async function openTarget(options: { replicaSet?: boolean; clock?: EmulatorClock } = {}): Promise<Target> {
-  const emulator = againstRealServer
-    ? undefined
-    : await MongoEmulator.start({ port: 0, replicaSet: options.replicaSet ?? true, clock: options.clock, ttlIntervalMs: 0 });
+export async function openTarget(options: { replicaSet?: boolean; clock?: EmulatorClock; emulator?: boolean } = {}): Promise<Target> {
+  const emulator =
+    againstRealServer && !options.emulator
+      ? undefined
+      : await MongoEmulator.start({ port: 0, replicaSet: options.replicaSet ?? true, clock: options.clock, ttlIntervalMs: 0 });
   const uri = emulator ? emulator.uri : (process.env.MONGODB_URI as string);
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
   await client.connect();
@@ -33,7 +36,7 @@ export async function openTarget(options: { replicaSet?: boolean; clock?: Emulat
     uri,
     emulator,
     async close() {
-      if (againstRealServer) await db.dropDatabase();
+      if (!emulator) await db.dropDatabase();
       await client.close();
       await emulator?.stop();
     },

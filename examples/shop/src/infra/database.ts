@@ -1,35 +1,44 @@
-import type { MongoClient } from 'mongodb';
-import { startTestMongo, type TestMongoKind } from '@loom/testing/mongo';
+import { MongoClient } from 'mongodb';
 
 /** The MongoDB the shop runs on, and how to let go of it. */
 export interface ShopDatabase {
   client: MongoClient;
-  kind: TestMongoKind;
-  /** One line for humans: which MongoDB, and whether anything survives the process. */
+  kind: 'uri' | 'emulator';
+  /** False for the in-process emulator: nothing survives the process. */
+  keepsData: boolean;
+  /** One line for humans: which MongoDB, why, and whether anything survives the process. */
   description: string;
   close(): Promise<void>;
 }
 
 /**
- * Picks a MongoDB with no setup, the way Loom's own tests do: `MONGODB_URI` when set, else a real
- * mongod through mongodb-memory-server if one can start here, else the in-process emulator.
+ * The dev-mode recipe of the README: `MONGODB_URI` when set (always, in production); in
+ * development without it, the in-process emulator from `@loom/mongo-emulator`, a devDependency
+ * loaded only on this path. Production code never imports the test kit.
  */
 export async function openShopDatabase(): Promise<ShopDatabase> {
-  const mongo = await startTestMongo({ log: () => {}, memoryServerTimeoutMs: 15_000 });
-  const description = {
-    uri: `MongoDB: MONGODB_URI (${redact(mongo.uri)}); data stays there after exit`,
-    'memory-server': 'MongoDB: a real mongod started by mongodb-memory-server; it is deleted at exit (set MONGODB_URI to keep data)',
-    emulator:
-      'MongoDB: the in-process emulator (@loom/mongo-emulator), because MONGODB_URI is not set and no mongod could start; it keeps nothing after exit',
-  }[mongo.kind];
+  const url = process.env.MONGODB_URI;
+  if (url) {
+    const client = await new MongoClient(url).connect();
+    const description = `MongoDB: MONGODB_URI (${url.replace(/\/\/[^@/]*@/, '//')}); data stays there after exit`;
+    return { client, kind: 'uri', keepsData: true, description, close: () => client.close() };
+  }
+  if (process.env.NODE_ENV === 'production') {
+    throw new Error('MONGODB_URI is not set: in production the shop needs a MongoDB replica set, e.g. mongodb://db1,db2,db3/?replicaSet=rs0');
+  }
+  const { MongoEmulator } = await import('@loom/mongo-emulator');
+  const emulator = await MongoEmulator.start({ replicaSet: true });
+  const client = await new MongoClient(emulator.uri).connect();
   return {
-    client: mongo.client,
-    kind: mongo.kind,
-    description: mongo.replicaSet ? description : `${description} [standalone: no transactions, the shop needs a replica set]`,
-    close: () => mongo.stop(),
+    client,
+    kind: 'emulator',
+    keepsData: false,
+    description:
+      'MongoDB: the in-process emulator (@loom/mongo-emulator), not a mongod, because MONGODB_URI is not set; ' +
+      'it keeps nothing after exit (set MONGODB_URI to a replica set to use a real mongod and keep data)',
+    close: async () => {
+      await client.close();
+      await emulator.stop();
+    },
   };
-}
-
-function redact(uri: string): string {
-  return uri.replace(/\/\/[^@/]*@/, '//***@');
 }

@@ -7,7 +7,7 @@ export class WebhookRejectedError extends Error {
     readonly status: number,
     readonly retryAfterMs?: number,
   ) {
-    super(`POST ${url} answered ${status}${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}; Loom retries it with backoff`);
+    super(`POST ${url} answered ${status}${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}`);
     this.name = 'WebhookRejectedError';
   }
 }

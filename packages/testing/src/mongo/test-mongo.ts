@@ -10,8 +10,10 @@ export interface TestMongo {
   /** A connected client, closed by `stop()`. */
   readonly client: MongoClient;
   readonly kind: TestMongoKind;
-  /** True on a replica set (transactions and change streams work). */
+  /** True on a replica set (transactions and change streams work). Always the topology asked for. */
   readonly replicaSet: boolean;
+  /** Why the sources before this one were not used, e.g. `MONGODB_URI not set` (also in the printed line). */
+  readonly notUsed: readonly string[];
   /** A database name no other test file (or earlier run) uses; `stop()` drops it. */
   newDatabaseName(prefix?: string): string;
   /** Drops the databases handed out, closes the client, stops a server this call started. */
@@ -20,10 +22,14 @@ export interface TestMongo {
 
 export interface StartTestMongoOptions {
   /**
-   * `'replica-set'` (default): transactions and change streams work. `'standalone'`: a server
-   * without them, to test the fallbacks; `MONGODB_URI` is used only if it points at a standalone.
+   * `'replica-set'` (default): transactions and change streams work; a `MONGODB_URI` that points
+   * at a standalone is refused with an error (the tests asked for a replica set). `'standalone'`: a
+   * server without them, to test the fallbacks; a replica-set `MONGODB_URI` is then passed over
+   * for the next source, and the printed line says so.
    */
   topology?: 'replica-set' | 'standalone';
+  /** Try mongodb-memory-server (when installed, with a cached mongod). `false` goes straight to the emulator. @default true */
+  memoryServer?: boolean;
   /** Where the one line naming the choice goes. @default stderr */
   log?: (line: string) => void;
   /** How long mongodb-memory-server may take to start a cached mongod before we move on. @default 20s */
@@ -41,11 +47,12 @@ let databaseCounter = 0;
 
 /**
  * Starts (or connects to) a MongoDB for tests, in this order:
- * 1. `MONGODB_URI`, when set (and of the requested topology);
- * 2. mongodb-memory-server, when a mongod binary is already on this machine (it never downloads
- *    here: a missing binary is detected up front, so CI without network never waits);
+ * 1. `MONGODB_URI`, when set (a standalone one is refused when a replica set is asked for);
+ * 2. mongodb-memory-server (an optional peer: install it to use it), when a mongod binary is
+ *    already on this machine (it never downloads here: a missing binary is detected up front, so
+ *    CI without network never waits);
  * 3. `@loom/mongo-emulator`, in process.
- * Prints exactly one line saying which it used.
+ * Prints exactly one line saying which it used and why the earlier ones were not.
  */
 export async function startTestMongo(options: StartTestMongoOptions = {}): Promise<TestMongo> {
   const topology = options.topology ?? 'replica-set';
@@ -53,7 +60,9 @@ export async function startTestMongo(options: StartTestMongoOptions = {}): Promi
   const reasons: string[] = [];
   const server =
     (await fromEnvironment(topology, reasons)) ??
-    (await fromMemoryServer(topology, options.memoryServerTimeoutMs ?? 20_000, reasons)) ??
+    (options.memoryServer === false
+      ? void reasons.push('mongodb-memory-server skipped (memoryServer: false)')
+      : await fromMemoryServer(topology, options.memoryServerTimeoutMs ?? 20_000, reasons)) ??
     (await fromEmulator(topology));
   const client = new MongoClient(server.uri);
   try {
@@ -62,7 +71,19 @@ export async function startTestMongo(options: StartTestMongoOptions = {}): Promi
     await server.stop();
     throw err;
   }
-  const replicaSet = await isReplicated(client);
+  const replicaSet = await isReplicated(client).catch(async (err: unknown) => {
+    await client.close();
+    await server.stop();
+    throw err;
+  });
+  if (topology === 'replica-set' && !replicaSet) {
+    await client.close();
+    await server.stop();
+    throw new Error(
+      `startTestMongo: MONGODB_URI (${redact(server.uri)}) is a standalone, and these tests asked for a replica set (transactions, change streams). ` +
+        "Point MONGODB_URI at a replica set (a single node started with --replSet is enough), unset it to use the emulator, or ask for { topology: 'standalone' }.",
+    );
+  }
   const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
   log(`[loom/testing] MongoDB for tests: ${server.kind}, ${replicaSet ? 'replica set' : 'standalone'}, ${server.detail}${skipped}`);
   const databases: string[] = [];
@@ -71,6 +92,7 @@ export async function startTestMongo(options: StartTestMongoOptions = {}): Promi
     client,
     kind: server.kind,
     replicaSet,
+    notUsed: reasons,
     newDatabaseName(prefix = 'loom_test') {
       const safe = prefix.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 30);
       const name = `${safe}_${process.pid}_${Date.now().toString(36)}_${++databaseCounter}`;
@@ -93,9 +115,17 @@ async function isReplicated(client: MongoClient): Promise<boolean> {
   return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
 }
 
+/** A connection string without its credentials, for messages. */
+function redact(uri: string): string {
+  return uri.replace(/\/\/[^@/]*@/, '//');
+}
+
 async function fromEnvironment(topology: string, reasons: string[]): Promise<StartedServer | undefined> {
   const uri = process.env.MONGODB_URI;
-  if (!uri) return undefined;
+  if (!uri) {
+    reasons.push('MONGODB_URI not set');
+    return undefined;
+  }
   if (topology === 'standalone') {
     const probe = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 });
     try {
@@ -107,7 +137,7 @@ async function fromEnvironment(topology: string, reasons: string[]): Promise<Sta
       await probe.close();
     }
   }
-  return { uri, kind: 'uri', detail: 'MONGODB_URI', stop: async () => {} };
+  return { uri, kind: 'uri', detail: `MONGODB_URI (${redact(uri)})`, stop: async () => {} };
 }
 
 /** Only a specifier held in a variable keeps tsc from requiring these optional packages at build time. */
