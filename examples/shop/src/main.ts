@@ -33,6 +33,7 @@ try {
   url = await app.start(0);
   out.print(`port ${config.port} is taken; using a free one (set PORT to choose)`);
 }
+out.print(`Loom dashboard: ${app.dashboardUrl}  (queues, jobs, dead letters, schedules; live)`);
 out.print(`Shop API on ${url}: POST /orders, GET /orders/:id, GET /jobs/:id, GET /stats, GET /dead-letters, POST /dead-letters/:id/retry`);
 out.print('Submitting a demo burst: 8 orders, 3 of them posted twice, webhooks to endpoints that fail some or all of the time...');
 try {
@@ -44,7 +45,7 @@ try {
   if (!stopping) logger.error({ err }, 'the demo burst failed; the API keeps serving');
 }
 if (!stopping) {
-  out.print(`Serving until Ctrl-C. Try:
+  out.print(`Serving until Ctrl-C. Open ${app.dashboardUrl} in a browser, or try:
   curl -s ${url}/stats
   curl -s ${url}/dead-letters                    # the two webhooks whose endpoints refused 5 times
   curl -s -X POST ${url}/dead-letters/<id>/retry # their endpoints answer now: the job completes

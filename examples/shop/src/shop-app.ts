@@ -5,6 +5,7 @@ import { Container } from 'inversify';
 import type { MongoClient } from 'mongodb';
 import { Loom, SystemClock, toMs, type Clock, type Logger, type LoomOptions } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
+import { loomDashboard, type LoomDashboard } from '@loom/dashboard';
 import type { ShopConfig } from './config.js';
 import { createHttpServer } from './http/http-server.js';
 import { shopRoutes } from './http/routes.js';
@@ -47,6 +48,8 @@ export class ShopApp {
     readonly config: ShopConfig,
     readonly logger: Logger,
     private readonly durable: boolean,
+    /** The Loom dashboard, served under `/loom`. */
+    readonly dashboard: LoomDashboard,
   ) {}
 
   static async create(options: ShopAppOptions): Promise<ShopApp> {
@@ -73,7 +76,16 @@ export class ShopApp {
       pollInterval: config.pollInterval,
     });
     container.get(JobQueue).attach(loom);
-    return new ShopApp(container, loom, store, createHttpServer(shopRoutes(container), logger), config, logger, options.durable ?? true);
+    const dashboard = loomDashboard({
+      store,
+      basePath: '/loom',
+      clock,
+      logger: logger.child({ component: 'dashboard' }),
+      // The shop listens on 127.0.0.1 only, so whoever reaches it sits at this machine. A real app
+      // asks its own session here (an admin role); without authorize the dashboard is read-only.
+      authorize: (req) => isLoopback(req.socket.remoteAddress),
+    });
+    return new ShopApp(container, loom, store, createHttpServer(shopRoutes(container), logger, dashboard), config, logger, options.durable ?? true, dashboard);
   }
 
   /** Starts the workers and the scheduler, then listens on `port` (default: the config's; 0 picks one). Returns the base URL. */
@@ -87,6 +99,11 @@ export class ShopApp {
       });
     });
     return this.url;
+  }
+
+  /** Where the dashboard is: `<url>/loom`. */
+  get dashboardUrl(): string {
+    return `${this.url}/loom`;
   }
 
   get url(): string {
@@ -108,6 +125,8 @@ export class ShopApp {
   private async shutdown(reason: string): Promise<void> {
     const { inFlight } = await this.loom.stats();
     this.logger.info({ reason, inFlight }, `${reason}: stopping; ${inFlight} job run(s) in flight get up to ${toMs(this.config.shutdownGrace)} ms to finish`);
+    // Open dashboard pages hold live-update streams; end them, or the server never closes.
+    this.dashboard.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     await this.loom.stop();
@@ -120,4 +139,8 @@ export class ShopApp {
         : 'stopped; the in-process emulator keeps nothing, so unfinished jobs end with this process (set MONGODB_URI to a replica set to keep them)',
     );
   }
+}
+
+function isLoopback(address: string | undefined): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 }

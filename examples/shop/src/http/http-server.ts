@@ -7,14 +7,25 @@ import type { Router } from './router.js';
 const MAX_BODY_BYTES = 1024 * 1024;
 const CLIENT_ERRORS = new Set(['INVALID_PAYLOAD', 'INVALID_ARGUMENT', 'INVALID_IDEMPOTENCY_KEY', 'NOT_PLAIN_DATA']);
 
-/** A node:http server that routes JSON requests through `router` and answers errors as JSON. */
-export function createHttpServer(router: Router, logger: Logger): Server {
+/** A handler that answers the requests it owns and passes the others on (the Loom dashboard under `/loom`). */
+export type MountedHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/**
+ * A node:http server that routes JSON requests through `router` and answers errors as JSON.
+ * `mounted` (the dashboard) sees each request first and hands back the ones outside its path.
+ */
+export function createHttpServer(router: Router, logger: Logger, mounted?: MountedHandler): Server {
   return createServer((req, res) => {
-    handle(router, req, res).catch((err: unknown) => {
-      const reply = errorReply(err);
-      if (reply.status >= 500) logger.error({ err, method: req.method, url: req.url }, `${req.method} ${req.url} failed`);
-      send(res, reply.status, reply.body);
-    });
+    if (mounted) mounted(req, res, () => api(router, logger, req, res));
+    else api(router, logger, req, res);
+  });
+}
+
+function api(router: Router, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  handle(router, req, res).catch((err: unknown) => {
+    const reply = errorReply(err);
+    if (reply.status >= 500) logger.error({ err, method: req.method, url: req.url }, `${req.method} ${req.url} failed`);
+    send(res, reply.status, reply.body);
   });
 }
 
