@@ -46,6 +46,20 @@ describe('dead letters', () => {
     expect(stats.queues.work).toMatchObject({ completed: 1 });
     await t.stop();
   });
+  it("numbers a replayed job's failures on from the attempts before: no attempt appears twice in its error history", async () => {
+    failUntilAttempt = 99;
+    const t = await createTestLoom({ jobs: [Fragile] });
+    const { id } = await t.enqueue(Fragile, { id: 7 });
+    await t.advance('1s');
+    expect((await t.getJob(id))?.errors.map((e) => e.attempt)).toEqual([1, 2]);
+    expect(await t.deadLetters.retry(id)).toBe(id);
+    await t.advance('1s');
+    const dead = await t.getJob(id);
+    expect(dead).toMatchObject({ status: 'dead', attempt: 2, priorAttempts: 2 });
+    expect(dead?.errors.map((e) => e.attempt)).toEqual([1, 2, 3, 4]);
+    expect(dead?.deadReason).toMatch(/failed 2 of 2 attempts/);
+    await t.stop();
+  });
 });
 
 describe('events', () => {

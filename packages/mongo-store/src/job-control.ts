@@ -1,4 +1,4 @@
-import type { Collection, Filter, ObjectId, UpdateFilter } from 'mongodb';
+import type { Collection, Document, Filter, ObjectId, UpdateFilter } from 'mongodb';
 import {
   compareListOrder,
   JOB_STATUSES,
@@ -39,12 +39,25 @@ export function completeCancelUpdate(now: Date): UpdateFilter<JobDocument> {
   return cancelledUpdate(undefined, now);
 }
 
-/** `cancelled` → `queued` now, attempts reset; steps and errors kept. */
-function retryCancelledUpdate(now: Date): UpdateFilter<JobDocument> {
-  return {
-    $set: { status: 'queued', attempt: 0, runAt: now, claimAt: now, updatedAt: now },
-    $unset: { finishedAt: '', cancelReason: '', cancelRequestedAt: '', lease: '' },
-  };
+/**
+ * `cancelled` → `queued` now, attempts reset into `priorAttempts` (so the error history numbers
+ * on); steps and errors kept. A pipeline update: the new `priorAttempts` is computed from the
+ * stored `attempt` in the same atomic write.
+ */
+function retryCancelledUpdate(now: Date): Document[] {
+  return [
+    {
+      $set: {
+        priorAttempts: { $add: [{ $ifNull: ['$priorAttempts', 0] }, '$attempt'] },
+        status: 'queued',
+        attempt: 0,
+        runAt: { $literal: now },
+        claimAt: { $literal: now },
+        updatedAt: { $literal: now },
+      },
+    },
+    { $unset: ['finishedAt', 'cancelReason', 'cancelRequestedAt', 'lease'] },
+  ];
 }
 
 /** How many dead letters a bulk replay reads per batch (and reports progress after). */

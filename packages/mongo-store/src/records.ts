@@ -17,6 +17,7 @@ const OPTIONAL_FIELDS = [
   'deadReason',
   'cancelRequestedAt',
   'cancelReason',
+  'priorAttempts',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -184,5 +184,6 @@ export function deadLetterDocument(job: JobDocument, outcome: { reason: string; 
 /** A replayed dead letter: the same job id, queued now, attempts and lease reset. */
 export function replayedJobDocument(dead: DeadLetterDocument, now: Date): JobDocument {
   const { finishedAt: _f, deadReason: _d, result: _r, waitingFor: _w, ...job } = dead.job;
-  return { ...job, _id: dead._id, status: 'queued', attempt: 0, runAt: now, claimAt: now, updatedAt: now };
+  const priorAttempts = (job.priorAttempts ?? 0) + job.attempt;
+  return { ...job, _id: dead._id, status: 'queued', attempt: 0, priorAttempts, runAt: now, claimAt: now, updatedAt: now };
 }

@@ -246,7 +246,7 @@ export class JobRunner {
     const { store, clock, events, random } = this.deps;
     const { job, def, lease, log, info } = run;
     const now = clock.now();
-    const record = toErrorRecord(error, job.attempt, now);
+    const record = toErrorRecord(error, lifetimeAttempt(job), now);
     const decision = decideAfterFailure(def, job.attempt, job.maxAttempts, error, record.message, random, (err) =>
       log.error({ err }, `Job ${job.id}: the job's backoff function failed; used the default backoff instead`),
     );
@@ -273,12 +273,18 @@ export class JobRunner {
   private async deadLetterAfterLeaseExpiries(run: Run): Promise<void> {
     const { job, lease, log, info } = run;
     const now = this.deps.clock.now();
-    const expiries = Math.max(1, job.attempt - 1 - job.errors.length);
+    const thisRound = job.errors.filter((e) => e.attempt > (job.priorAttempts ?? 0)).length;
+    const expiries = Math.max(1, job.attempt - 1 - thisRound);
     const reason = `lease expired ${expiries} time${expiries === 1 ? '' : 's'}: the job crashed or stalled its worker (attempt ${job.attempt} exceeds ${job.maxAttempts})`;
-    const error = { attempt: job.attempt, at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
+    const error = { attempt: lifetimeAttempt(job), at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
     if ((await lease.write('dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
     log.error({ event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${reason}`);
     run.telemetry.end('expired', reason);
     this.deps.events.emit('job:dead', { job: info, reason });
   }
+}
+
+/** The attempt number the error history uses: counted over the job's life, across replays. */
+function lifetimeAttempt(job: { attempt: number; priorAttempts?: number }): number {
+  return (job.priorAttempts ?? 0) + job.attempt;
 }

@@ -32,6 +32,10 @@ export interface LeaseRef {
 
 /** One failed attempt, kept in the job's bounded error history. */
 export interface ErrorRecord {
+  /**
+   * Which attempt failed, counted over the job's whole life: after a replay or `jobs.retry` it
+   * goes on from the attempts before (`priorAttempts + attempt`), so no number appears twice.
+   */
   attempt: number;
   at: Date;
   name: string;
@@ -109,6 +113,12 @@ export interface JobRecord {
   runAt: Date;
   /** Attempts used so far; a claim adds one, a sleep, wait or release gives it back. */
   attempt: number;
+  /**
+   * Attempts used before the job was last queued again with its attempts reset (a dead-letter
+   * replay, `jobs.retry`), summed over all such resets; absent until the first. The error
+   * history numbers attempts from it.
+   */
+  priorAttempts?: number;
   /** `retries + 1`. A claim that would exceed it sends the job to the dead letters instead. */
   maxAttempts: number;
   idempotencyKey?: string;

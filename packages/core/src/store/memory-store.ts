@@ -651,6 +651,7 @@ export class MemoryStore implements JobStore {
   /** A finished record made `queued` again at `now` with its attempts reset (replay, retry). */
   #requeue(record: JobRecord, now: Date): void {
     record.status = 'queued';
+    record.priorAttempts = (record.priorAttempts ?? 0) + record.attempt;
     record.attempt = 0;
     record.runAt = copyDate(now);
     record.updatedAt = copyDate(now);

@@ -52,14 +52,14 @@ export function describeDeadLetters(ctx: ConformanceContext): void {
       expect(idsOf(await ctx.store.listDeadLetters({ limit: 2 }))).toEqual([a2, b1]);
     });
 
-    it('replays a dead letter: same id, queued at now, attempts reset, errors and steps kept', async () => {
+    it('replays a dead letter: same id, queued at now, attempts reset (kept in priorAttempts), errors and steps kept', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store, { idempotencyKey: 'replay-key' });
       const charged = { name: 'charge', kind: 'step' as const, status: 'completed' as const, result: { chargeId: 'c1' }, at: at(50) };
       await ctx.store.recordStep(lease, charged, at(50));
       await ctx.store.deadLetter(lease, { reason: 'email bounced', error: sampleError(1), now: at(100) });
       expect(await ctx.store.replayDeadLetter(id, at(500))).toBe(id);
       const job = await mustGet(ctx.store, id);
-      expect(job).toMatchObject({ id, status: 'queued', attempt: 0, runAt: at(500), errors: [sampleError(1)], steps: [charged], idempotencyKey: 'replay-key' });
+      expect(job).toMatchObject({ id, status: 'queued', attempt: 0, priorAttempts: 1, runAt: at(500), errors: [sampleError(1)], steps: [charged], idempotencyKey: 'replay-key' });
       expect(job.lease).toBeUndefined();
       expect(job.deadReason).toBeUndefined();
       expect(await ctx.store.listDeadLetters({})).toEqual([]);

@@ -173,7 +173,7 @@ export function describeOperations(ctx: ConformanceContext): void {
   });
 
   describe('retryJob', () => {
-    it('puts a cancelled job back: same id, queued now, attempts reset, steps kept', async () => {
+    it('puts a cancelled job back: same id, queued now, attempts reset (added to priorAttempts), steps kept', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       const charged = { name: 'charge', kind: 'step' as const, status: 'completed' as const, result: 'c1', at: at(1) };
       await ctx.store.recordStep(lease, charged, at(1));
@@ -181,11 +181,17 @@ export function describeOperations(ctx: ConformanceContext): void {
       await ctx.store.completeCancel(lease, at(3));
       expect(await ctx.store.retryJob(id, at(10))).toEqual({ outcome: 'retried', status: 'queued' });
       const job = await mustGet(ctx.store, id);
-      expect(job).toMatchObject({ status: 'queued', attempt: 0, runAt: at(10), steps: [charged] });
+      expect(job).toMatchObject({ status: 'queued', attempt: 0, priorAttempts: 1, runAt: at(10), steps: [charged] });
       expect(job.cancelRequestedAt).toBeUndefined();
       expect(job.cancelReason).toBeUndefined();
       expect(job.finishedAt).toBeUndefined();
-      expect(await claimOne(ctx.store, { now: at(10) })).toMatchObject({ job: { id, attempt: 1 } });
+      const again = await claimOne(ctx.store, { now: at(10) });
+      expect(again).toMatchObject({ job: { id, attempt: 1, priorAttempts: 1 } });
+      // A second reset adds the attempts of the second round.
+      await ctx.store.cancelJob(id, { reason: 'again', now: at(11) });
+      await ctx.store.completeCancel(again.lease, at(12));
+      expect(await ctx.store.retryJob(id, at(20))).toEqual({ outcome: 'retried', status: 'queued' });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ attempt: 0, priorAttempts: 2 });
     });
 
     it('replays a dead job, leaves other statuses unchanged, null for an unknown id', async () => {
