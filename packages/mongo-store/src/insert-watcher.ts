@@ -1,4 +1,4 @@
-import type { ChangeStream, Collection } from 'mongodb';
+import type { ChangeStream, Collection, ResumeToken } from 'mongodb';
 import type { JobDocument } from './documents.js';
 import type { StoreLogger } from './options.js';
 
@@ -13,10 +13,15 @@ export interface InsertWatcherOptions {
 
 /**
  * Watches the jobs collection for inserts with a change stream, so idle workers wake within
- * milliseconds. A stream error is logged and the stream reopened with backoff; the engine keeps
- * polling meanwhile, so a missed event only costs latency. Timers are unref'd and `stop()` closes
- * everything: a watcher never keeps a process alive.
+ * milliseconds. A stream error the driver does not resume by itself is logged and the stream
+ * reopened with backoff, after the last event it delivered (its resume token), so inserts made
+ * while it was down are still heard; only when the server no longer has that point in its history
+ * does it start from now (the engine keeps polling, so a missed event only costs latency).
+ * Timers are unref'd and `stop()` closes everything: a watcher never keeps a process alive.
  */
+/** ChangeStreamHistoryLost, InvalidResumeToken. */
+const HISTORY_GONE = new Set([286, 260]);
+
 export function watchInserts(jobs: Collection<JobDocument>, listener: InsertListener, logger: StoreLogger, options: InsertWatcherOptions = {}): () => void {
   const minBackoff = options.minBackoffMs ?? 100;
   const maxBackoff = options.maxBackoffMs ?? 30_000;
@@ -24,6 +29,8 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
   let failures = 0;
   let stream: ChangeStream<JobDocument> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  /** Where a reopened stream continues. */
+  let resumeToken: ResumeToken | undefined;
 
   const close = (s: ChangeStream<JobDocument> | undefined) => {
     s?.close().catch((err: unknown) => logger.debug({ err }, 'closing a change stream failed (ignored: it is being discarded)'));
@@ -32,13 +39,17 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
   const open = () => {
     timer = undefined;
     if (stopped) return;
-    const current = jobs.watch([
-      { $match: { operationType: 'insert' } },
-      { $project: { operationType: 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } },
-    ]);
+    const current = jobs.watch(
+      [
+        { $match: { operationType: 'insert' } },
+        { $project: { operationType: 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } },
+      ],
+      resumeToken === undefined ? {} : { startAfter: resumeToken },
+    );
     stream = current;
     current.on('change', (change) => {
       failures = 0;
+      resumeToken = current.resumeToken ?? resumeToken;
       if (change.operationType !== 'insert') return;
       try {
         listener({ queue: change.fullDocument.queue, runAt: change.fullDocument.runAt });
@@ -49,6 +60,9 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
     current.on('error', (err) => {
       if (stopped || stream !== current) return;
       stream = undefined;
+      resumeToken = current.resumeToken ?? resumeToken;
+      // The resume point fell out of the server's history (or is not valid): start from now.
+      if (HISTORY_GONE.has((err as { code?: unknown }).code as number)) resumeToken = undefined;
       close(current);
       const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures++, 20));
       logger.warn({ err, retryInMs: delay }, 'the job change stream failed; workers fall back to polling until it reopens');

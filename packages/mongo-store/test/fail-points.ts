@@ -1,0 +1,54 @@
+import { it } from '@jest/globals';
+import type { Document, MongoClient } from 'mongodb';
+
+/**
+ * Server fail points (`configureFailPoint`), for tests that need the server to fail at a precise
+ * moment: the in-process emulator has them, and so has a real mongod started with
+ * `--setParameter enableTestCommands=1` (MongoDB's own driver test setups do). Against a server
+ * without them these tests say so on stderr and do nothing.
+ */
+export interface FailPoints {
+  /** Arms a fail point; `off()` disarms every fail point armed through this object. */
+  set(name: 'failCommand' | 'onPrimaryTransactionalWrite', mode: 'alwaysOn' | { times: number } | { skip: number }, data?: Document): Promise<void>;
+  off(): Promise<void>;
+}
+
+export function failPointsOn(client: () => MongoClient): FailPoints {
+  const armed = new Set<string>();
+  return {
+    async set(name, mode, data = {}) {
+      await client().db('admin').command({ configureFailPoint: name, mode, data });
+      armed.add(name);
+    },
+    async off() {
+      for (const name of armed) await client().db('admin').command({ configureFailPoint: name, mode: 'off' });
+      armed.clear();
+    },
+  };
+}
+
+async function available(client: MongoClient): Promise<boolean> {
+  try {
+    await client.db('admin').command({ configureFailPoint: 'failCommand', mode: 'off' });
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 59) return false;
+    throw err;
+  }
+}
+
+/** `it`, run only where the server has fail points (see above). */
+export function itWithFailPoints(client: () => MongoClient): (name: string, fn: () => Promise<void>, timeout?: number) => void {
+  return (name, fn, timeout) =>
+    it(
+      name,
+      async () => {
+        if (!(await available(client()))) {
+          process.stderr.write(`[fail points] not run, the test server has no configureFailPoint (start mongod with --setParameter enableTestCommands=1): ${name}\n`);
+          return;
+        }
+        await fn();
+      },
+      timeout,
+    );
+}
