@@ -7,6 +7,7 @@ import {
   type ClaimRequest,
   type DeadLetter,
   type DeadLetterFilter,
+  type FinishedCountQuery,
   type DeadLetterReplayReport,
   type EnqueueResult,
   type ErrorRecord,
@@ -34,6 +35,7 @@ import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveCon
 import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
 import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
+import { countFinished } from './finished-counts.js';
 import { activeChildFilter, deadLetterFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
@@ -305,6 +307,10 @@ export class MongoStore implements JobStore {
 
   listQueues(): Promise<QueueSummary[]> {
     return this.queues.list();
+  }
+
+  countFinished(req: FinishedCountQuery): Promise<number | null> {
+    return countFinished(this.collections, this.options, req);
   }
 
   // ---- dead letters ------------------------------------------------------------------------

@@ -67,4 +67,43 @@ describe('MongoStore reads for operators are index-backed', () => {
       await client.close();
     }
   });
+
+  it('countFinished counts completions on the retention index and deaths on the death-time index, never scanning', async () => {
+    const database = fixture.mongo.newDatabaseName('finished');
+    const client = new MongoClient(fixture.mongo.uri, { monitorCommands: true });
+    const sent: CommandStartedEvent[] = [];
+    client.on('commandStarted', (event) => sent.push(event));
+    // A retention far longer than the test dates' age, so the TTL monitor deletes nothing meanwhile.
+    const store = new MongoStore({ client, database, logger: quietLogger, retention: { completed: '36500d' } });
+    try {
+      await store.init();
+      await store.enqueue([newJob(), newJob(), newJob()], { now: at(0) });
+      const [a, b, c] = await store.claim(claimRequest('worker-a', at(1), 3));
+      await store.complete({ jobId: a.id, token: a.lease!.token }, { now: at(10) });
+      await store.complete({ jobId: b.id, token: b.lease!.token }, { now: at(20) });
+      await store.deadLetter({ jobId: c.id, token: c.lease!.token }, { reason: 'boom', now: at(20) });
+
+      sent.length = 0;
+      expect(await store.countFinished({ status: 'completed', from: at(0), to: at(20) })).toBe(1);
+      expect(await store.countFinished({ status: 'completed', from: at(0), to: at(21) })).toBe(2);
+      expect(await store.countFinished({ status: 'dead', from: at(20), to: at(21) })).toBe(1);
+      const counts = sent.filter((e) => ['count', 'aggregate'].includes(e.commandName));
+      expect(counts).toHaveLength(3);
+      const db = fixture.mongo.client.db(database);
+      for (const { commandName, command } of counts) {
+        const inner: Document = { ...command };
+        for (const field of SESSION_FIELDS) delete inner[field];
+        if (commandName === 'aggregate') inner.cursor = {};
+        const stages = stagesOf(await db.command({ explain: inner, verbosity: 'queryPlanner' }));
+        expect({ command: inner, stages }).toEqual({ command: inner, stages: expect.not.arrayContaining(['COLLSCAN']) });
+        expect(stages.length).toBeGreaterThan(0);
+      }
+      // Keeping completed jobs forever leaves no index on their finish time: no count, no scan.
+      const forever = new MongoStore({ client, database: fixture.mongo.newDatabaseName('forever'), logger: quietLogger, retention: { completed: false } });
+      await forever.init();
+      expect(await forever.countFinished({ status: 'completed', from: at(0), to: at(21) })).toBeNull();
+    } finally {
+      await client.close();
+    }
+  });
 });

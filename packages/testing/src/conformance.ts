@@ -3,6 +3,7 @@ import type { JobStore } from '@loom/core';
 import { describeClaim } from './conformance/claim.js';
 import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeEnqueue } from './conformance/enqueue.js';
+import { describeFinishedCounts } from './conformance/finished-counts.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeOperations } from './conformance/operations.js';
@@ -96,6 +97,7 @@ export function describeStoreConformance(
     describeSchedules(ctx);
     describeServerTime(ctx);
     describeOperations(ctx);
+    describeFinishedCounts(ctx);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

@@ -40,7 +40,7 @@ import {
   type RemoveOutcome,
   type RetryOutcome,
 } from './operations.js';
-import type { ClaimRequest, DeadLetterFilter, JobFilter, JobStore, LeaseExtension } from './store.js';
+import type { ClaimRequest, DeadLetterFilter, FinishedCountQuery, JobFilter, JobStore, LeaseExtension } from './store.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
 
@@ -507,6 +507,18 @@ export class MemoryStore implements JobStore {
       if (queue.oldestQueuedAt === undefined || record.createdAt < queue.oldestQueuedAt) queue.oldestQueuedAt = copyDate(record.createdAt);
     }
     return [...queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async countFinished(req: FinishedCountQuery): Promise<number | null> {
+    if (req.status !== 'completed' && req.status !== 'dead') throw new LoomError('INVALID_ARGUMENT', `countFinished status must be 'completed' or 'dead', got ${JSON.stringify(req.status)}`);
+    assertDate(req.from, 'countFinished from');
+    assertDate(req.to, 'countFinished to');
+    const inRange = (t: Date | undefined) => t !== undefined && t >= req.from && t < req.to;
+    // A development store: a scan is fine; MongoStore counts an index range.
+    let n = 0;
+    if (req.status === 'dead') for (const entry of this.#dead.values()) n += inRange(entry.diedAt) ? 1 : 0;
+    else for (const job of this.#completed.values()) n += inRange(job.record.finishedAt) ? 1 : 0;
+    return n;
   }
 
   async describeSchedule(name: string, description: ScheduleDescription, now: Date): Promise<void> {

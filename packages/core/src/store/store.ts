@@ -246,6 +246,14 @@ export interface JobStore {
   listQueues(): Promise<QueueSummary[]>;
 
   /**
+   * How many jobs now `completed` finished, or now `dead` died, at an instant in `[from, to)`:
+   * counted from an index, reading no job (the dashboard's chart of the last hour asks it per
+   * bucket). Optional. Resolves null when this store cannot count them without reading every such
+   * job (a MongoStore that keeps completed jobs forever has no index on their finish time).
+   */
+  countFinished?(req: FinishedCountQuery): Promise<number | null>;
+
+  /**
    * Records what a schedule enqueues (creating the schedule as {@link ensureSchedule} does), so
    * tools without the job classes can list, resume and trigger it.
    */
@@ -292,6 +300,13 @@ export interface JobStore {
    * and it is the database's, not the process's.
    */
   serverTime?(): Promise<Date>;
+}
+
+/** What {@link JobStore.countFinished} counts: jobs that reached `status` in `[from, to)`. */
+export interface FinishedCountQuery {
+  status: 'completed' | 'dead';
+  from: Date;
+  to: Date;
 }
 
 /** What a lease extension found: `'extended'`, or `'cancel-requested'` (extended, and the job's cancel was requested). */
