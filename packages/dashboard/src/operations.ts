@@ -39,7 +39,8 @@ export interface FinishedSeries {
   /** Start of each bucket. */
   starts: Date[];
   bucketMs: number;
-  completed: number[];
+  /** Null when the store cannot count completions cheaply (a MongoStore keeping completed jobs forever). */
+  completed: number[] | null;
   dead: number[];
 }
 

@@ -95,8 +95,18 @@ export function storeOperations(store: JobStore, clock: Clock): DashboardOperati
       );
       return result!.id;
     },
-    async finished() {
-      return undefined;
+    async finished(since, bucketMs, buckets) {
+      if (typeof store.countFinished !== 'function') return undefined;
+      const starts = Array.from({ length: buckets }, (_, i) => new Date(since.getTime() + i * bucketMs));
+      const count = (status: 'completed' | 'dead') =>
+        Promise.all(starts.map((from) => store.countFinished!({ status, from, to: new Date(from.getTime() + bucketMs) })));
+      const [completed, dead] = await Promise.all([count('completed'), count('dead')]);
+      return {
+        starts,
+        bucketMs,
+        completed: completed.some((n) => n === null) ? null : (completed as number[]),
+        dead: dead.map((n) => n ?? 0),
+      };
     },
   };
 }

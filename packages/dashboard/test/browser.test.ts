@@ -63,6 +63,18 @@ describe('dashboard in Chromium', () => {
     await screenshot(page, 'schedules');
   });
 
+  test('the overview charts the last hour: completions and deaths per 5 minutes', async () => {
+    await open({ history: true });
+    await page.goto(`${f.url}/loom/`);
+    // Buckets 11:05 … 12:00 (the one now is in): the imports of 11:05-11:55 (87 completed, 5 dead)
+    // and the demo's jobs at 12:00 (5 receipts completed, 2 webhooks dead).
+    expect(await text('[data-test="completed-total"]')).toBe('92');
+    expect(await text('[data-test="dead-total"]')).toBe('7');
+    expect(await page.$$eval('#throughput rect.bar-dead', (els) => els.length)).toBe(3);
+    expect(await page.$$eval('#throughput rect.bar-ok', (els) => els.length)).toBe(12);
+    await screenshot(page, 'queues-chart');
+  });
+
   test('a job whose payload and error hold <script> shows them as text and runs nothing', async () => {
     await open();
     await page.goto(`${f.url}/loom/jobs/${f.ids.scriptPayload}`);

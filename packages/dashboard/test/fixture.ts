@@ -40,7 +40,23 @@ export class NightlyReport {
   async run(): Promise<void> {}
 }
 
-export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport];
+@Job({ name: 'import-batch', queue: 'imports', retries: 0 })
+export class ImportBatch {
+  async run(payload: { batch: number; fail?: boolean }): Promise<void> {
+    if (payload.fail) throw new Error(`batch ${payload.batch} has a malformed row`);
+  }
+}
+
+export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport, ImportBatch];
+
+/** An hour of imports before the fixture's "now" (12:00): a few every 5 minutes, some failing. */
+async function importHistory(t: TestLoom): Promise<void> {
+  for (let slot = 0; slot < 12; slot++) {
+    const n = [3, 5, 8, 6, 9, 12, 7, 4, 10, 14, 11, 6][slot]!;
+    for (let i = 0; i < n; i++) await t.enqueue(ImportBatch, { batch: slot * 100 + i, fail: (slot === 4 && i < 3) || (slot === 9 && i < 2) });
+    await t.advance('5m');
+  }
+}
 
 /** A running dashboard over a MemoryStore with demo jobs in every state worth showing. */
 export interface DashboardFixture {
@@ -58,10 +74,11 @@ export interface DashboardFixture {
 /** How a test hosts the dashboard: a server (listening or not) and how to stop the host. */
 export type Mount = (dashboard: LoomDashboard) => Promise<{ server: Server; close?: () => Promise<void> }>;
 
-export async function startFixture(options: Partial<DashboardOptions> & { mount?: Mount } = {}): Promise<DashboardFixture> {
-  const clock = new FakeClock('2026-03-10T12:00:00Z');
+export async function startFixture(options: Partial<DashboardOptions> & { mount?: Mount; history?: boolean } = {}): Promise<DashboardFixture> {
+  const clock = new FakeClock(options.history ? '2026-03-10T11:00:00Z' : '2026-03-10T12:00:00Z');
   const store = new MemoryStore();
   const t = await createTestLoom({ jobs: DEMO_JOBS, store, clock });
+  if (options.history) await importHistory(t);
   const receipts = [];
   for (let i = 1; i <= 3; i++) receipts.push(await t.enqueue(SendReceipt, { orderId: `o-${i}`, email: `buyer${i}@example.com` }));
   const scriptPayload = await t.enqueue(SendReceipt, { orderId: 'o-xss', email: SCRIPT_PAYLOAD });
@@ -74,7 +91,7 @@ export async function startFixture(options: Partial<DashboardOptions> & { mount?
   if (!(await store.listSchedules()).some((s) => s.description)) {
     await store.describeSchedule('nightly-report', { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: undefined, priority: 0, maxAttempts: 4 } }, clock.now());
   }
-  const { mount, ...dashboardOptions } = options;
+  const { mount, history: _history, ...dashboardOptions } = options;
   const dashboard = loomDashboard({ store, clock, basePath: '/loom', refreshInterval: 100, authorize: () => true, ...dashboardOptions });
   const host = mount ? await mount(dashboard) : { server: createServer(dashboard) };
   const { server } = host;

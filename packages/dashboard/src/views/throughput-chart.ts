@@ -17,19 +17,20 @@ export function throughputChart(series: FinishedSeries): Html {
   const n = series.starts.length;
   const plotWidth = WIDTH - LEFT - 4;
   const plotHeight = HEIGHT - TOP - BOTTOM;
-  const max = Math.max(1, ...series.completed.map((c, i) => c + series.dead[i]!));
+  const completed = series.completed ?? series.dead.map(() => 0);
+  const max = Math.max(1, ...completed.map((c, i) => c + series.dead[i]!));
   const slot = plotWidth / n;
   const barWidth = Math.max(2, slot * 0.72);
   const scale = (v: number) => (v / max) * plotHeight;
   const bars = series.starts.map((start, i) => {
-    const ok = series.completed[i]!;
+    const ok = completed[i]!;
     const dead = series.dead[i]!;
     const x = LEFT + i * slot + (slot - barWidth) / 2;
     const okHeight = scale(ok);
     const deadHeight = scale(dead);
     const base = TOP + plotHeight;
     const end = new Date(start.getTime() + series.bucketMs);
-    return html`<g><title>${utc(start).slice(11, 16)}–${utc(end).slice(11, 16)} UTC: ${count(ok)} completed, ${count(dead)} dead</title>${
+    return html`<g><title>${utc(start).slice(11, 16)}–${utc(end).slice(11, 16)} UTC: ${series.completed ? `${count(ok)} completed, ` : ''}${count(dead)} dead</title>${
       ok > 0 ? html`<rect class="bar-ok" x="${x.toFixed(1)}" y="${(base - okHeight).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${okHeight.toFixed(1)}"></rect>` : ''
     }${
       dead > 0
@@ -37,7 +38,7 @@ export function throughputChart(series: FinishedSeries): Html {
         : ''
     }<rect class="bar-hit" x="${(LEFT + i * slot).toFixed(1)}" y="${TOP}" width="${slot.toFixed(1)}" height="${plotHeight}"></rect></g>`;
   });
-  const totalOk = series.completed.reduce((a, b) => a + b, 0);
+  const totalOk = completed.reduce((a, b) => a + b, 0);
   const totalDead = series.dead.reduce((a, b) => a + b, 0);
   const minutes = Math.round((n * series.bucketMs) / 60_000);
   return html`<figure class="chart">
@@ -51,6 +52,10 @@ export function throughputChart(series: FinishedSeries): Html {
 <text class="tick" x="${WIDTH - 4}" y="${HEIGHT - 4}" text-anchor="end">now</text>
 ${bars}
 </svg>
-<figcaption><span class="key key-ok"></span>${count(totalOk)} completed <span class="key key-dead"></span>${count(totalDead)} dead in the last ${minutes} minutes</figcaption>
+<figcaption>${
+    series.completed
+      ? html`<span class="key key-ok"></span><span data-test="completed-total">${count(totalOk)}</span> completed `
+      : html`<span class="muted">Completions are not counted: this store keeps completed jobs forever, so nothing indexes their finish time (turn retention of completed jobs on to see them).</span> `
+  }<span class="key key-dead"></span><span data-test="dead-total">${count(totalDead)}</span> dead in the last ${minutes} minutes</figcaption>
 </figure>`;
 }
