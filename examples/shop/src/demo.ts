@@ -10,12 +10,15 @@ import { runDemoBurst } from './demo/run-burst.js';
 import { CompactLogger } from './infra/compact-logger.js';
 import { openShopDatabase } from './infra/database.js';
 import { FakeMailTransport } from './mail/fake-mail-transport.js';
+import { startTelemetry } from './infra/telemetry.js';
 import { ShopApp } from './shop-app.js';
 import { SHOP_JOBS } from './shop-jobs.js';
 import { readJobOptions } from '@loom/core';
 
 const out = new LiveConsole();
 const logger = new CompactLogger(out.print, (process.env.LOG_LEVEL as 'info' | undefined) ?? 'warn');
+const telemetry = await startTelemetry();
+if (telemetry) out.print(telemetry.description);
 const db = await openShopDatabase();
 out.print(db.description);
 const app = await ShopApp.create({ client: db.client, config: demoConfig, logger, durable: db.keepsData });
@@ -48,6 +51,7 @@ try {
   exitCode = 1;
 } finally {
   await app.stop('demo finished');
+  await telemetry?.shutdown();
   await db.close();
 }
 process.exit(exitCode);

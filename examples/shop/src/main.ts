@@ -9,10 +9,14 @@ import { LiveConsole } from './demo/live-console.js';
 import { CompactLogger } from './infra/compact-logger.js';
 import { openShopDatabase } from './infra/database.js';
 import { stopOnSignals } from './infra/stop-on-signals.js';
+import { startTelemetry } from './infra/telemetry.js';
 import { ShopApp } from './shop-app.js';
 
 const out = new LiveConsole();
 const logger = new CompactLogger(out.print);
+// Before the engine is built: Loom reports to whatever SDK is registered when it starts.
+const telemetry = await startTelemetry();
+if (telemetry) out.print(telemetry.description);
 const db = await openShopDatabase();
 out.print(db.description);
 const config = { ...startConfig, port: process.env.PORT ? Number(process.env.PORT) : startConfig.port };
@@ -22,6 +26,7 @@ stopOnSignals(async (signal) => {
   stopping = true;
   out.clearStatus();
   await app.stop(`${signal} received`);
+  await telemetry?.shutdown();
   await db.close();
 }, logger);
 

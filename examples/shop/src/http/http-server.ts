@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { z } from 'zod';
 import { LoomError, type Logger } from '@loom/core';
 import { HttpError } from './http-error.js';
@@ -10,9 +11,14 @@ const CLIENT_ERRORS = new Set(['INVALID_PAYLOAD', 'INVALID_ARGUMENT', 'INVALID_I
 /** A handler that answers the requests it owns and passes the others on (the Loom dashboard under `/loom`). */
 export type MountedHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
+const tracer = trace.getTracer('loom-shop');
+
 /**
  * A node:http server that routes JSON requests through `router` and answers errors as JSON.
  * `mounted` (the dashboard) sees each request first and hands back the ones outside its path.
+ * Each API request is a server span (continuing an incoming `traceparent`), active while the
+ * handler runs: the jobs it enqueues are part of its trace. Without an OpenTelemetry SDK
+ * registered these are no-ops.
  */
 export function createHttpServer(router: Router, logger: Logger, mounted?: MountedHandler): Server {
   return createServer((req, res) => {
@@ -22,18 +28,30 @@ export function createHttpServer(router: Router, logger: Logger, mounted?: Mount
 }
 
 function api(router: Router, logger: Logger, req: IncomingMessage, res: ServerResponse): void {
-  handle(router, req, res).catch((err: unknown) => {
-    const reply = errorReply(err);
-    if (reply.status >= 500) logger.error({ err, method: req.method, url: req.url }, `${req.method} ${req.url} failed`);
-    send(res, reply.status, reply.body);
-  });
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const span = tracer.startSpan(req.method ?? 'GET', { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? 'GET' } }, parent);
+  context
+    .with(trace.setSpan(parent, span), () => handle(router, req, res, span))
+    .catch((err: unknown) => {
+      const reply = errorReply(err);
+      if (reply.status >= 500) logger.error({ err, method: req.method, url: req.url }, `${req.method} ${req.url} failed`);
+      send(res, reply.status, reply.body);
+    })
+    .finally(() => {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
 }
 
-async function handle(router: Router, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(router: Router, req: IncomingMessage, res: ServerResponse, span: Span): Promise<void> {
   const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+  span.setAttribute('url.path', pathname);
   const match = router.match(req.method ?? 'GET', pathname);
   if (match === undefined) throw new HttpError(404, 'NOT_FOUND', `No route for ${req.method} ${pathname}`);
   if (match === 'method-not-allowed') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${pathname}`);
+  span.updateName(`${req.method} ${match.route}`);
+  span.setAttribute('http.route', match.route);
   const body = await readJson(req);
   const reply = await match.handler({ params: match.params, body });
   send(res, reply.status, reply.body);

@@ -14,6 +14,8 @@ export type RouteHandler = (req: RouteRequest) => Promise<RouteReply>;
 
 interface Route {
   method: string;
+  /** As added, e.g. `/jobs/:id` (names the request's trace span). */
+  path: string;
   pattern: RegExp;
   handler: RouteHandler;
 }
@@ -24,12 +26,12 @@ export class Router {
 
   add(method: string, path: string, handler: RouteHandler): this {
     const pattern = new RegExp(`^${path.replace(/:(\w+)/g, '(?<$1>[^/]+)')}$`);
-    this.routes.push({ method, pattern, handler });
+    this.routes.push({ method, path, pattern, handler });
     return this;
   }
 
   /** The handler for a request, `'method-not-allowed'` when only the path matches, or undefined. */
-  match(method: string, pathname: string): { handler: RouteHandler; params: Record<string, string> } | 'method-not-allowed' | undefined {
+  match(method: string, pathname: string): { handler: RouteHandler; params: Record<string, string>; route: string } | 'method-not-allowed' | undefined {
     let pathMatched = false;
     for (const route of this.routes) {
       const m = route.pattern.exec(pathname);
@@ -37,7 +39,7 @@ export class Router {
       pathMatched = true;
       if (route.method !== method) continue;
       const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
-      return { handler: route.handler, params };
+      return { handler: route.handler, params, route: route.path };
     }
     return pathMatched ? 'method-not-allowed' : undefined;
   }
