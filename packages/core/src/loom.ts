@@ -11,6 +11,8 @@ import type { EnqueueResult, JobRecord, StoreStats } from './store/job-record.js
 import type { LoomOptions } from './loom-options.js';
 import type { InFlightRun } from './engine/worker-pool.js';
 import { sendSignal } from './workflow/signals.js';
+import type { Jobs } from './operations/jobs.js';
+import type { Queues } from './operations/queues.js';
 import type { SignalOptions } from './workflow/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -43,6 +45,10 @@ export interface LoomTestHooks {
 export class Loom {
   /** The jobs that ran out of attempts or failed permanently. */
   readonly deadLetters: DeadLetters;
+  /** Find and steer jobs: `list` (keyset pages), `get`, `cancel`, `retry`, `remove`. */
+  readonly jobs: Jobs;
+  /** Pause, resume and list queues (pauses are stored: they hold for every instance). */
+  readonly queues: Queues;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
   private state: 'created' | 'started' | 'stopped' = 'created';
@@ -50,6 +56,8 @@ export class Loom {
 
   private constructor(private readonly engine: Engine) {
     this.deadLetters = engine.deadLetters;
+    this.jobs = engine.jobs;
+    this.queues = engine.queues;
     this.schedules = engine.scheduling.control;
   }
 
@@ -72,7 +80,7 @@ export class Loom {
     // Claims wait for the first skew measurement (not start(): a slow store must not hold it up).
     void this.engine.skewGuard?.start();
     this.engine.telemetry.start();
-    this.engine.pool.start();
+    await this.engine.pool.start();
     await this.engine.scheduling.start();
   }
 

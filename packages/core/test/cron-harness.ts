@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../src/support/clock.js';
 import { compileSchedule } from '../src/cron/schedule-options.js';
-import { ScheduleControl } from '../src/cron/schedule-control.js';
+import { ScheduleControl, triggerIdempotencyKey } from '../src/cron/schedule-control.js';
 import { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger } from '../src/cron/scheduler.js';
 import type { JobRecord } from '../src/store/job-record.js';
 import { MemoryStore } from '../src/store/memory-store.js';
@@ -143,7 +143,14 @@ export function cronInstances(options: {
         },
       }),
     );
-    controls.push(new ScheduleControl({ store, clock, schedules }));
+    const enqueueTrigger = async (jobName: string, at: Date, payload: unknown) => {
+      const [result] = await store.enqueue(
+        [{ name: jobName, queue: 'default', payload, priority: 0, runAt: at, maxAttempts: 1, idempotencyKey: triggerIdempotencyKey(jobName, at), scheduledFor: at }],
+        { now: at },
+      );
+      return result;
+    };
+    controls.push(new ScheduleControl({ store, clock, schedules, enqueueTrigger }));
   }
   return {
     store,

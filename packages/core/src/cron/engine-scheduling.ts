@@ -6,7 +6,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from '../engine/payload-check.js';
 import type { JobStore } from '../store/store.js';
-import { ScheduleControl } from './schedule-control.js';
+import { ScheduleControl, triggerIdempotencyKey } from './schedule-control.js';
 import { compileSchedule } from './schedule-options.js';
 import { Scheduler, type ScheduledJob } from './scheduler.js';
 
@@ -62,9 +62,31 @@ export function createScheduling(deps: {
   };
   events.on('job:completed', onFinished);
   events.on('job:dead', onFinished);
+  events.on('job:cancelled', onFinished);
+  const enqueueTrigger = (jobName: string, at: Date, payload: unknown) =>
+    enqueuer.enqueueDefinition(deps.registry.byName(jobName)!, payload, { idempotencyKey: triggerIdempotencyKey(jobName, at) }, { scheduledFor: at });
   return {
-    start: () => scheduler.start(),
+    start: async () => {
+      await describeSchedules(deps, schedules);
+      await scheduler.start();
+    },
     stop: () => scheduler.stop(),
-    control: new ScheduleControl({ store, clock, schedules }),
+    control: new ScheduleControl({ store, clock, schedules, enqueueTrigger }),
   };
+}
+
+/**
+ * Stores what each schedule enqueues, so tools without the job classes (the `loom` command line)
+ * can list, resume and trigger it. Best effort: a failure is logged and the scheduler starts anyway.
+ */
+async function describeSchedules(deps: { store: JobStore; clock: Clock; logger: Logger; registry: JobRegistry }, schedules: ScheduledJob[]): Promise<void> {
+  for (const { jobName, schedule } of schedules) {
+    const def = deps.registry.byName(jobName)!;
+    const description = { cron: schedule.cron, timezone: schedule.timezone, job: { queue: def.queue, payload: schedule.payload, priority: def.priority, maxAttempts: def.maxAttempts } };
+    try {
+      await deps.store.describeSchedule(jobName, description, deps.clock.now());
+    } catch (err) {
+      deps.logger.warn({ err, schedule: jobName }, `schedule ${jobName}: could not store its description (the loom command line cannot trigger or resume it until the next start)`);
+    }
+  }
 }

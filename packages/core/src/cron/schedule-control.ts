@@ -1,5 +1,7 @@
 import type { Clock } from '../support/clock.js';
+import type { EnqueueResult } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
+import type { FireTimes } from './fire-times.js';
 import { ScheduleNotFoundError } from './schedule-not-found-error.js';
 import type { ScheduledJob } from './scheduler.js';
 
@@ -19,13 +21,44 @@ export interface ScheduleInfo {
 /** How many times `resume` retries its compare-and-set when other instances advance concurrently. */
 const RESUME_ATTEMPTS = 5;
 
+/** The idempotency key of a triggered run: one job per schedule and trigger instant, apart from the slots' keys. */
+export function triggerIdempotencyKey(jobName: string, at: Date): string {
+  return `cron:${jobName}:trigger:${at.toISOString()}`;
+}
+
+/**
+ * Unpauses a schedule so that it fires again from its next fire time: slots that passed while it
+ * was paused are marked done first (whatever `catchUp` says). Shared by `loom.schedules` and the
+ * `loom` command line (which knows the fire times from the schedule's stored description).
+ */
+export async function resumeSchedule(store: JobStore, clock: Clock, name: string, fireTimes: FireTimes): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const now = clock.now();
+    const state = await store.ensureSchedule(name, now);
+    if (!state.paused) return;
+    const from = state.lastFireAt ?? state.firstSeenAt;
+    const passed = now > from ? fireTimes.latest(from, now, 1).slots[0] : undefined;
+    if (passed === undefined || (await store.advanceSchedule(name, state.lastFireAt, passed, now))) break;
+    if (attempt === RESUME_ATTEMPTS) break;
+  }
+  await store.setSchedulePaused(name, false, clock.now());
+}
+
 /**
  * Runtime control of the schedules, exposed as `loom.schedules`. State lives in the store, so a
  * pause made through one engine instance holds for every instance on that store (from their next
  * tick).
  */
 export class ScheduleControl {
-  constructor(private readonly deps: { store: JobStore; clock: Clock; schedules: ScheduledJob[] }) {}
+  constructor(
+    private readonly deps: {
+      store: JobStore;
+      clock: Clock;
+      schedules: ScheduledJob[];
+      /** Enqueues one run of the schedule's job now (key {@link triggerIdempotencyKey}, `scheduledFor` = now). */
+      enqueueTrigger: (jobName: string, at: Date, payload: unknown) => Promise<EnqueueResult>;
+    },
+  ) {}
 
   /** Stops the schedule from firing until {@link resume}. A run already enqueued still runs. */
   async pause(name: string): Promise<void> {
@@ -40,18 +73,16 @@ export class ScheduleControl {
    * not run (whatever `catchUp` says): they are marked done before the schedule is unpaused.
    */
   async resume(name: string): Promise<void> {
-    const { fireTimes } = this.#find(name).schedule;
-    const { store, clock } = this.deps;
-    for (let attempt = 1; ; attempt++) {
-      const now = clock.now();
-      const state = await store.ensureSchedule(name, now);
-      if (!state.paused) return;
-      const from = state.lastFireAt ?? state.firstSeenAt;
-      const passed = now > from ? fireTimes.latest(from, now, 1).slots[0] : undefined;
-      if (passed === undefined || (await store.advanceSchedule(name, state.lastFireAt, passed, now))) break;
-      if (attempt === RESUME_ATTEMPTS) break;
-    }
-    await store.setSchedulePaused(name, false, clock.now());
+    await resumeSchedule(this.deps.store, this.deps.clock, name, this.#find(name).schedule.fireTimes);
+  }
+
+  /**
+   * Enqueues one run of the schedule now, outside its slots (also while paused), with the
+   * schedule's payload; the slots are not moved. Returns the job's id.
+   */
+  async trigger(name: string): Promise<EnqueueResult> {
+    const { schedule } = this.#find(name);
+    return this.deps.enqueueTrigger(name, this.deps.clock.now(), schedule.payload);
   }
 
   /** Every schedule of this engine with its state, sorted by name. */

@@ -3,7 +3,7 @@ import { ClockSkewGuard } from './clock-skew.js';
 import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from '../jobs/discovery.js';
 import { Enqueuer } from './enqueuer.js';
-import { EventBus } from './events.js';
+import { EventBus, jobEventInfo } from './events.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
@@ -11,6 +11,8 @@ import { WorkerPool } from './worker-pool.js';
 import { createTelemetry } from '../observability/create-telemetry.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
+import { Jobs } from '../operations/jobs.js';
+import { Queues } from '../operations/queues.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -25,6 +27,8 @@ export interface Engine {
   telemetry: Telemetry;
   /** Present when clock skew is checked (`maxClockSkew`) and the store can tell its time. */
   skewGuard?: ClockSkewGuard;
+  jobs: Jobs;
+  queues: Queues;
 }
 
 /**
@@ -64,6 +68,32 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     pollMs: options.pollMs,
     ...(skewGuard ? { canClaim: () => skewGuard.allowsClaims } : {}),
   });
-  const deadLetters = new DeadLetters({ store, clock, onReplayed: wake });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, ...(skewGuard ? { skewGuard } : {}) };
+  const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: wake });
+  const running = pool;
+  const jobs = new Jobs({
+    store,
+    clock,
+    logger,
+    hooks: {
+      onCancelled: (job, reason) => events.emit('job:cancelled', reason === undefined ? { job: jobEventInfo(job) } : { job: jobEventInfo(job), reason }),
+      // A run of it in this process stops now, not at its next heartbeat.
+      onCancelRequested: (jobId, reason) => running.requestCancel(jobId, reason),
+      onQueued: wake,
+    },
+  });
+  const queues = new Queues({
+    store,
+    clock,
+    hooks: {
+      onPaused: (queue) => {
+        running.notePaused(queue, true);
+        events.emit('queue:paused', { queue });
+      },
+      onResumed: (queue) => {
+        running.notePaused(queue, false);
+        events.emit('queue:resumed', { queue });
+      },
+    },
+  });
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, ...(skewGuard ? { skewGuard } : {}) };
 }

@@ -30,6 +30,15 @@ export interface LoomEventMap extends ScheduleEventMap {
   'job:dead': { job: JobEventInfo; reason: string; error?: Error };
   /** A running job reported progress (`ctx.progress`); `progress` is the value now stored on the job. */
   'job:progress': { job: JobEventInfo; progress: number | Record<string, unknown> };
+  /**
+   * The job was cancelled (`loom.jobs.cancel`): reported by the instance that cancelled a queued or
+   * waiting job, or by the instance whose run of it ended after the cancel was requested.
+   */
+  'job:cancelled': { job: JobEventInfo; reason?: string };
+  /** This instance paused a queue (`loom.queues.pause`): no instance claims from it any more. */
+  'queue:paused': { queue: string };
+  /** This instance resumed a queue (`loom.queues.resume`). */
+  'queue:resumed': { queue: string };
   /** The run ended without finishing and without failing (a durable sleep); it resumes later. */
   'job:suspended': { job: JobEventInfo; reason: string; until?: Date };
   /** Something went wrong in the engine itself (a store call failed, a listener threw); it keeps going. */
@@ -39,8 +48,8 @@ export interface LoomEventMap extends ScheduleEventMap {
 export type LoomEventName = keyof LoomEventMap;
 export type LoomEventListener<E extends LoomEventName> = (event: LoomEventMap[E]) => void;
 
-/** Builds the event view of a stored job. */
-export function jobEventInfo(job: JobRecord): JobEventInfo {
+/** Builds the event view of a stored job (or of its summary). */
+export function jobEventInfo(job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId'>): JobEventInfo {
   const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
   if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
   if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;

@@ -1,7 +1,7 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { Clock } from '../support/clock.js';
 import { EngineStoppedError, OutcomeNotStoredError } from '../support/engine-errors.js';
-import { JobTimeoutError } from '../support/errors.js';
+import { CancelledError, JobTimeoutError } from '../support/errors.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { JobHandler } from '../jobs/job-class.js';
@@ -10,7 +10,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { RunLease } from './lease.js';
+import { RunLease, type WriteResult } from './lease.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
@@ -29,6 +29,29 @@ type Outcome =
   | { kind: 'suspended'; suspension: RunSuspension }
   | { kind: 'released' };
 
+/**
+ * A requested cancel of one run, however it was learnt: a heartbeat (the store flags the job), a
+ * `jobs.cancel` in this process, or an outcome write the store refused with `CANCELLED`.
+ */
+class RunCancel {
+  requested = false;
+  reason: string | undefined;
+  private onRequest: (() => void) | undefined;
+
+  request(reason?: string): void {
+    if (this.requested) return;
+    this.requested = true;
+    this.reason = reason;
+    this.onRequest?.();
+  }
+
+  /** `fn` runs at the request (at once if it already came). */
+  bind(fn: () => void): void {
+    this.onRequest = fn;
+    if (this.requested) fn();
+  }
+}
+
 /** Everything one run needs to write its outcome. */
 interface Run {
   job: JobRecord;
@@ -38,6 +61,7 @@ interface Run {
   log: Logger;
   /** The attempt's span and metrics: ended with the outcome once it is stored. */
   telemetry: RunTelemetry;
+  cancel: RunCancel;
 }
 
 export interface JobRunnerDeps {
@@ -65,6 +89,11 @@ export interface RunHandle {
    * one process never runs a job twice at once. Never rejects.
    */
   done: Promise<void>;
+  /**
+   * The job's cancel was requested through this process (`jobs.cancel`): abort `ctx.signal` now
+   * rather than at the next heartbeat. The run then ends the job cancelled once the handler returned.
+   */
+  cancel(reason?: string): void;
 }
 
 /**
@@ -79,7 +108,8 @@ export class JobRunner {
   /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
   run(job: JobRecord, shutdown: ShutdownSignal): RunHandle {
     let handlerDone: Promise<unknown> = Promise.resolve();
-    const settled = this.runClaimed(job, shutdown, (p) => (handlerDone = p)).catch((err: unknown) => {
+    const cancel = new RunCancel();
+    const settled = this.runClaimed(job, shutdown, cancel, (p) => (handlerDone = p)).catch((err: unknown) => {
       const error = toError(err);
       this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
       this.deps.events.emit('worker:error', { error, operation: 'run', jobId: job.id });
@@ -88,14 +118,18 @@ export class JobRunner {
       () => undefined,
       () => undefined,
     );
-    return { settled, done };
+    return { settled, done, cancel: (reason) => cancel.request(reason) };
   }
 
-  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, track: (handler: Promise<unknown>) => void): Promise<void> {
+  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, cancel: RunCancel, track: (handler: Promise<unknown>) => void): Promise<void> {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
-    const lease = new RunLease({ store, clock, events, leaseMs }, job, log, (err) => controller.abort(err));
+    const lease = new RunLease({ store, clock, events, leaseMs }, job, log, (err) => controller.abort(err), () => cancel.request());
+    cancel.bind(() => {
+      log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
+      controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
+    });
     const def = registry.byName(job.name);
     const instance = instances.get(job.name);
     if (!def || !instance) {
@@ -103,9 +137,11 @@ export class JobRunner {
       await lease.write('release', () => store.release(lease.ref, clock.now()));
       return;
     }
-    const run: Run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job) };
+    const run: Run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job), cancel };
     lease.start();
     try {
+      // Reclaimed after its holder died with the cancel requested: end it, never run it.
+      if (job.cancelRequestedAt !== undefined) return await this.endCancelled(run);
       if (job.attempt > job.maxAttempts) return await this.deadLetterAfterLeaseExpiries(run);
       events.emit('job:started', { job: run.info });
       let payload: unknown;
@@ -194,16 +230,19 @@ export class JobRunner {
     const { lease, log, info } = run;
     const jobId = lease.ref.jobId;
     const durationMs = (): number => clock.now().getTime() - startedAt;
+    // A cancel requested while the handler ran discards whatever it came to (unless a
+    // ctx.transaction had completed the job before: then the store kept the completion).
+    if (run.cancel.requested && !ctx.completedInTransaction) return this.endCancelled(run);
     switch (outcome.kind) {
       case 'released':
-        if ((await lease.write('release', () => store.release(lease.ref, clock.now()))).kind === 'written') {
+        if ((await this.write(run, 'release', () => store.release(lease.ref, clock.now()))).kind === 'written') {
           log.warn({}, `Job ${jobId}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
           run.telemetry.end('released');
         }
         return;
       case 'suspended': {
         const { suspension } = outcome;
-        if ((await lease.write('suspend', () => suspension.commit(lease.ref, clock.now()))).kind === 'written') {
+        if ((await this.write(run, 'suspend', () => suspension.commit(lease.ref, clock.now()))).kind === 'written') {
           log.debug({ until: suspension.until }, `Job ${jobId}: suspended (${suspension.reason})`);
           run.telemetry.end('suspended');
           events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
@@ -231,7 +270,7 @@ export class JobRunner {
         }
         const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
         if (tooLarge) return this.fail(run, tooLarge);
-        const written = await lease.write('complete', () => store.complete(lease.ref, result === undefined ? { now: clock.now() } : { result, now: clock.now() }));
+        const written = await this.write(run, 'complete', () => store.complete(lease.ref, result === undefined ? { now: clock.now() } : { result, now: clock.now() }));
         if (written.kind === 'written') {
           run.telemetry.end('completed');
           events.emit('job:completed', { job: info, result, durationMs: durationMs() });
@@ -252,14 +291,14 @@ export class JobRunner {
     );
     if (decision.kind === 'retry') {
       const runAt = new Date(now.getTime() + decision.delayMs);
-      if ((await lease.write('retry', () => store.retry(lease.ref, { runAt, error: record, now: clock.now() }))).kind !== 'written') return;
+      if ((await this.write(run, 'retry', () => store.retry(lease.ref, { runAt, error: record, now: clock.now() }))).kind !== 'written') return;
       log.warn({ err: error, runAt }, `Job ${job.id}: attempt ${job.attempt} of ${job.maxAttempts} failed (${record.message}); retrying in ${decision.delayMs} ms`);
       run.telemetry.end('failed', error);
       events.emit('job:failed', { job: info, error, willRetry: true });
       events.emit('job:retrying', { job: info, error, runAt, delayMs: decision.delayMs });
       return;
     }
-    if ((await lease.write('dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
+    if ((await this.write(run, 'dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
     log.error({ err: error, event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
     run.telemetry.end('dead', error);
     events.emit('job:failed', { job: info, error, willRetry: false });
@@ -277,10 +316,31 @@ export class JobRunner {
     const expiries = Math.max(1, job.attempt - 1 - thisRound);
     const reason = `lease expired ${expiries} time${expiries === 1 ? '' : 's'}: the job crashed or stalled its worker (attempt ${job.attempt} exceeds ${job.maxAttempts})`;
     const error = { attempt: lifetimeAttempt(job), at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
-    if ((await lease.write('dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
+    if ((await this.write(run, 'dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
     log.error({ event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${reason}`);
     run.telemetry.end('expired', reason);
     this.deps.events.emit('job:dead', { job: info, reason });
+  }
+
+  /** An outcome write through the run's lease; refused because the job's cancel was requested, it ends the job cancelled. */
+  private async write(run: Run, op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
+    const written = await run.lease.write(op, fn);
+    if (written.kind === 'cancelled') {
+      run.cancel.request();
+      await this.endCancelled(run);
+    }
+    return written;
+  }
+
+  /** `running → cancelled` with this run's lease (the handler has returned, or never ran), then `job:cancelled`. */
+  private async endCancelled(run: Run): Promise<void> {
+    const { store, clock, events } = this.deps;
+    const { lease, log, info } = run;
+    if ((await lease.write('cancel', () => store.completeCancel(lease.ref, clock.now()))).kind !== 'written') return;
+    const reason = run.cancel.reason ?? run.job.cancelReason;
+    run.telemetry.end('cancelled');
+    log.info({ jobId: info.id }, `Job ${info.id}: cancelled${reason ? ` (${reason})` : ''}; this run's outcome was discarded`);
+    events.emit('job:cancelled', reason === undefined ? { job: info } : { job: info, reason });
   }
 }
 

@@ -16,7 +16,8 @@ import { StoreTimeoutError, withDeadline } from './store-deadline.js';
  * 2. **heartbeats** — {@link RunLease.start} extends the lease every third of it while the handler
  *    runs. A watchdog armed while an extension is in flight declares the lease lost at its end
  *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
- *    (the runner aborts `ctx.signal`).
+ *    (the runner aborts `ctx.signal`). An extension that reports a requested cancel (`jobs.cancel`)
+ *    calls `onCancelRequested` once and goes on beating: the lease is held until the handler returns.
  * 3. **held** — {@link RunLease.holding} renews the lease to two lengths, then holds heartbeats
  *    back while a `ctx.transaction` runs (until a third of a lease is left): a heartbeat would
  *    conflict with the transaction, whose last write is the fenced completion, and make the
@@ -25,9 +26,10 @@ import { StoreTimeoutError, withDeadline } from './store-deadline.js';
  *    as it stood then. {@link RunLease.write} retries transient store errors with backoff inside
  *    that budget, never past it, so a write that keeps failing cannot hold the job (or its slot)
  *    forever: once the lease ends the job is claimable again (at-least-once).
- * 5. **released / lost** — a fenced write refused with `LEASE_LOST` discards the outcome; a write
- *    the store refuses for good (see {@link JobStore.isTransientError}) is handed back to the runner,
- *    which fails the attempt instead.
+ * 5. **released / lost / cancelled** — a fenced write refused with `LEASE_LOST` discards the
+ *    outcome; one refused with `CANCELLED` (the job's cancel was requested) discards it too, and the
+ *    runner ends the job cancelled; a write the store refuses for good (see
+ *    {@link JobStore.isTransientError}) is handed back to the runner, which fails the attempt instead.
  */
 
 /** How often a lease is extended while its handler runs: every third of it. */
@@ -39,6 +41,8 @@ export type WriteResult =
   | { kind: 'written' }
   /** The lease was lost (fence refused it): the outcome is discarded and not counted. */
   | { kind: 'lost' }
+  /** The job's cancel was requested: the outcome is discarded; the runner ends the job cancelled. */
+  | { kind: 'cancelled' }
   /** The store refused it for good (e.g. the document would pass its size limit). */
   | { kind: 'refused'; error: Error }
   /** Transient failures until the budget ran out, or no answer in time: the job runs again. */
@@ -70,12 +74,14 @@ export class RunLease {
   private generation = 0;
   /** The extension being written, if any (settled: never rejects). */
   private beatInFlight: Promise<unknown> | undefined;
+  private cancelReported = false;
 
   constructor(
     private readonly deps: LeaseDeps,
     job: JobRecord,
     private readonly log: Logger,
     private readonly onLost: (error: LeaseLostError) => void,
+    private readonly onCancelRequested: () => void = () => {},
   ) {
     this.ref = { jobId: job.id, token: job.lease!.token };
     this.leaseUntil = job.lease!.until.getTime();
@@ -142,8 +148,9 @@ export class RunLease {
     const now = clock.now();
     const until = now.getTime() + 2 * leaseMs;
     try {
-      await store.extendLease(this.ref, new Date(until), now);
+      const extension = await store.extendLease(this.ref, new Date(until), now);
       this.leaseUntil = until;
+      if (extension === 'cancel-requested') this.cancelRequested();
     } catch (err) {
       if (LoomError.is(err, 'LEASE_LOST')) {
         this.lost(err as LeaseLostError);
@@ -185,6 +192,10 @@ export class RunLease {
         if (LoomError.is(err, 'LEASE_LOST')) {
           this.log.warn({ err, jobId }, `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`);
           return { kind: 'lost' };
+        }
+        if (LoomError.is(err, 'CANCELLED')) {
+          this.log.info({ jobId }, `Job ${jobId}: its cancel was requested, so the store refused to ${op} it; this run's outcome is discarded`);
+          return { kind: 'cancelled' };
         }
         const error = toError(err);
         events.emit('worker:error', { error, operation: op, jobId });
@@ -255,11 +266,12 @@ export class RunLease {
     try {
       const extension = store.extendLease(this.ref, new Date(until), now);
       this.beatInFlight = extension.catch(() => undefined);
-      await extension;
+      const extended = await extension;
       if (this.generation !== generation || this.state !== 'beating') return;
       this.leaseUntil = until;
       this.disarmWatchdog();
       this.scheduleBeat(this.interval());
+      if (extended === 'cancel-requested') this.cancelRequested();
     } catch (err) {
       if (this.generation !== generation || this.state !== 'beating') return;
       if (LoomError.is(err, 'LEASE_LOST')) return this.lost(err as LeaseLostError);
@@ -271,6 +283,13 @@ export class RunLease {
       if (remaining <= 0) return this.lost(new LeaseLostError(jobId, 'the lease ran out while the store could not be reached to extend it'));
       this.scheduleBeat(Math.min(this.interval(), remaining));
     }
+  }
+
+  /** Reports a requested cancel once; heartbeats go on, so the lease is held while the handler winds down. */
+  private cancelRequested(): void {
+    if (this.cancelReported) return;
+    this.cancelReported = true;
+    this.onCancelRequested();
   }
 
   private lost(error: LeaseLostError): void {

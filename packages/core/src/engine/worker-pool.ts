@@ -21,6 +21,8 @@ interface Slot extends InFlightRun {
   settled: Promise<void>;
   /** The handler has returned too: the slot is free. */
   done: Promise<void>;
+  /** Aborts the run for a cancel of its job (see `RunHandle.cancel`). */
+  cancel: (reason?: string) => void;
 }
 
 export interface WorkerPoolOptions {
@@ -65,15 +67,21 @@ export class WorkerPool {
   private readonly pendingReleases = new Set<Promise<void>>();
   /** Aborted when the shutdown grace is over: every run still going is released. One for all runs. */
   private readonly shutdown = new ShutdownSignal();
+  /** Queues paused in the store, as last read: claims leave them out. */
+  private paused = new Set<string>();
+  /** When the paused queues were last read (ms; -Infinity: never). */
+  private pausedReadAt = -Infinity;
 
   constructor(private readonly o: WorkerPoolOptions) {}
 
-  start(): void {
+  /** Starts claiming, once it knows which queues are paused (a paused queue is never claimed from, not even at start). */
+  async start(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'running';
     this.unsubscribe = this.o.store.subscribe?.((event) => {
       if (this.o.queues.includes(event.queue)) this.wake();
     });
+    await this.readPaused();
     this.wake();
   }
 
@@ -106,6 +114,26 @@ export class WorkerPool {
       }
     })();
     return this.pumping;
+  }
+
+  /**
+   * A cancel of `jobId` was requested through this process: if it runs here, abort it now instead
+   * of at its next heartbeat. Returns whether it runs here.
+   */
+  requestCancel(jobId: string, reason?: string): boolean {
+    let found = false;
+    for (const slot of this.slots) {
+      if (slot.jobId !== jobId) continue;
+      slot.cancel(reason);
+      found = true;
+    }
+    return found;
+  }
+
+  /** This process paused or resumed a queue: act on it now rather than at the next read of the store. */
+  notePaused(queue: string, paused: boolean): void {
+    if (paused) this.paused.add(queue);
+    else if (this.paused.delete(queue)) this.wake();
   }
 
   /** Runs in flight in this pool. */
@@ -161,16 +189,34 @@ export class WorkerPool {
     return Promise.all([...this.slots].map((s) => s[end])).then(() => undefined);
   }
 
+  /**
+   * Reads which queues are paused, at most once per poll interval: a pause made by any process
+   * sharing the store holds here within one poll interval. A failed read keeps the last answer.
+   */
+  private async readPaused(): Promise<void> {
+    this.pausedReadAt = this.o.clock.now().getTime();
+    try {
+      this.paused = new Set(await this.o.store.pausedQueues());
+    } catch (err) {
+      const error = toError(err);
+      this.o.logger.error({ err: error }, `Reading the paused queues failed (${error.message}); going on with the last known ones`);
+      this.o.events.emit('worker:error', { error, operation: 'pausedQueues' });
+    }
+  }
+
   private async claimWhileRoom(): Promise<void> {
-    const { store, clock, owner, queues, leaseMs } = this.o;
+    const { clock, owner, leaseMs, pollMs } = this.o;
+    // Awaited only when due, so most claims start within the pump's first turn.
+    if (clock.now().getTime() - this.pausedReadAt >= pollMs) await this.readPaused();
     for (;;) {
       if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
       if (!plan) return;
+      const queues = this.o.queues.filter((queue) => !this.paused.has(queue));
       let jobs: JobRecord[];
       try {
         const now = clock.now();
-        const req = { owner, queues: [...queues], names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        const req = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
         jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
         this.claimFailures = 0;
         this.retryAfter = 0;
@@ -202,7 +248,7 @@ export class WorkerPool {
     const names: string[] = [];
     const excludeNames: string[] = [];
     for (const def of this.o.registry.all()) {
-      if (!this.o.queues.includes(def.queue)) continue;
+      if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue)) continue;
       const room = def.concurrency - (this.runningByName.get(def.name) ?? 0);
       if (room <= 0) {
         excludeNames.push(def.name);
@@ -216,8 +262,8 @@ export class WorkerPool {
 
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const { settled, done } = this.o.runner.run(job, this.shutdown);
-    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, settled, done };
+    const { settled, done, cancel } = this.o.runner.run(job, this.shutdown);
+    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, settled, done, cancel };
     void done.then(() => {
       this.slots.delete(slot);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);

@@ -8,9 +8,10 @@ import type { EnqueueResult, JobRecord, NewJob } from '../store/job-record.js';
  * - `expired`: it went to the dead letters without running, after too many expired leases;
  * - `suspended`: it parked itself (durable sleep or wait) and resumes in a later attempt;
  * - `released`: the engine stopped and gave it back uncounted;
- * - `lost`: no outcome was stored (the lease was lost, or the runner gave up).
+ * - `lost`: no outcome was stored (the lease was lost, or the runner gave up);
+ * - `cancelled`: the job was cancelled (`loom.jobs.cancel`) and the run ended it so.
  */
-export type AttemptOutcome = 'completed' | 'failed' | 'dead' | 'expired' | 'suspended' | 'released' | 'lost';
+export type AttemptOutcome = 'completed' | 'failed' | 'dead' | 'expired' | 'suspended' | 'released' | 'lost' | 'cancelled';
 
 /** The telemetry of one attempt, from claim to stored outcome. */
 export interface RunTelemetry {

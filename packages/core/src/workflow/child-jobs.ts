@@ -7,7 +7,7 @@ import { JOB_WAIT_RECHECK_MS, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { waitDeadline } from './wait-deadline.js';
-import { ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
+import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 import type { ChildEnqueueOptions, WaitForJobOptions } from './workflow-options.js';
 
 /**
@@ -51,7 +51,7 @@ export async function enqueueChild(run: RunScope, jobClass: JobClass, payload: u
  * `ctx.waitForJob`: returns the results of `ids` once all have completed (one result for a string,
  * an array in input order for an array; a job without a result gives `undefined` alone, `null` in
  * an array). Until then the run parks (`store.wait`) and is woken when they finish. A dead job
- * fails the wait with `CHILD_FAILED`, the timeout with `WAIT_TIMEOUT`. The outcome is recorded as
+ * fails the wait with `CHILD_FAILED`, a cancelled one with `CHILD_CANCELLED`, the timeout with `WAIT_TIMEOUT`. The outcome is recorded as
  * a `wait` step (see `WaitOutcomes` for when a failure is final).
  */
 export async function waitForJobs(run: RunScope, ids: string | readonly string[], opts: WaitForJobOptions = {}): Promise<unknown> {
@@ -103,6 +103,12 @@ function settledOutcome(run: RunScope, name: string, ids: readonly string[], job
   const missing = ids.find((_, i) => jobs[i] === null);
   if (missing !== undefined) {
     throw new InvalidArgumentError(`ctx.waitForJob("${name}")`, `no job has id ${missing} (it never existed, or retention removed it after it finished)`);
+  }
+  const cancelled = jobs.find((job) => job!.status === 'cancelled');
+  if (cancelled) {
+    const why = cancelled.cancelReason ? `: ${cancelled.cancelReason}` : '';
+    const error = new ChildCancelledError(name, cancelled.id, `Job ${run.jobId}: child job ${cancelled.id} (${cancelled.name}) was cancelled${why}`);
+    return { name, kind: 'wait', status: 'completed', result: { failedChild: cancelled.id }, error: toErrorRecord(error, run.attempt, now), at: now };
   }
   const dead = jobs.find((job) => job!.status === 'dead');
   if (dead) {

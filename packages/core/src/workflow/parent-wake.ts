@@ -12,12 +12,12 @@ import type { JobStore } from '../store/store.js';
 export const JOB_WAIT_RECHECK_MS = 5 * 60_000;
 
 /**
- * True when a wait for `ids` is decided: one of them is dead (the wait fails) or none can still
- * change (each is completed, dead or gone).
+ * True when a wait for `ids` is decided: one of them is dead or cancelled (the wait fails) or none
+ * can still change (each is completed or gone).
  */
 export async function waitDecided(store: JobStore, ids: readonly string[]): Promise<boolean> {
   const jobs = await Promise.all(ids.map((id) => store.getJob(id)));
-  return jobs.some((job) => job?.status === 'dead') || jobs.every((job) => job === null || job.status === 'completed');
+  return jobs.some((job) => job?.status === 'dead' || job?.status === 'cancelled') || jobs.every((job) => job === null || job.status === 'completed');
 }
 
 /**
@@ -75,4 +75,6 @@ export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; c
   };
   deps.events.on('job:completed', ({ job }) => onFinished(job, false));
   deps.events.on('job:dead', ({ job }) => onFinished(job, true));
+  // A cancelled child fails the wait as a dead one does (`CHILD_CANCELLED`).
+  deps.events.on('job:cancelled', ({ job }) => onFinished(job, true));
 }

@@ -1,5 +1,5 @@
 import type { StepRecord } from '../store/job-record.js';
-import { ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
+import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 
 /**
  * Replays a wait or signal step: its result, or its failure rebuilt as the error the first run
@@ -8,9 +8,10 @@ import { ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 export function replayOutcome(step: StepRecord): unknown {
   const { error } = step;
   if (!error) return step.result;
-  if (error.code === 'CHILD_FAILED') {
+  if (error.code === 'CHILD_FAILED' || error.code === 'CHILD_CANCELLED') {
     const childId = (step.result as { failedChild?: unknown } | undefined)?.failedChild;
-    throw new ChildFailedError(step.name, typeof childId === 'string' ? childId : '', error.message);
+    const id = typeof childId === 'string' ? childId : '';
+    throw error.code === 'CHILD_FAILED' ? new ChildFailedError(step.name, id, error.message) : new ChildCancelledError(step.name, id, error.message);
   }
   throw new WaitTimeoutError(step.name, error.message);
 }

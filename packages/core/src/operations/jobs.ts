@@ -1,0 +1,137 @@
+import type { Clock } from '../support/clock.js';
+import { InvalidArgumentError, JobNotFoundError } from '../support/engine-errors.js';
+import type { Logger } from '../support/logger.js';
+import type { JobRecord, JobStatus } from '../store/job-record.js';
+import type { JobSummary } from '../store/operations.js';
+import type { JobStore } from '../store/store.js';
+import { wakeIfJobsFinished } from '../workflow/parent-wake.js';
+import { plainString } from './plain-string.js';
+import { toJobPage, toPageQuery, type JobListFilter, type JobPage } from './job-list-filter.js';
+
+/** What `jobs.cancel` did. */
+export interface CancelResult {
+  /**
+   * True when the job is now `cancelled`, or (a running job) its cancel was requested: the engine
+   * instance running it aborts `ctx.signal` within one heartbeat and ends it `cancelled`.
+   */
+  cancelled: boolean;
+  /** The job's status after the call: `cancelled`; `running` for a requested cancel; else the finished status it kept. */
+  status: JobStatus;
+}
+
+/** What `jobs.retry` did: `retried` when a dead or cancelled job is `queued` again. */
+export interface RetryResult {
+  retried: boolean;
+  status: JobStatus;
+}
+
+/** What `jobs.remove` did: `removed` when a finished job was deleted; `status` is the job's status before. */
+export interface RemoveResult {
+  removed: boolean;
+  status: JobStatus;
+}
+
+/** Where the engine hooks into `jobs` (none when used on a bare store, e.g. by the `loom` command line). */
+export interface JobsHooks {
+  /** A queued or waiting job was cancelled by this call. */
+  onCancelled?(job: JobSummary, reason: string | undefined): void;
+  /** A running job's cancel was requested: the engine aborts it at once if it runs in this process. */
+  onCancelRequested?(jobId: string, reason: string | undefined): void;
+  /** A job became `queued` (retried): local workers may claim it. */
+  onQueued?(): void;
+}
+
+/** Longest cancel reason kept (longer ones are cut). */
+const MAX_REASON = 1_000;
+
+function jobId(id: unknown, method: string): string {
+  return plainString(id, `jobs.${method} id`);
+}
+
+/**
+ * `loom.jobs`: find jobs and steer them. Every method is a store operation, so it works from any
+ * process sharing the store (the `loom` command line builds one over a bare store), whether or not
+ * an engine runs there.
+ *
+ * ```ts
+ * const page = await loom.jobs.list({ status: ['dead', 'queued'], name: 'send-receipt', limit: 50 });
+ * const more = page.next ? await loom.jobs.list({ status: ['dead', 'queued'], cursor: page.next }) : undefined;
+ * await loom.jobs.cancel(id, { reason: 'customer asked' });
+ * ```
+ */
+export class Jobs {
+  constructor(private readonly deps: { store: JobStore; clock: Clock; logger?: Logger; hooks?: JobsHooks }) {}
+
+  /**
+   * A page of job summaries, newest first (dead jobs included), filtered by plain values. Pass the
+   * page's `next` as `cursor` for the following page. An operator object, an unknown field, a limit
+   * outside 1..500 or a cursor this method did not make is refused with `INVALID_ARGUMENT`.
+   */
+  async list(filter: JobListFilter = {}): Promise<JobPage> {
+    const { query, limit } = toPageQuery(filter);
+    return toJobPage(await this.deps.store.listJobPage(query), limit);
+  }
+
+  /** The full record of a job (also a dead one), or null when no job has this id. */
+  get(id: string): Promise<JobRecord | null> {
+    return this.deps.store.getJob(jobId(id, 'get'));
+  }
+
+  /**
+   * Cancels a job. `queued` or `waiting`: `cancelled` at once (a parent waiting for it fails its
+   * `waitForJob` with `CHILD_CANCELLED`). `running`: the instance running it, in any process,
+   * aborts `ctx.signal` with a `CancelledError` within one heartbeat (lease / 3), discards the run's
+   * outcome and ends it `cancelled`; the result then says `{ cancelled: true, status: 'running' }`.
+   * A finished job is unchanged (`cancelled: false`). Throws `JOB_NOT_FOUND` for an unknown id.
+   */
+  async cancel(id: string, options: { reason?: string } = {}): Promise<CancelResult> {
+    const { store, clock, hooks } = this.deps;
+    jobId(id, 'cancel');
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('jobs.cancel options', 'must be an object; nothing changed');
+    const { reason } = options;
+    if (reason !== undefined && typeof reason !== 'string') throw new InvalidArgumentError('jobs.cancel reason', 'must be a string; nothing changed');
+    const kept = reason === undefined ? undefined : reason.slice(0, MAX_REASON);
+    const result = await store.cancelJob(id, kept === undefined ? { now: clock.now() } : { reason: kept, now: clock.now() });
+    if (!result) throw new JobNotFoundError(id);
+    const { outcome, job } = result;
+    if (outcome === 'cancelled') {
+      hooks?.onCancelled?.(job, kept);
+      if (job.parentId !== undefined) await this.wakeParent(job.parentId, job.id);
+    } else if (outcome === 'requested') {
+      hooks?.onCancelRequested?.(id, job.cancelReason);
+    }
+    return { cancelled: outcome !== 'unchanged', status: job.status };
+  }
+
+  /**
+   * Puts a `dead` or `cancelled` job back in its queue: same id, attempts reset, runs now; its
+   * steps are kept, so a workflow does not redo completed side effects. Other statuses are
+   * unchanged (`retried: false`). Throws `JOB_NOT_FOUND` for an unknown id.
+   */
+  async retry(id: string): Promise<RetryResult> {
+    const result = await this.deps.store.retryJob(jobId(id, 'retry'), this.deps.clock.now());
+    if (!result) throw new JobNotFoundError(id);
+    if (result.outcome === 'retried') this.deps.hooks?.onQueued?.();
+    return { retried: result.outcome === 'retried', status: result.status };
+  }
+
+  /**
+   * Deletes a finished job (`completed`, `dead` or `cancelled`), freeing its idempotency key.
+   * Active jobs are unchanged (`removed: false`: cancel them first). Throws `JOB_NOT_FOUND` for an unknown id.
+   */
+  async remove(id: string): Promise<RemoveResult> {
+    const result = await this.deps.store.removeJob(jobId(id, 'remove'), this.deps.clock.now());
+    if (!result) throw new JobNotFoundError(id);
+    return { removed: result.outcome === 'removed', status: result.status };
+  }
+
+  /** A cancelled child decides its parent's `waitForJob`: wake the parent now (else it looks again within minutes). */
+  private async wakeParent(parentId: string, childId: string): Promise<void> {
+    const { store, clock, logger, hooks } = this.deps;
+    try {
+      await wakeIfJobsFinished({ store, clock, onWoken: () => hooks?.onQueued?.() }, parentId, { id: childId, dead: true });
+    } catch (err) {
+      logger?.error({ err, jobId: parentId, childId }, `Job ${parentId}: could not wake it after its child ${childId} was cancelled; it looks at its children again within minutes`);
+    }
+  }
+}
