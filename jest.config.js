@@ -11,7 +11,7 @@ export default {
   moduleNameMapper: {
     '^@loom/testing/mongo$': '<rootDir>/packages/testing/src/mongo/index.ts',
     '^@loom/testing/jest$': '<rootDir>/packages/testing/src/jest.ts',
-    '^@loom/(core|testing|mongo-emulator|mongo-store|nestjs|dashboard)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@loom/(core|testing|mongo-emulator|mongo-store|nestjs|dashboard|cli)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -56,5 +56,9 @@ if (!stopping) {
   curl -s -X POST ${url}/dead-letters/<id>/retry # their endpoints answer now: the job completes
   curl -s -X POST ${url}/orders -H 'content-type: application/json' \\
        -d '{"orderId":"my-1","email":"me@example.com","items":[{"sku":"LOOM-MUG","quantity":1,"priceCents":1200}]}'
-  curl -s ${url}/jobs/<jobId>`);
+  curl -s ${url}/jobs/<jobId>
+Or operate its jobs with the loom command, from another terminal in this repository:
+  export ${db.kind === 'uri' ? '' : `MONGODB_URI='${db.uri}' `}LOOM_DATABASE=${config.database}
+  npx loom stats
+  npx loom dlq ls`);
 }

@@ -3,6 +3,8 @@ import { MongoClient } from 'mongodb';
 /** The MongoDB the shop runs on, and how to let go of it. */
 export interface ShopDatabase {
   client: MongoClient;
+  /** The connection string (the emulator listens on a local port too), e.g. for the `loom` command. */
+  uri: string;
   kind: 'uri' | 'emulator';
   /** False for the in-process emulator: nothing survives the process. */
   keepsData: boolean;
@@ -21,7 +23,7 @@ export async function openShopDatabase(): Promise<ShopDatabase> {
   if (url) {
     const client = await new MongoClient(url).connect();
     const description = `MongoDB: MONGODB_URI (${url.replace(/\/\/[^@/]*@/, '//')}); data stays there after exit`;
-    return { client, kind: 'uri', keepsData: true, description, close: () => client.close() };
+    return { client, uri: url, kind: 'uri', keepsData: true, description, close: () => client.close() };
   }
   if (process.env.NODE_ENV === 'production') {
     throw new Error('MONGODB_URI is not set: in production the shop needs a MongoDB replica set, e.g. mongodb://db1,db2,db3/?replicaSet=rs0');
@@ -31,6 +33,7 @@ export async function openShopDatabase(): Promise<ShopDatabase> {
   const client = await new MongoClient(emulator.uri).connect();
   return {
     client,
+    uri: emulator.uri,
     kind: 'emulator',
     keepsData: false,
     description:

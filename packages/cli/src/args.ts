@@ -1,0 +1,175 @@
+import { parseArgs } from 'node:util';
+import { decodeCursor, JOB_STATUSES, MAX_JOB_PAGE, type JobStatus } from '@loom/core';
+import { UsageError } from './usage.js';
+
+/** The global options, valid with every command. */
+export interface GlobalOptions {
+  uri?: string;
+  database?: string;
+  prefix?: string;
+  json: boolean;
+}
+
+/** One parsed and checked command: `name` is the command words, `target` its argument (an id, a queue, a schedule). */
+export interface Invocation {
+  name: CommandName;
+  target?: string;
+  options: CommandOptions;
+  global: GlobalOptions;
+}
+
+export interface CommandOptions {
+  status?: JobStatus[];
+  name?: string;
+  queue?: string;
+  limit?: number;
+  cursor?: string;
+  reason?: string;
+  all?: boolean;
+  yes?: boolean;
+}
+
+/** What each command takes: whether an argument (and what it is) and which options. */
+const COMMANDS = {
+  stats: { target: undefined, options: [] },
+  'jobs ls': { target: undefined, options: ['status', 'name', 'queue', 'limit', 'cursor'] },
+  'jobs show': { target: 'job id', options: [] },
+  'jobs cancel': { target: 'job id', options: ['reason'] },
+  'jobs retry': { target: 'job id', options: [] },
+  'jobs rm': { target: 'job id', options: [] },
+  'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
+  'dlq retry': { target: 'optional job id', options: ['all', 'name', 'queue'] },
+  'dlq purge': { target: undefined, options: ['name', 'queue', 'yes'] },
+  'queues ls': { target: undefined, options: [] },
+  'queues pause': { target: 'queue', options: [] },
+  'queues resume': { target: 'queue', options: [] },
+  'schedules ls': { target: undefined, options: [] },
+  'schedules pause': { target: 'schedule', options: [] },
+  'schedules resume': { target: 'schedule', options: [] },
+  'schedules trigger': { target: 'schedule', options: [] },
+} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions)[] }>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules']);
+
+/** Job ids of a MongoStore: 24 hex digits (anything else cannot be a job, so it is a usage error). */
+const JOB_ID = /^[0-9a-f]{24}$/i;
+
+/** `--help` asked: print the usage, exit 0. */
+export const HELP = Symbol('help');
+
+function nonEmpty(value: string | undefined, option: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError(`--${option} needs a value`);
+  return value;
+}
+
+function parseLimit(value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`--limit must be an integer from 1 to ${max}, got '${value}'`);
+  return n;
+}
+
+function parseStatuses(values: string[] | undefined): JobStatus[] | undefined {
+  if (values === undefined) return undefined;
+  const statuses = values.flatMap((v) => v.split(',')).map((s) => s.trim());
+  for (const status of statuses) {
+    if (!JOB_STATUSES.includes(status as JobStatus)) throw new UsageError(`--status '${status}' is not a status (${JOB_STATUSES.join(', ')})`);
+  }
+  return statuses as JobStatus[];
+}
+
+/**
+ * Parses and checks a command line completely before anything connects: an unknown command or
+ * option, a missing or malformed id, a bad limit, status or cursor, `purge` without `--yes`, all
+ * throw a {@link UsageError}.
+ */
+export function parseInvocation(argv: readonly string[]): Invocation | typeof HELP {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        uri: { type: 'string' },
+        database: { type: 'string' },
+        prefix: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        status: { type: 'string', multiple: true },
+        name: { type: 'string' },
+        queue: { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+        reason: { type: 'string' },
+        all: { type: 'boolean' },
+        yes: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return HELP;
+  const [group, action, ...rest] = positionals;
+  if (group === undefined) throw new UsageError('no command given');
+  const name = (group === 'stats' ? 'stats' : `${group} ${action ?? ''}`.trim()) as CommandName;
+  if (!(name in COMMANDS)) {
+    if (GROUPS.has(group)) throw new UsageError(action === undefined ? `'${group}' needs a subcommand` : `unknown command '${group} ${action}'`);
+    throw new UsageError(`unknown command '${group}'`);
+  }
+  const spec = COMMANDS[name];
+  const args = group === 'stats' ? [action, ...rest].filter((a) => a !== undefined) : rest;
+  const target = args[0];
+  if (args.length > 1) throw new UsageError(`'${name}' takes at most one argument, got ${args.length}`);
+  if (spec.target === undefined && target !== undefined) throw new UsageError(`'${name}' takes no argument, got '${target}'`);
+  if (spec.target !== undefined && spec.target !== 'optional job id' && target === undefined) throw new UsageError(`'${name}' needs a ${spec.target}`);
+  if ((spec.target === 'job id' || spec.target === 'optional job id') && target !== undefined && !JOB_ID.test(target)) {
+    throw new UsageError(`'${target}' is not a job id (24 hexadecimal digits)`);
+  }
+  if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
+
+  const allowed = new Set<string>(spec.options);
+  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes'] as const) {
+    if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
+  }
+  const options: CommandOptions = {};
+  const status = parseStatuses(values.status);
+  if (status) options.status = status;
+  for (const option of ['name', 'queue', 'reason'] as const) {
+    const value = nonEmpty(values[option], option);
+    if (value !== undefined) options[option] = value;
+  }
+  const limit = parseLimit(values.limit, name === 'jobs ls' ? MAX_JOB_PAGE : 10_000);
+  if (limit !== undefined) options.limit = limit;
+  if (values.cursor !== undefined) {
+    try {
+      decodeCursor(values.cursor);
+    } catch {
+      throw new UsageError(`--cursor '${values.cursor}' is not a cursor printed by 'loom jobs ls'`);
+    }
+    options.cursor = values.cursor;
+  }
+  if (values.all) options.all = true;
+  if (values.yes) options.yes = true;
+
+  if (name === 'dlq retry') {
+    if (target !== undefined && options.all) throw new UsageError("'dlq retry' takes a job id or --all, not both");
+    if (target === undefined && !options.all) throw new UsageError("'dlq retry' needs a job id or --all");
+    if (target !== undefined && (options.name !== undefined || options.queue !== undefined)) throw new UsageError("'dlq retry ID' takes no --name or --queue (they filter --all)");
+  }
+  if (name === 'dlq purge' && !options.yes) throw new UsageError("'dlq purge' deletes dead letters for good: add --yes to confirm");
+
+  const global: GlobalOptions = { json: values.json === true };
+  for (const option of ['uri', 'database', 'prefix'] as const) {
+    const value = values[option];
+    if (value !== undefined) {
+      if (option !== 'prefix' && value.trim() === '') throw new UsageError(`--${option} needs a value`);
+      global[option] = value;
+    }
+  }
+  return target === undefined ? { name, options, global } : { name, target, options, global };
+}

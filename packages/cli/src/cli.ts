@@ -1,0 +1,100 @@
+import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock } from '@loom/core';
+import { HELP, parseInvocation, type Invocation } from './args.js';
+import { cancelJob, listJobs, removeJob, retryJob, showJob } from './commands/jobs.js';
+import type { CommandContext } from './commands/context.js';
+import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
+import { listQueues, pauseQueue, stats } from './commands/queues.js';
+import { listSchedules, steerSchedule } from './commands/schedules.js';
+import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
+import type { Output } from './output.js';
+import { RefusedError, UnreachableError, USAGE, UsageError } from './usage.js';
+
+/** Where `runLoom` reads and writes: the process's, or a test's. */
+export interface LoomIo {
+  env: Record<string, string | undefined>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Whether stderr is a terminal. */
+  interactive?: boolean;
+}
+
+/** Exit codes: done; the thing asked for does not exist or cannot change; bad usage or no database. */
+export const EXIT = { ok: 0, refused: 1, usage: 2 } as const;
+
+const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void>> = {
+  stats,
+  'jobs ls': listJobs,
+  'jobs show': showJob,
+  'jobs cancel': cancelJob,
+  'jobs retry': retryJob,
+  'jobs rm': removeJob,
+  'dlq ls': listDeadLetters,
+  'dlq retry': retryDeadLetters,
+  'dlq purge': purgeDeadLetters,
+  'queues ls': listQueues,
+  'queues pause': (ctx) => pauseQueue(ctx, true),
+  'queues resume': (ctx) => pauseQueue(ctx, false),
+  'schedules ls': listSchedules,
+  'schedules pause': (ctx) => steerSchedule(ctx, 'pause'),
+  'schedules resume': (ctx) => steerSchedule(ctx, 'resume'),
+  'schedules trigger': (ctx) => steerSchedule(ctx, 'trigger'),
+};
+
+/**
+ * Runs one `loom` command line and resolves with its exit code. The whole line is checked before
+ * anything connects, so a usage error (exit 2) reads and changes nothing.
+ */
+export async function runLoom(argv: readonly string[], io: LoomIo): Promise<number> {
+  const fail = (code: number, message: string): number => {
+    io.stderr(`loom: ${message}\n`);
+    return code;
+  };
+  let invocation: Invocation;
+  let target: ReturnType<typeof resolveTarget>;
+  try {
+    const parsed = parseInvocation(argv);
+    if (parsed === HELP) {
+      io.stdout(USAGE);
+      return EXIT.ok;
+    }
+    invocation = parsed;
+    target = resolveTarget(invocation.global, io.env);
+  } catch (err) {
+    if (err instanceof UsageError) return fail(EXIT.usage, `${err.message} (loom --help shows the commands)`);
+    throw err;
+  }
+  let connection: Connection | undefined;
+  try {
+    connection = await connect(target, (line) => io.stderr(`${line}\n`));
+    const clock = new SystemClock();
+    const { store } = connection;
+    const output: Output = { out: io.stdout, err: io.stderr, interactive: io.interactive === true, json: invocation.global.json, now: clock.now() };
+    const ctx: CommandContext = {
+      store,
+      jobs: new Jobs({ store, clock }),
+      queues: new Queues({ store, clock }),
+      deadLetters: new DeadLetters({ store, clock, onReplayed: () => {} }),
+      schedules: new StoredSchedules({ store, clock }),
+      output,
+      invocation,
+    };
+    await HANDLERS[invocation.name](ctx);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof UnreachableError) return fail(EXIT.usage, err.message);
+    if (err instanceof RefusedError) return fail(EXIT.refused, err.message);
+    if (err instanceof UsageError) return fail(EXIT.usage, err.message);
+    if (LoomError.is(err, 'INVALID_ARGUMENT')) return fail(EXIT.usage, `${err.message} (nothing was changed)`);
+    if (LoomError.is(err)) return fail(EXIT.refused, err.message);
+    if (err instanceof MongoServerSelectionError || err instanceof MongoNetworkError) {
+      return fail(EXIT.usage, `lost MongoDB at ${redactUri(target.uri)}: ${firstLine(err)}`);
+    }
+    if (err instanceof MongoServerError && /hint/i.test(err.message)) {
+      return fail(EXIT.refused, `the store in database '${target.database}' lacks Loom 0.2's indexes: start a Loom engine of this version on it once (its init() creates them)`);
+    }
+    return fail(EXIT.refused, firstLine(err));
+  } finally {
+    await connection?.close().catch(() => {});
+  }
+}

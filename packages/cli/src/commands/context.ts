@@ -1,0 +1,14 @@
+import type { DeadLetters, Jobs, JobStore, Queues, StoredSchedules } from '@loom/core';
+import type { Invocation } from '../args.js';
+import type { Output } from '../output.js';
+
+/** What a command works with: the store's operations (as `loom.*` offers them) and where to print. */
+export interface CommandContext {
+  store: JobStore;
+  jobs: Jobs;
+  queues: Queues;
+  deadLetters: DeadLetters;
+  schedules: StoredSchedules;
+  output: Output;
+  invocation: Invocation;
+}

@@ -1,0 +1,127 @@
+import { LoomError, type JobListFilter, type JobRecord } from '@loom/core';
+import { printJson, relative, table } from '../output.js';
+import { RefusedError } from '../usage.js';
+import type { CommandContext } from './context.js';
+
+/** `loom jobs ls`: one page, newest first; the next page's `--cursor` is printed under it. */
+export async function listJobs(ctx: CommandContext): Promise<void> {
+  const { options } = ctx.invocation;
+  const filter: JobListFilter = {};
+  if (options.status) filter.status = options.status;
+  if (options.name) filter.name = options.name;
+  if (options.queue) filter.queue = options.queue;
+  if (options.limit) filter.limit = options.limit;
+  if (options.cursor) filter.cursor = options.cursor;
+  const page = await ctx.jobs.list(filter);
+  const { output } = ctx;
+  if (output.json) return printJson(output, page);
+  if (page.jobs.length === 0) return output.out('no jobs\n');
+  const rows = page.jobs.map((j) => [
+    j.id,
+    j.name,
+    j.queue,
+    j.cancelRequestedAt && j.status === 'running' ? 'running (cancel requested)' : j.status,
+    `${j.attempt}/${j.maxAttempts}`,
+    relative(j.createdAt, output.now),
+    relative(j.updatedAt, output.now),
+    j.deadReason ?? j.cancelReason,
+  ]);
+  output.out(table(['ID', 'NAME', 'QUEUE', 'STATUS', 'ATTEMPT', 'CREATED', 'UPDATED', 'REASON'], rows));
+  if (page.next) output.out(`more: loom jobs ls --cursor ${page.next}${sameFilters(ctx)}\n`);
+}
+
+function sameFilters(ctx: CommandContext): string {
+  const { options } = ctx.invocation;
+  return [
+    options.status ? ` --status ${options.status.join(',')}` : '',
+    options.name ? ` --name ${JSON.stringify(options.name)}` : '',
+    options.queue ? ` --queue ${JSON.stringify(options.queue)}` : '',
+    options.limit ? ` --limit ${options.limit}` : '',
+  ].join('');
+}
+
+async function mustGet(ctx: CommandContext, id: string): Promise<JobRecord> {
+  const job = await ctx.jobs.get(id);
+  if (!job) throw new RefusedError(`no job ${id}`);
+  return job;
+}
+
+/** `loom jobs show ID`: the whole record. */
+export async function showJob(ctx: CommandContext): Promise<void> {
+  const job = await mustGet(ctx, ctx.invocation.target!);
+  const { output } = ctx;
+  if (output.json) return printJson(output, job);
+  const at = (d: Date | undefined) => (d ? `${d.toISOString()} (${relative(d, output.now)})` : '-');
+  const lines: [string, unknown][] = [
+    ['id', job.id],
+    ['name', job.name],
+    ['queue', job.queue],
+    ['status', job.cancelRequestedAt && job.status === 'running' ? `running, cancel requested ${relative(job.cancelRequestedAt, output.now)}` : job.status],
+    ['attempt', `${job.attempt} of ${job.maxAttempts}`],
+    ['priority', job.priority],
+    ['run at', at(job.runAt)],
+    ['created', at(job.createdAt)],
+    ['updated', at(job.updatedAt)],
+    ['started', at(job.startedAt)],
+    ['finished', at(job.finishedAt)],
+  ];
+  if (job.idempotencyKey !== undefined) lines.push(['idempotency key', job.idempotencyKey]);
+  if (job.parentId !== undefined) lines.push(['parent', job.parentId]);
+  if (job.lease) lines.push(['lease', `${job.lease.owner} until ${job.lease.until.toISOString()}`]);
+  if (job.deadReason !== undefined) lines.push(['dead because', job.deadReason]);
+  if (job.cancelReason !== undefined) lines.push(['cancel reason', job.cancelReason]);
+  if (job.progress !== undefined) lines.push(['progress', JSON.stringify(job.progress)]);
+  lines.push(['payload', JSON.stringify(job.payload)]);
+  if (job.result !== undefined) lines.push(['result', JSON.stringify(job.result)]);
+  const width = Math.max(...lines.map(([k]) => k.length));
+  let text = lines.map(([k, v]) => `${k.padEnd(width)}  ${String(v)}`).join('\n') + '\n';
+  if (job.steps.length > 0) text += `\nsteps:\n${table(['NAME', 'KIND', 'STATUS', 'AT'], job.steps.map((s) => [s.name, s.kind, s.status, relative(s.at, output.now)]))}`;
+  if (job.errors.length > 0) text += `\nerrors:\n${table(['ATTEMPT', 'AT', 'ERROR'], job.errors.map((e) => [e.attempt, relative(e.at, output.now), `${e.name}${e.code ? ` [${e.code}]` : ''}: ${e.message}`]))}`;
+  output.out(text);
+}
+
+/** Turns "no such job" into exit 1. */
+async function orRefused<T>(run: () => Promise<T>, id: string): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (LoomError.is(err, 'JOB_NOT_FOUND')) throw new RefusedError(`no job ${id}`);
+    throw err;
+  }
+}
+
+/** `loom jobs cancel ID [--reason R]`. */
+export async function cancelJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const reason = ctx.invocation.options.reason;
+  const result = await orRefused(() => ctx.jobs.cancel(id, reason === undefined ? {} : { reason }), id);
+  const { output } = ctx;
+  if (output.json) printJson(output, result);
+  if (!result.cancelled) throw new RefusedError(`job ${id} is ${result.status}: nothing to cancel`);
+  if (output.json) return;
+  output.out(
+    result.status === 'running'
+      ? `cancel requested: job ${id} is running; the engine running it aborts it within one heartbeat and ends it cancelled\n`
+      : `cancelled job ${id}\n`,
+  );
+}
+
+/** `loom jobs retry ID`: a dead or cancelled job back in its queue. */
+export async function retryJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const result = await orRefused(() => ctx.jobs.retry(id), id);
+  const { output } = ctx;
+  if (output.json) printJson(output, result);
+  if (!result.retried) throw new RefusedError(`job ${id} is ${result.status}: only dead or cancelled jobs can be retried`);
+  if (!output.json) output.out(`job ${id} is queued again\n`);
+}
+
+/** `loom jobs rm ID`: deletes a finished job. */
+export async function removeJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const result = await orRefused(() => ctx.jobs.remove(id), id);
+  const { output } = ctx;
+  if (output.json) printJson(output, result);
+  if (!result.removed) throw new RefusedError(`job ${id} is ${result.status}: only finished jobs (completed, dead, cancelled) can be removed; cancel it first`);
+  if (!output.json) output.out(`removed job ${id} (${result.status})\n`);
+}

@@ -1,0 +1,49 @@
+/** The help text, and the error every bad invocation raises (exit 2, nothing touched). */
+
+export const USAGE = `loom: steer the jobs of a Loom MongoDB store
+
+Usage:
+  loom [--uri URI] [--database DB] [--prefix P] [--json] COMMAND
+  loom stats
+  loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
+  loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
+  loom dlq ls [--name N] [--queue Q] [--limit K]
+  loom dlq retry (ID | --all [--name N] [--queue Q])
+  loom dlq purge [--name N] [--queue Q] --yes
+  loom queues ls | pause Q | resume Q
+  loom schedules ls | pause N | resume N | trigger N
+
+Options:
+  --uri URI        MongoDB connection string (default: $MONGODB_URI)
+  --database DB    database of the Loom store (default: $LOOM_DATABASE, else the URI's)
+  --prefix P       collection prefix of the store (default: loom_)
+  --json           print JSON for scripts instead of tables
+  -h, --help       this text
+
+Exit codes: 0 done; 1 the job, schedule or dead letter does not exist or cannot change;
+2 bad usage (nothing was changed) or the database cannot be reached.
+`;
+
+/** A bad invocation: the command line is wrong, so nothing was read or changed. Exit 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The thing asked for does not exist or cannot change. Exit 1. */
+export class RefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RefusedError';
+  }
+}
+
+/** The database cannot be reached. Exit 2. */
+export class UnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreachableError';
+  }
+}
