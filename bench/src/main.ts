@@ -99,6 +99,21 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     const rep = await run(spec, 'claim-cost/loom', undefined);
     collector.add('loom', rep.metrics);
   }
+  if (c.groups.includes('list')) {
+    // The same sizes as the claim cost: a status page with 1,000 vs 1,000,000 completed jobs.
+    const spec: ScenarioSpec = {
+      kind: 'list-cost',
+      small: c.claimSmall,
+      large: c.claimLarge,
+      loadBudgetMs: c.claimLoadBudgetMs,
+      reps: Math.max(5, Math.floor(c.claimsPerRound / 10)),
+      rounds: c.runs,
+      timeoutMs: timeoutMs + c.claimLoadBudgetMs,
+      ...mongo(),
+    };
+    const rep = await run(spec, 'list-cost/loom', undefined);
+    collector.add('loom', rep.metrics);
+  }
   return breakdown;
 }
 
@@ -113,6 +128,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] 
   if (c.groups.includes('latency'))
     want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
+  if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
   return want;
 }
 

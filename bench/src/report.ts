@@ -44,6 +44,12 @@ function rows(c: BenchConfig): Row[] {
     { label: 'claim, large collection (ms)', cells: { loom: 'claimLargeMs' } },
     { label: '  completed jobs: small / large', cells: { loom: 'claimSmallCompletedJobs|claimLargeCompletedJobs' } },
     { label: `claim, ${c.claimBlocked.toLocaleString('en-US')} due jobs of other names ahead (ms)`, cells: { loom: 'claimBlockedMs' } },
+    { label: 'list page of completed jobs, small / large collection (ms)', cells: { loom: 'listCompletedSmallMs|listCompletedLargeMs' } },
+    { label: '  page of the few queued ones (ms)', cells: { loom: 'listQueuedSmallMs|listQueuedLargeMs' } },
+    { label: '  page by name (ms)', cells: { loom: 'listByNameSmallMs|listByNameLargeMs' } },
+    { label: '  page over every status (ms)', cells: { loom: 'listAllSmallMs|listAllLargeMs' } },
+    { label: '  fifth page by cursor (an earlier one in --quick) (ms)', cells: { loom: 'listDeepSmallMs|listDeepLargeMs' } },
+    { label: '  stats(), for information (ms)', cells: { loom: 'listStatsSmallMs|listStatsLargeMs' } },
   ];
 }
 
@@ -95,6 +101,7 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['MemoryStore jobs/s >= 100,000', memory.jobsPerSec, (v) => v >= 100_000],
     ['claim cost flat: large / small <= 1.5', loom.claimLargeOverSmall, (v) => v <= 1.5],
     ['claim skips other names: blocked / small <= 1.5', loom.claimBlockedOverSmall, (v) => v <= 1.5],
+    ['list page cost flat: large / small <= 1.5 (worst page kind)', loom.listLargeOverSmall, (v) => v <= 1.5],
   ];
   return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
 }

@@ -9,6 +9,7 @@ import { agendaThroughput, loomBatched, loomThroughput } from './scenarios/throu
 import { agendaLatency, loomLatency } from './scenarios/latency.js';
 import { memoryThroughput } from './scenarios/memory.js';
 import { claimCost } from './scenarios/claim-cost.js';
+import { listCost } from './scenarios/list-cost.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -22,6 +23,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return memoryThroughput(spec);
     case 'claim-cost':
       return claimCost(spec);
+    case 'list-cost':
+      return listCost(spec);
   }
 }
 

@@ -1,7 +1,8 @@
-import { ObjectId, type Db, type Document } from 'mongodb';
+import type { Db } from 'mongodb';
 import { MongoStore } from '@loom/mongo-store';
 import type { NewJob } from '@loom/core';
 import { CommandCounter } from '../command-counter.js';
+import { loadCompletedJobs } from '../completed-jobs.js';
 import { benchLogger } from '../loom-jobs.js';
 import { median, percentile } from '../stats.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
@@ -50,31 +51,13 @@ async function addBlockedJobs(side: Side, count: number): Promise<void> {
   }
 }
 
-/**
- * A store on a fresh database with `target` completed jobs of the claimed queue and name. They are
- * copies of a job the store itself completed (exactly what a busy installation accumulates), loaded
- * in bulk until `target` or the time budget, whichever comes first.
- */
+/** A store on a fresh database with `target` completed jobs of the claimed queue and name. */
 async function prepare(counter: CommandCounter, dbName: string, target: number, budgetMs: number): Promise<Side> {
   const db = counter.client.db(dbName);
   await db.dropDatabase();
   const store = new MongoStore({ client: counter.client, database: dbName, logger: benchLogger });
   await store.init();
-  const [first] = await store.enqueue([newJob(0, new Date())], { now: new Date() });
-  const [claimed] = await store.claim(claimRequest(new Date()));
-  if (!claimed || claimed.id !== first!.id) throw new Error('claim-cost: could not claim the template job');
-  await store.complete({ jobId: claimed.id, token: claimed.lease!.token }, { now: new Date() });
-  const jobs = db.collection('loom_jobs');
-  const template = await jobs.findOne({ _id: new ObjectId(claimed.id) });
-  if (!template || template.status !== 'completed') throw new Error('claim-cost: the template job is not completed in loom_jobs');
-  const start = performance.now();
-  let loaded = 1;
-  while (loaded < target && performance.now() - start < budgetMs) {
-    const n = Math.min(INSERT_BATCH, target - loaded);
-    const docs: Document[] = Array.from({ length: n }, (_, j) => ({ ...template, _id: new ObjectId(), payload: { i: loaded + j } }));
-    await jobs.insertMany(docs, { ordered: false });
-    loaded += n;
-  }
+  const loaded = await loadCompletedJobs(store, db, newJob(0, new Date()), target, budgetMs);
   return { store, db, loaded, times: [], roundMedians: [] };
 }
 
