@@ -18,6 +18,9 @@ afterAll(async () => {
   await mongo?.stop();
 });
 
+/** Each test starts the binary several times: a node start each (1-2 s on a busy machine). */
+const SPAWNS = 180_000;
+
 interface Run {
   code: number;
   stdout: string;
@@ -69,7 +72,7 @@ describe('loom: usage', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('loom jobs ls [--status S[,S...]]');
     expect(run.stdout).toContain('loom dlq purge [--name N] [--queue Q] --yes');
-  });
+  }, SPAWNS);
 
   it('refuses bad command lines with exit 2 and one line, changing nothing', async () => {
     const { store, env } = await seeded();
@@ -106,7 +109,7 @@ describe('loom: usage', () => {
     }
     expect(await loom(['stats'], { LOOM_DATABASE: 'x' })).toMatchObject({ code: 2, stderr: expect.stringContaining('pass --uri or set MONGODB_URI') });
     expect(await snapshot(store)).toEqual(before);
-  });
+  }, SPAWNS);
 
   it('says in one line, exit 2, when the database cannot be reached, naming the URI without its password', async () => {
     const run = await loom(['stats'], { MONGODB_URI: 'mongodb://ops:s3cret@127.0.0.1:1/app?directConnection=true' });
@@ -114,7 +117,7 @@ describe('loom: usage', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toContain('cannot reach MongoDB at mongodb://ops:***@127.0.0.1:1/app?directConnection=true within 3.5 s');
     expect(run.stderr).not.toContain('s3cret');
-  });
+  }, SPAWNS);
 
   it('refuses a database without a Loom store (exit 1), and finds one under another prefix', async () => {
     const { env } = await seeded();
@@ -123,7 +126,7 @@ describe('loom: usage', () => {
     await new MongoStore({ client: mongo.client, database, collectionPrefix: 'acme_', logger: { debug() {}, warn() {}, error() {} } }).init();
     expect(await loom(['stats', '--database', database], env)).toMatchObject({ code: 1 });
     expect(await loom(['stats', '--database', database, '--prefix', 'acme_'], env)).toMatchObject({ code: 0 });
-  });
+  }, SPAWNS);
 });
 
 describe('loom: jobs', () => {
@@ -145,7 +148,7 @@ describe('loom: jobs', () => {
     expect(decodeCursor(cursor)).toBeTruthy();
     const reports = JSON.parse((await loom(['--json', 'jobs', 'ls', '--queue', 'reports', '--status', 'queued,running'], env)).stdout) as { jobs: { name: string }[] };
     expect(reports.jobs.map((j) => j.name)).toEqual(['nightly-report']);
-  });
+  }, SPAWNS);
 
   it('shows, cancels, retries and removes a job; what cannot change exits 1', async () => {
     const { store, env } = await seeded();
@@ -177,9 +180,10 @@ describe('loom: jobs', () => {
     expect(await store.getJob(done)).toBeNull();
     const unknown = 'abcdefabcdefabcdefabcdef';
     for (const action of ['show', 'cancel', 'retry', 'rm']) {
-      expect(await loom(['jobs', action, unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
+      const run = action === 'show' ? loom : loomInProcess;
+      expect(await run(['jobs', action, unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
     }
-  });
+  }, SPAWNS);
 });
 
 describe('loom: dead letters, queues, schedules, stats', () => {
@@ -204,7 +208,7 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     expect((await store.listDeadLetters({})).map((d) => d.id)).toEqual([ids[3]]);
     expect(await loom(['dlq', 'purge', '--yes', '--json'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('"purged": 1') });
     expect(await store.listDeadLetters({})).toEqual([]);
-  });
+  }, SPAWNS);
 
   it('lists, pauses and resumes queues, and prints stats', async () => {
     const { store, env } = await seeded();
@@ -219,7 +223,7 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     const stats = JSON.parse((await loom(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };
     expect(stats.totals).toEqual({ queued: 2, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 });
     expect((await loom(['stats'], env)).stdout).toMatch(/total\s+2\s+0\s+0\s+0\s+0\s+0\n$/);
-  });
+  }, SPAWNS);
 
   it('lists, pauses, resumes and triggers schedules an engine described; unknown ones exit 1', async () => {
     const { store, env } = await seeded();
@@ -235,5 +239,5 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     const { jobId } = JSON.parse(triggered.stdout) as { jobId: string };
     expect(await store.getJob(jobId)).toMatchObject({ name: 'nightly-report', queue: 'reports', payload: { full: true }, maxAttempts: 2, status: 'queued' });
     expect(await loom(['schedules', 'trigger', 'weekly'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('No schedule named "weekly"') });
-  });
+  }, SPAWNS);
 });
