@@ -41,12 +41,15 @@ afterAll(() => rmSync(app, { recursive: true, force: true }));
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   for (const key of Object.keys(env)) if (key.startsWith('JEST_') || key === 'NODE_OPTIONS' || key === 'MONGODB_URI') delete env[key];
-  return { ...env, ...extra };
+  // Runners colour their summaries when `CI` is set (picocolors), which would split the lines matched below.
+  delete env.FORCE_COLOR;
+  return { ...env, NO_COLOR: '1', ...extra };
 }
 
 function run(command: string, args: string[], cwd: string, extra: Record<string, string> = {}): string {
   const result = spawnSync(command, args, { cwd, env: userEnv(extra), encoding: 'utf8', timeout: 4 * MINUTES });
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  // Strip colour codes too, in case a runner ignores NO_COLOR.
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*m/g, '');
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.status ?? result.signal}:\n${output}`);
   return output;
 }
