@@ -75,6 +75,21 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
+describe('every package under packages/', () => {
+  it('declares what a published package needs: license file, engines, repository, keywords, files', () => {
+    const dirs = readdirSync(join(ROOT, 'packages')).filter((d) => existsSync(join(ROOT, 'packages', d, 'package.json')));
+    expect(dirs.length).toBeGreaterThanOrEqual(PACKAGES.length);
+    for (const dir of dirs) {
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+      expect({ dir, license: existsSync(join(ROOT, 'packages', dir, 'LICENSE')), manifest }).toMatchObject({
+        dir,
+        license: true,
+        manifest: { license: 'MIT', engines: { node: expect.any(String) }, repository: { directory: `packages/${dir}` }, keywords: expect.any(Array), files: expect.any(Array) },
+      });
+    }
+  });
+});
+
 describe('the packed packages in a fresh app', () => {
   let packs: PackResult[] = [];
 
