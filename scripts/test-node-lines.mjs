@@ -6,7 +6,7 @@
 // node_modules/.cache/loom-node/<version>/.
 //
 //   node scripts/test-node-lines.mjs [version ...]     default: the versions below
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -45,9 +45,24 @@ function nodeBinary(version) {
   return binary;
 }
 
-const versions = process.argv.slice(2).length > 0 ? process.argv.slice(2) : VERSIONS;
-for (const version of versions) {
-  const node = nodeBinary(version);
-  console.log(`[node-lines] Node ${version}: ${SUITES.join(', ')}`);
-  run(node, ['--experimental-vm-modules', join(ROOT, 'node_modules/jest/bin/jest.js'), ...SUITES], { cwd: ROOT });
+/** Runs the suites on one Node; resolves with its exit code and everything it printed. */
+function suitesOn(version, node) {
+  return new Promise((resolveRun) => {
+    const child = spawn(node, ['--experimental-vm-modules', join(ROOT, 'node_modules/jest/bin/jest.js'), ...SUITES], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('close', (code, signal) => resolveRun({ version, code: code ?? signal, output: Buffer.concat(output).toString() }));
+  });
 }
+
+const versions = process.argv.slice(2).length > 0 ? process.argv.slice(2) : VERSIONS;
+const binaries = versions.map((version) => [version, nodeBinary(version)]);
+// Jest runs one worker on a two-core machine: the lines run side by side, each printed when done.
+console.log(`[node-lines] ${SUITES.join(', ')} on Node ${versions.join(' and ')}`);
+const results = await Promise.all(binaries.map(([version, node]) => suitesOn(version, node)));
+for (const { version, code, output } of results) {
+  console.log(`[node-lines] Node ${version}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`}`);
+  process.stdout.write(output);
+}
+if (results.some((r) => r.code !== 0)) process.exit(1);

@@ -114,6 +114,8 @@ describe('the packed packages in a fresh app', () => {
       const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(1).map((a) => a.replaceAll('<loom>', ROOT));
       run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], app);
     }
+    mkdirSync(join(app, 'node_modules', '@jest'), { recursive: true });
+    for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
     for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
     expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
     // Source maps and declaration maps point at files that shipped.
@@ -126,8 +128,6 @@ describe('the packed packages in a fresh app', () => {
       );
       expect({ name, dangling }).toEqual({ name, dangling: [] });
     }
-    mkdirSync(join(app, 'node_modules', '@jest'), { recursive: true });
-    for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
   }, 6 * MINUTES);
 
   describe.each([
