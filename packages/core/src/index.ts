@@ -23,6 +23,7 @@ export * from './store/job-record.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
 export * from './store/operations.js';
+export * from './store/flow.js';
 export * from './store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';

@@ -102,6 +102,7 @@ export class Loom {
     }
     this.engine.skewGuard?.stop();
     this.engine.telemetry.stop();
+    this.engine.flow.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

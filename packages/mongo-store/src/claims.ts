@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection, Filter } from 'mongodb';
-import { LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
+import type { Collection, Filter, ObjectId } from 'mongodb';
+import { assertFlowLimits, LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
 import { requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import type { JobDocument } from './documents.js';
 import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
@@ -8,6 +8,11 @@ import { CLAIM_INDEX_KEY } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
 import { claimUpdate, releaseClaimPipeline } from './updates.js';
+
+/** Claims of requests with flow limits (see `flow-claims.ts`). */
+export interface FlowClaims {
+  claim(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]>;
+}
 
 /** A safety bound only: a batch claim round fails only when a concurrent claimer progressed. */
 const MAX_BATCH_ROUNDS = 100;
@@ -20,7 +25,7 @@ const MAX_BATCH_ROUNDS = 100;
 const MAX_MERGED_SCANS = 200;
 
 /** The queues and names of one candidate query (at most {@link MAX_MERGED_SCANS} pairs). */
-type ClaimGroup = Pick<ClaimRequest, 'queues' | 'names' | 'now'>;
+export type ClaimGroup = Pick<ClaimRequest, 'queues' | 'names' | 'now'>;
 
 /** Splits a claim's queues and claimable names into groups of at most {@link MAX_MERGED_SCANS} pairs. */
 export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): ClaimGroup[] {
@@ -39,11 +44,13 @@ export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
  * Leases up to `req.limit` claimable jobs. One job: a single atomic `findOneAndUpdate` on the
  * claim index. More (or more (queue, name) pairs than one query merges): see {@link claimBatch}.
  */
-export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger): Promise<JobRecord[]> {
+export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow?: FlowClaims): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
   const now = requireDate(req.now, 'claim now');
+  assertFlowLimits(req.flow, 'MongoStore');
+  if (flow && req.flow !== undefined && req.flow.length > 0) return flow.claim(req, lease, now, limit);
   const groups = claimGroups(req);
   if (groups.length === 0) return [];
   if (limit === 1 && groups.length === 1) {
@@ -57,11 +64,11 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
   return claimBatch(jobs, req, groups, lease, now, limit, logger);
 }
 
-/** Up to `wanted` candidates in claim order: one query per group, merged. */
-async function readCandidates(jobs: Collection<JobDocument>, groups: ClaimGroup[], wanted: number): Promise<Pick<JobDocument, '_id'>[]> {
+/** Up to `wanted` candidates in claim order: one query per group, merged. With `withName`, each says its job's name. */
+export async function readCandidates(jobs: Collection<JobDocument>, groups: ClaimGroup[], wanted: number, withName = false): Promise<Pick<JobDocument, '_id' | 'name'>[]> {
   const options = { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted };
-  if (groups.length === 1) return jobs.find(claimFilter(groups[0]), { ...options, projection: { _id: 1 } }).toArray();
-  const projection = { _id: 1, priority: 1, runAt: 1 };
+  if (groups.length === 1) return jobs.find(claimFilter(groups[0]), { ...options, projection: withName ? { _id: 1, name: 1 } : { _id: 1 } }).toArray();
+  const projection = withName ? { _id: 1, name: 1, priority: 1, runAt: 1 } : { _id: 1, priority: 1, runAt: 1 };
   const found = await Promise.all(groups.map((group) => jobs.find<JobDocument>(claimFilter(group), { ...options, projection }).toArray()));
   return sortForClaim(found.flat()).slice(0, wanted);
 }
@@ -97,7 +104,7 @@ async function claimBatch(
     try {
       const candidates = await readCandidates(jobs, groups, wanted);
       found = candidates.length;
-      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates, lease, now)));
+      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates.map(({ _id }) => ({ _id, token: randomUUID() })), lease, now)));
     } catch (err) {
       if (claimed.length === 0) throw err;
       // Jobs of earlier rounds are leased and read back: hand them out rather than strand them.
@@ -120,14 +127,14 @@ async function claimBatch(
  * jobs would stay leased to a claim that returned nothing, run only after the lease expired, and
  * with that attempt spent (a job with `retries: 0` would die without ever running).
  */
-async function takeCandidates(
+export async function takeCandidates(
   jobs: Collection<JobDocument>,
-  req: ClaimRequest,
-  candidates: Pick<JobDocument, '_id'>[],
+  req: Parameters<typeof claimCandidateFilter>[0],
+  candidates: { _id: ObjectId; token: string }[],
   lease: { owner: string; until: Date },
   now: Date,
 ): Promise<JobDocument[]> {
-  const leases = candidates.map(({ _id }) => ({ _id, lease: { ...lease, token: randomUUID() } }));
+  const leases = candidates.map(({ _id, token }) => ({ _id, lease: { ...lease, token } }));
   const ours = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
   try {
     if (leases.length === 1) {
@@ -165,7 +172,7 @@ async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>
 }
 
 /** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */
-function sortForClaim<T extends Pick<JobDocument, '_id' | 'priority' | 'runAt'>>(docs: T[]): T[] {
+export function sortForClaim<T extends Pick<JobDocument, '_id' | 'priority' | 'runAt'>>(docs: T[]): T[] {
   return docs.sort(
     (a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
   );

@@ -1,5 +1,5 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
-import type { DeadLetterDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from './documents.js';
+import type { DeadLetterDocument, FlowDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from './documents.js';
 import type { ResolvedOptions } from './options.js';
 
 /**
@@ -27,6 +27,8 @@ export interface StoreCollections {
   /** Options of every transaction the store runs: primary, snapshot reads, the store's write concern. */
   transactionOptions: TransactionOptions;
   queues: Collection<QueueDocument>;
+  /** Flow-control state: concurrency slots, rate-limit starts and holds, one document per name or key. */
+  flow: Collection<FlowDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -43,6 +45,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     jobInserts: client.db(database, { readPreference: ReadPreference.primary, readConcern: new ReadConcern('majority') }).collection<JobDocument>(names.jobs),
     transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
     queues: db.collection<QueueDocument>(names.queues),
+    flow: db.collection<FlowDocument>(names.flow),
   };
 }
 

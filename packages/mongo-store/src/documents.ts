@@ -15,6 +15,11 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
    */
   claimAt?: Date;
   signals: StoredSignal[];
+  /**
+   * The key a claim serves the job's name by, in turns: `groupKey`, else `rateLimitKey`. Indexed
+   * (`loom_flow_key`) so a claim finds the next key's best job without scanning other keys.
+   */
+  flowKey?: string;
 }
 
 /** A signal plus a store-generated id, so one stored signal can be taken off atomically by id. */
@@ -66,4 +71,25 @@ export interface KeyTombstoneDocument {
   _id: string;
   jobId: ObjectId;
   at: Date;
+}
+
+/**
+ * A flow-control document's id: a job name (`{ n }`: its global concurrency, unkeyed rate limit
+ * and holds), one group key of it (`{ n, g }`), or one rate-limit key (`{ n, r }`). Always built
+ * by `flowId` in this field order, since ids that are documents match only field by field.
+ */
+export type FlowId = { n: string; g?: string; r?: string };
+
+/**
+ * The flow-control state of a name or key, in the flow collection. Every change is one atomic
+ * update of this one document, so engines sharing the store never see it half-changed.
+ */
+export interface FlowDocument {
+  _id: FlowId;
+  /** Concurrency slots taken: one per running job, its lease token and lease end (`u`, kept by heartbeats). */
+  h?: { t: string; u: Date }[];
+  /** Rate-limit starts still in the window: the token of the run and when it started. */
+  s?: { t: string; a: Date }[];
+  /** No start before this instant (`holdFlow`, a `RateLimitedError`). */
+  b?: Date;
 }

@@ -71,6 +71,11 @@ export class FencedWrites {
     return before.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
   }
 
+  /** Whether the job is still running under this lease (one read by id). */
+  async holds(lease: LeaseRef): Promise<boolean> {
+    return (await this.jobs.countDocuments(fencedFilter(this.jobIdOf(lease), lease.token, { cancelRequested: true }), { limit: 1 })) === 1;
+  }
+
   /** The job, if this lease still holds it; LeaseLostError (or CancelledError) otherwise. */
   async owned(lease: LeaseRef): Promise<JobDocument> {
     const job = await this.jobs.findOne(fencedFilter(this.jobIdOf(lease), lease.token));

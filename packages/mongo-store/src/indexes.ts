@@ -34,8 +34,19 @@ export const CLAIM_INDEX_KEY = { queue: 1, name: 1, priority: -1, runAt: 1, _id:
  */
 export const FORMER_CLAIM_INDEX_KEYS: Record<string, 1 | -1>[] = [{ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }];
 
+/**
+ * The index claims of grouped (or per-key rate-limited) names use: within one queue and name, by
+ * key, then in claim order. A claim finds the next key's best job with one range read, and the
+ * keys it skips (at their limit) are left out of the range, never scanned. Partial: only jobs
+ * with a key that can become claimable.
+ */
+export const FLOW_KEY_INDEX = 'loom_flow_key';
+
+/** Indexes of the flow collection: the holds in force (`flowHolds`, read by every engine each poll). */
+export const FLOW_HOLD_INDEX = 'loom_flow_holds';
+
 /** Indexes per collection, for the given options. Retention indexes appear only when enabled. */
-export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[] } {
+export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[]; flow: IndexSpec[] } {
   const jobs: IndexSpec[] = [
     {
       // Every claim: points on queue and name, sort on priority/runAt/_id, claimAt checked in the
@@ -66,6 +77,11 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: JOB_LIST_INDEX.status, key: { status: 1, createdAt: -1, _id: -1 } },
     { name: JOB_LIST_INDEX.name, key: { name: 1, status: 1, createdAt: -1, _id: -1 }, formerKeys: [{ name: 1, status: 1, createdAt: -1 }] },
     { name: JOB_LIST_INDEX.queue, key: { queue: 1, status: 1, createdAt: -1, _id: -1 } },
+    {
+      name: FLOW_KEY_INDEX,
+      key: { queue: 1, name: 1, flowKey: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
+      partialFilterExpression: { claimAt: { $exists: true }, flowKey: { $exists: true } },
+    },
   ];
   const deadLetters: IndexSpec[] = [
     // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
@@ -89,7 +105,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     });
   }
   if (dead !== false) deadLetters.push({ name: RETENTION_INDEX.deadLetters, key: { diedAt: 1 }, expireAfterSeconds: dead });
-  return { jobs, deadLetters };
+  const flow: IndexSpec[] = [{ name: FLOW_HOLD_INDEX, key: { b: 1 }, partialFilterExpression: { b: { $exists: true } } }];
+  return { jobs, deadLetters, flow };
 }
 
 /** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */

@@ -11,6 +11,7 @@ import {
   type DeadLetterReplayReport,
   type EnqueueResult,
   type ErrorRecord,
+  type FlowHoldRecord,
   type JobFilter,
   type JobPageQuery,
   type JobRecord,
@@ -30,6 +31,8 @@ import {
 } from '@loom/core';
 import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import { claimJobs } from './claims.js';
+import { MongoFlowClaims } from './flow-claims.js';
+import { FlowPermits } from './flow-permits.js';
 import { inTransaction, openCollections, type StoreCollections } from './collections.js';
 import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
 import { detectDeployment, type Deployment } from './deployment.js';
@@ -72,6 +75,8 @@ export class MongoStore implements JobStore {
   private readonly fenced: FencedWrites;
   private readonly control: JobControl;
   private readonly queues: QueueRepository;
+  private readonly permits: FlowPermits;
+  private readonly flowClaims: MongoFlowClaims;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly watchers = new Set<() => void>();
@@ -87,6 +92,8 @@ export class MongoStore implements JobStore {
     this.fenced = new FencedWrites(this.collections.jobs);
     this.control = new JobControl(this.collections, () => this.moveContext());
     this.queues = new QueueRepository(this.collections);
+    this.permits = new FlowPermits(this.collections.flow, this.options.logger);
+    this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger);
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */
@@ -118,6 +125,7 @@ export class MongoStore implements JobStore {
     const plan = indexPlan(this.options);
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
+    await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
     await this.reconcile();
   }
 
@@ -142,38 +150,57 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    return claimJobs(this.collections.jobs, req, this.options.logger);
+    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims);
+  }
+
+  async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {
+    requireDate(req?.now, 'holdFlow now');
+    await this.permits.hold(req);
+  }
+
+  flowHolds(now: Date): Promise<FlowHoldRecord[]> {
+    return this.permits.holds(now);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------
+  // A run that ends or goes back to the queue frees the concurrency slots its claim took (flow
+  // control); a heartbeat moves their end with the lease.
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
-    return this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now')));
+    const extension = await this.ending(lease, () => this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now'))));
+    await this.permits.extend(lease.token, until, now, lease.jobId);
+    return extension;
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    await this.fenced.write(lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session);
+    await this.ending(lease, () => this.fenced.write(lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session));
+    await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
-    await this.fenced.write(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now')));
+    await this.ending(lease, () => this.fenced.write(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    await this.permits.release(lease.token, lease.jobId);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await this.fenced.write(lease, requeueUpdate(now, now));
+    await this.ending(lease, () => this.fenced.write(lease, requeueUpdate(now, now)));
+    await this.permits.release(lease.token, lease.jobId);
   }
 
   async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
     requireDate(outcome?.now, 'now');
     requireString(outcome.reason, 'dead-letter reason');
-    await moveToDeadLetters(await this.moveContext(), this.fenced.jobIdOf(lease), lease, outcome);
+    const context = await this.moveContext();
+    await this.ending(lease, () => moveToDeadLetters(context, this.fenced.jobIdOf(lease), lease, outcome));
+    await this.permits.release(lease.token, lease.jobId);
   }
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
-    await this.fenced.transition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step);
+    await this.ending(lease, () => this.fenced.transition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step));
+    await this.permits.release(lease.token, lease.jobId);
   }
 
   async wait(lease: LeaseRef, req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date }): Promise<'waiting' | 'signal-pending'> {
@@ -184,6 +211,7 @@ export class MongoStore implements JobStore {
       signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
+    await this.permits.release(lease.token, lease.jobId);
     // Children that finished before the parent began waiting could not wake it: wake it now.
     if (children.length > 0 && !(await this.anyActive(children))) await this.wake(lease.jobId, now);
     return 'waiting';
@@ -283,6 +311,7 @@ export class MongoStore implements JobStore {
 
   async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
     await this.fenced.write(lease, completeCancelUpdate(requireDate(now, 'now')), undefined, { cancelRequested: true });
+    await this.permits.release(lease.token, lease.jobId);
   }
 
   retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
@@ -442,6 +471,16 @@ export class MongoStore implements JobStore {
       throw new LoomError('INVALID_ARGUMENT', `${feature}: session must come from store.withTransaction (or a session of store.client)`);
     }
     return session as ClientSession;
+  }
+
+  /** A fenced write of a run; a lost lease also drops the run's flow slots from this store's memory (they ended with the lease). */
+  private async ending<T>(lease: LeaseRef, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (LoomError.is(err, 'LEASE_LOST') && typeof lease?.token === 'string') this.permits.forget(lease.token);
+      throw err;
+    }
   }
 
   /** A list limit: undefined = all; zero or less = none (as MemoryStore). */

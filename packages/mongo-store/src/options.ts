@@ -49,7 +49,7 @@ export interface MongoStoreOptions {
 export interface ResolvedOptions {
   database: string;
   writeConcern: WriteConcernSettings;
-  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string };
+  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
@@ -107,6 +107,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       schedules: `${prefix}schedules`,
       keys: `${prefix}idempotency_keys`,
       queues: `${prefix}queues`,
+      flow: `${prefix}flow`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

@@ -18,6 +18,9 @@ const OPTIONAL_FIELDS = [
   'cancelRequestedAt',
   'cancelReason',
   'priorAttempts',
+  'rateLimitKey',
+  'groupKey',
+  'debounceKey',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -45,6 +45,11 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.parentId !== undefined) doc.parentId = requireString(job.parentId, 'job.parentId');
   if (job.scheduledFor !== undefined) doc.scheduledFor = requireDate(job.scheduledFor, 'job.scheduledFor');
   if (job.trace !== undefined) doc.trace = requireTraceContext(job.trace, 'job.trace');
+  if (job.rateLimitKey !== undefined) doc.rateLimitKey = requireString(job.rateLimitKey, 'job.rateLimitKey');
+  if (job.groupKey !== undefined) doc.groupKey = requireString(job.groupKey, 'job.groupKey');
+  if (job.debounceKey !== undefined) doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
+  const flowKey = doc.groupKey ?? doc.rateLimitKey;
+  if (flowKey !== undefined) doc.flowKey = flowKey;
   return doc;
 }
 

@@ -5,4 +5,11 @@ import { useMongoFixture } from './fixture.js';
 // database; the fixture drops them all when the file ends. Retention is off: the suite's times are
 // fixed in the past, and MongoDB's TTL monitor judges age by the server's wall clock.
 const replicaSet = useMongoFixture();
-describeStoreConformance('MongoStore (replica set)', () => ({ store: replicaSet.newStore({ retention: { completed: false } }) }));
+// `peer` is a second store on the same database, as another process would open it.
+describeStoreConformance('MongoStore (replica set)', () => {
+  const database = replicaSet.mongo.newDatabaseName('store');
+  return {
+    store: replicaSet.newStore({ database, retention: { completed: false } }),
+    peer: () => replicaSet.newStore({ database, retention: { completed: false } }),
+  };
+});

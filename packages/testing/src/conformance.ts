@@ -4,6 +4,7 @@ import { describeClaim } from './conformance/claim.js';
 import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFinishedCounts } from './conformance/finished-counts.js';
+import { describeFlow } from './conformance/flow.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeOperations } from './conformance/operations.js';
@@ -20,6 +21,12 @@ export { yieldingStore, type YieldingStoreOptions } from './conformance/yielding
 /** A fresh, empty store for one test, and how to dispose of it afterwards. */
 export interface ConformanceStore {
   store: JobStore;
+  /**
+   * Another store on the same data, as a second process would open it (e.g. a second MongoStore
+   * on the same database). The flow-control tests claim through both, as two engines would. Stores
+   * that live in one process (MemoryStore) leave it out: the tests then use `store` twice.
+   */
+  peer?: () => JobStore | Promise<JobStore>;
   /** Runs after the store is closed (e.g. drops the test database). */
   cleanup?: () => Promise<void>;
 }
@@ -63,6 +70,7 @@ export function describeStoreConformance(
 ): void {
   describe(`JobStore conformance: ${name}`, () => {
     let current: ConformanceStore | undefined;
+    let peer: JobStore | undefined;
 
     beforeEach(async () => {
       current = await factory();
@@ -71,9 +79,12 @@ export function describeStoreConformance(
 
     afterEach(async () => {
       const done = current;
+      const donePeer = peer;
       current = undefined;
+      peer = undefined;
       if (!done) return;
       try {
+        await donePeer?.close();
         await done.store.close();
       } finally {
         await done.cleanup?.();
@@ -84,6 +95,15 @@ export function describeStoreConformance(
       get store(): JobStore {
         if (!current) throw new Error('The conformance store exists only while a test runs');
         return current.store;
+      },
+      async peer(): Promise<JobStore> {
+        if (!current) throw new Error('The conformance store exists only while a test runs');
+        if (!current.peer) return current.store;
+        if (!peer) {
+          peer = await current.peer();
+          await peer.init();
+        }
+        return peer;
       },
     };
 
@@ -98,6 +118,7 @@ export function describeStoreConformance(
     describeServerTime(ctx);
     describeOperations(ctx);
     describeFinishedCounts(ctx);
+    describeFlow(ctx);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

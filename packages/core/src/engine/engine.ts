@@ -4,6 +4,7 @@ import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from '../jobs/discovery.js';
 import { Enqueuer } from './enqueuer.js';
 import { EventBus, jobEventInfo } from './events.js';
+import { FlowControl } from './flow-control.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
@@ -29,6 +30,7 @@ export interface Engine {
   skewGuard?: ClockSkewGuard;
   jobs: Jobs;
   queues: Queues;
+  flow: FlowControl;
 }
 
 /**
@@ -49,7 +51,8 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
-  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry });
+  const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake });
+  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
       ? new ClockSkewGuard({ store, clock, logger, events, maxSkewMs: options.maxClockSkewMs, everyMs: Math.max(1_000, Math.floor(options.leaseMs / 3)), onUnblocked: wake })
@@ -67,6 +70,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     leaseMs: options.leaseMs,
     pollMs: options.pollMs,
     ...(skewGuard ? { canClaim: () => skewGuard.allowsClaims } : {}),
+    flow,
   });
   const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: wake });
   const running = pool;
@@ -95,5 +99,5 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, ...(skewGuard ? { skewGuard } : {}) };
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, flow, ...(skewGuard ? { skewGuard } : {}) };
 }

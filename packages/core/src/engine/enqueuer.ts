@@ -2,6 +2,7 @@ import type { Clock } from '../support/clock.js';
 import { toMs } from '../support/duration.js';
 import { InvalidArgumentError, TransactionsUnsupportedError } from '../support/engine-errors.js';
 import type { EnqueueOptions } from '../store/enqueue-options.js';
+import { resolveFlowKeys } from './flow-keys.js';
 import { resolveIdempotencyKey } from './idempotency-key.js';
 import type { JobClass } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
@@ -66,14 +67,18 @@ export class Enqueuer {
   private prepare(def: JobDefinition, payload: unknown, opts: EnqueueOptions, now: Date, extras: EnqueueExtras, pathPrefix: string): NewJob {
     if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
     const parsed = checkPayload(def, payload, pathPrefix);
+    if (def.debounce && (opts.delay !== undefined || opts.runAt !== undefined || opts.idempotencyKey !== undefined)) {
+      throw new InvalidArgumentError('enqueue options', `job "${def.name}" is debounced: it starts ${def.debounce.delayMs} ms after the last enqueue of its key, so \`delay\`, \`runAt\` and \`idempotencyKey\` cannot be given`);
+    }
     const idempotencyKey = resolveIdempotencyKey(def, parsed, opts.idempotencyKey);
     const job: NewJob = {
       name: def.name,
       queue: def.queue,
       payload,
       priority: this.priority(opts.priority ?? def.priority),
-      runAt: this.runAt(opts, now),
+      runAt: def.debounce ? new Date(now.getTime() + def.debounce.delayMs) : this.runAt(opts, now),
       maxAttempts: def.maxAttempts,
+      ...resolveFlowKeys(def, parsed),
     };
     if (idempotencyKey !== undefined) job.idempotencyKey = idempotencyKey;
     if (extras.parentId !== undefined) job.parentId = extras.parentId;

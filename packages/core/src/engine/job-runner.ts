@@ -1,7 +1,8 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { Clock } from '../support/clock.js';
 import { EngineStoppedError, OutcomeNotStoredError } from '../support/engine-errors.js';
-import { CancelledError, JobTimeoutError } from '../support/errors.js';
+import { CancelledError, JobTimeoutError, LoomError, type RateLimitedError } from '../support/errors.js';
+import type { FlowControl } from './flow-control.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { JobHandler } from '../jobs/job-class.js';
@@ -77,6 +78,8 @@ export interface JobRunnerDeps {
   /** What `ctx.enqueue` and the waits need from the engine. */
   workflow: WorkflowServices;
   telemetry: Telemetry;
+  /** Flow control: where a `RateLimitedError` is turned into a hold. */
+  flow?: Pick<FlowControl, 'holdFor' | 'noteHold'>;
 }
 
 /** The two ends of one run, as the worker pool sees them. */
@@ -250,7 +253,10 @@ export class JobRunner {
         return;
       }
       case 'threw':
-        if (!ctx.completedInTransaction) return this.fail(run, outcome.error);
+        if (!ctx.completedInTransaction) {
+          if (LoomError.is(outcome.error, 'RATE_LIMITED')) return this.rateLimited(run, outcome.error as RateLimitedError);
+          return this.fail(run, outcome.error);
+        }
         log.warn({ err: outcome.error }, `Job ${jobId}: the handler threw after ctx.transaction completed the job; it stays completed`);
         run.telemetry.end('completed');
         events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
@@ -278,6 +284,26 @@ export class JobRunner {
         return;
       }
     }
+  }
+
+  /**
+   * The handler threw `RateLimitedError`: the name (or rate-limit key) is held in the store for the
+   * duration, so no instance starts it, and the job goes back to the queue until then with its
+   * attempt given back. Should the hold not be stored, the job still goes back (the others then
+   * learn nothing, but no attempt is lost).
+   */
+  private async rateLimited(run: Run, error: RateLimitedError): Promise<void> {
+    const { store, clock, events, flow } = this.deps;
+    const { job, def, lease, log, info } = run;
+    const now = clock.now();
+    const hold = flow ? flow.holdFor(job, def, error.retryAfterMs, now) : { name: job.name, until: new Date(now.getTime() + error.retryAfterMs) };
+    const held = await lease.write('hold', () => store.holdFlow({ ...hold, now: clock.now() }));
+    if (held.kind === 'lost') return;
+    if (held.kind === 'written') flow?.noteHold(hold);
+    if ((await lease.write('sleep', () => store.sleep(lease.ref, { runAt: hold.until, now: clock.now() }))).kind !== 'written') return;
+    const what = hold.key === undefined ? `job "${job.name}"` : `rate-limit key "${hold.key}" of job "${job.name}"`;
+    log.info({ until: hold.until }, `Job ${job.id}: rate limited (${error.message}); no ${what} starts until ${hold.until.toISOString()}, and this job runs again then (attempt not counted)`);
+    events.emit('job:suspended', { job: info, reason: 'rate limited', until: hold.until });
   }
 
   /** Records a failed attempt: a retry after backoff, or the dead letters (permanent or out of attempts). */

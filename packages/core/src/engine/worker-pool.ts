@@ -6,7 +6,9 @@ import type { JobRunner } from './job-runner.js';
 import { claimLeases } from './lease.js';
 import { ShutdownSignal } from '../support/lazy-abort.js';
 import type { Logger } from '../support/logger.js';
-import type { JobStore } from '../store/store.js';
+import type { ClaimRequest, JobStore } from '../store/store.js';
+import type { FlowHold } from '../store/flow.js';
+import type { FlowControl } from './flow-control.js';
 import { toError } from '../support/to-error.js';
 
 /** A run this pool has in flight. */
@@ -40,6 +42,8 @@ export interface WorkerPoolOptions {
   pollMs: number;
   /** False while claiming must pause (e.g. this engine's clock is too far from the store's). */
   canClaim?: () => boolean;
+  /** Flow limits for the claims, and the names held back for now. */
+  flow?: FlowControl;
 }
 
 const MAX_ERROR_BACKOFF_MS = 60_000;
@@ -205,9 +209,10 @@ export class WorkerPool {
   }
 
   private async claimWhileRoom(): Promise<void> {
-    const { clock, owner, leaseMs, pollMs } = this.o;
+    const { clock, owner, leaseMs, pollMs, flow } = this.o;
     // Awaited only when due, so most claims start within the pump's first turn.
     if (clock.now().getTime() - this.pausedReadAt >= pollMs) await this.readPaused();
+    flow?.refreshIfDue();
     for (;;) {
       if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
@@ -216,7 +221,9 @@ export class WorkerPool {
       let jobs: JobRecord[];
       try {
         const now = clock.now();
-        const req = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        const limits = flow?.claimFlow(plan.names, now.getTime());
+        const req: ClaimRequest = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
         jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
         this.claimFailures = 0;
         this.retryAfter = 0;
@@ -247,10 +254,12 @@ export class WorkerPool {
     if (limit <= 0) return null;
     const names: string[] = [];
     const excludeNames: string[] = [];
+    const now = this.o.clock.now().getTime();
     for (const def of this.o.registry.all()) {
       if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue)) continue;
       const room = def.concurrency - (this.runningByName.get(def.name) ?? 0);
-      if (room <= 0) {
+      // A name held by a flow limit is left out until its window opens (the pool is woken then).
+      if (room <= 0 || this.o.flow?.isHeld(def.name, now)) {
         excludeNames.push(def.name);
         continue;
       }
@@ -267,6 +276,7 @@ export class WorkerPool {
     void done.then(() => {
       this.slots.delete(slot);
       this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
+      this.o.flow?.runEnded(job.name);
       this.activity++;
       if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
       this.wake();

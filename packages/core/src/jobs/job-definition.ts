@@ -19,4 +19,9 @@ export interface JobDefinition {
   readonly idempotencyKey?: (payload: unknown) => string;
   /** The raw `schedule` option; the cron module compiles it. */
   readonly schedule?: unknown;
+  /** Running at once across every engine sharing the store. */
+  readonly globalConcurrency?: number;
+  readonly rateLimit?: { readonly limit: number; readonly perMs: number; readonly key?: (payload: unknown) => string };
+  readonly group?: { readonly key: (payload: unknown) => string; readonly concurrency: number };
+  readonly debounce?: { readonly key: (payload: unknown) => string; readonly delayMs: number };
 }

@@ -2,12 +2,28 @@ import { z } from 'zod';
 import { DEFAULT_BACKOFF, type BackoffFunction, type BackoffStrategy } from './backoff.js';
 import { isDuration, MAX_TIMER_MS, toMs, type Duration } from '../support/duration.js';
 import { InvalidJobOptionsError } from '../support/errors.js';
+import { MAX_FLOW_CONCURRENCY, MAX_RATE_LIMIT } from '../store/flow.js';
 import type { JobClass } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
 
 const duration = z.custom<Duration>(isDuration, { message: "must be a duration: milliseconds >= 0 or a string like '250ms', '30s', '5m', '2h', '1d'" });
 const positiveDuration = duration.refine((d) => toMs(d) > 0, { message: 'must be a duration longer than 0' });
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { message: `must be a function ${what}` });
+/** A whole number from 1 to `max`; a missing one says so. */
+const count = (max: number) =>
+  z
+    .number({ error: (issue) => (issue.input === undefined ? `is required: a whole number from 1 to ${max}` : 'must be a number') })
+    .int({ message: 'must be an integer' })
+    .min(1, { message: 'must be >= 1' })
+    .max(max, { message: `must be <= ${max}` });
+/** A function option that must be given. */
+const requiredFn = (what: string) =>
+  z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { error: (issue) => `${issue.input === undefined ? 'is required' : 'must be'}: a function ${what}` });
+/** A duration longer than 0 that must be given. */
+const requiredDuration = (example: string) =>
+  z.custom<Duration>((v) => isDuration(v) && toMs(v) > 0, {
+    error: (issue) => (issue.input === undefined ? `is required: a duration such as ${example}` : `must be a duration longer than 0, such as ${example}`),
+  });
 
 /** The `@Job` options schema. `schedule` is checked by the cron module (`compileSchedule`). */
 export const jobOptionsSchema = z.strictObject({
@@ -21,6 +37,25 @@ export const jobOptionsSchema = z.strictObject({
   concurrency: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(1, { message: 'must be >= 1' }).optional(),
   idempotencyKey: fn('(payload) => string').optional(),
   schedule: z.unknown().optional(),
+  rateLimit: z
+    .strictObject(
+      { limit: count(MAX_RATE_LIMIT), per: requiredDuration("'1s' or '1m'"), key: fn('(payload) => string').optional() },
+      { error: (issue) => (issue.code === 'invalid_type' ? "must be { limit, per, key? }, e.g. { limit: 100, per: '1m' }" : undefined) },
+    )
+    .optional(),
+  globalConcurrency: count(MAX_FLOW_CONCURRENCY).optional(),
+  group: z
+    .strictObject(
+      { key: requiredFn('(payload) => string'), concurrency: count(MAX_FLOW_CONCURRENCY) },
+      { error: (issue) => (issue.code === 'invalid_type' ? 'must be { key: (payload) => string, concurrency }' : undefined) },
+    )
+    .optional(),
+  debounce: z
+    .strictObject(
+      { key: requiredFn('(payload) => string'), delay: requiredDuration("'5s'") },
+      { error: (issue) => (issue.code === 'invalid_type' ? "must be { key: (payload) => string, delay }, e.g. { key: (p) => p.docId, delay: '5s' }" : undefined) },
+    )
+    .optional(),
 });
 
 const backoffObjectSchema = z.strictObject({
@@ -33,7 +68,7 @@ const backoffObjectSchema = z.strictObject({
 function firstIssue(className: string, error: z.ZodError, prefix: string[] = []): InvalidJobOptionsError {
   const issue = error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
-    const key = [...prefix, issue.keys[0]!].join('.');
+    const key = [...prefix, ...issue.path.map(String), issue.keys[0]!].join('.');
     return new InvalidJobOptionsError(className, key, 'is not a known option; check its spelling against the @Job documentation');
   }
   const option = [...prefix, ...issue.path.map(String)].join('.') || '(options)';
@@ -65,6 +100,12 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
   const parsed = jobOptionsSchema.safeParse(raw ?? {});
   if (!parsed.success) throw firstIssue(className, parsed.error);
   const o = parsed.data;
+  if (o.debounce && o.idempotencyKey) {
+    throw new InvalidJobOptionsError(className, 'debounce', 'cannot be combined with idempotencyKey: a debounced enqueue updates the queued job of its key; keep one of them');
+  }
+  if (o.debounce && o.schedule !== undefined) {
+    throw new InvalidJobOptionsError(className, 'debounce', 'cannot be combined with schedule: each cron slot is its own run; keep one of them');
+  }
   return {
     name: o.name ?? className,
     className,
@@ -78,5 +119,11 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
     concurrency: o.concurrency ?? Infinity,
     idempotencyKey: o.idempotencyKey as ((payload: unknown) => string) | undefined,
     schedule: o.schedule,
+    ...(o.globalConcurrency === undefined ? {} : { globalConcurrency: o.globalConcurrency }),
+    ...(o.rateLimit === undefined
+      ? {}
+      : { rateLimit: { limit: o.rateLimit.limit, perMs: toMs(o.rateLimit.per), ...(o.rateLimit.key ? { key: o.rateLimit.key as (payload: unknown) => string } : {}) } }),
+    ...(o.group === undefined ? {} : { group: { key: o.group.key as (payload: unknown) => string, concurrency: o.group.concurrency } }),
+    ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),
   };
 }

@@ -39,4 +39,46 @@ export interface JobOptions<S extends z.ZodType | undefined = z.ZodType | undefi
   idempotencyKey?: (payload: SchemaPayload<S>) => string;
   /** Run on a cron schedule: an expression, or `{ cron, timezone, payload, catchUp, overlap }`. */
   schedule?: ScheduleOptions;
+  /**
+   * At most `limit` starts in any window of `per`, across every instance sharing the store; with
+   * `key`, per key (e.g. per tenant). A job held back stays `queued` and burns no attempt.
+   */
+  rateLimit?: RateLimitOptions<SchemaPayload<S>>;
+  /** At most this many running at once, across every instance sharing the store. */
+  globalConcurrency?: number;
+  /**
+   * At most `concurrency` running at once per `key(payload)`, across every instance; keys take
+   * turns, so a key with 10,000 queued jobs does not delay one with a single job.
+   */
+  group?: GroupOptions<SchemaPayload<S>>;
+  /**
+   * An enqueue while a job with the same `key(payload)` is still queued (not yet started)
+   * replaces its payload and moves its start to now + `delay`, returning the same id: five
+   * enqueues inside the delay make one run, with the last payload.
+   */
+  debounce?: DebounceOptions<SchemaPayload<S>>;
+}
+
+/** `@Job({ rateLimit })`. */
+export interface RateLimitOptions<P = any> {
+  /** Starts allowed per window (1 to 10,000). */
+  limit: number;
+  /** The window, e.g. `'1s'`, `'1m'` (a sliding window: a start counts for `per` after it). */
+  per: Duration;
+  /** A limit per key instead of one for the whole job name. */
+  key?: (payload: P) => string;
+}
+
+/** `@Job({ group })`. */
+export interface GroupOptions<P = any> {
+  key: (payload: P) => string;
+  /** Running at once per key (1 to 10,000). */
+  concurrency: number;
+}
+
+/** `@Job({ debounce })`. */
+export interface DebounceOptions<P = any> {
+  key: (payload: P) => string;
+  /** How long after the last enqueue with a key its job starts. */
+  delay: Duration;
 }

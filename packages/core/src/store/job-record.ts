@@ -153,6 +153,15 @@ export interface JobRecord {
   cancelRequestedAt?: Date;
   /** The reason given to `jobs.cancel`, on a cancel-requested or cancelled job. */
   cancelReason?: string;
+  /** The job's `rateLimit.key(payload)`, when its rate limit is per key. */
+  rateLimitKey?: string;
+  /** The job's `group.key(payload)`: its group for group concurrency and fair turns. */
+  groupKey?: string;
+  /**
+   * The job's `debounce.key(payload)`, until it first starts: an enqueue with this key while the
+   * job is still queued updates it instead of adding a job.
+   */
+  debounceKey?: string;
 }
 
 /** What the engine hands a store to enqueue. Defaults are applied by the engine, not the store. */
@@ -167,6 +176,14 @@ export interface NewJob {
   parentId?: string;
   scheduledFor?: Date;
   trace?: JobTraceContext;
+  rateLimitKey?: string;
+  groupKey?: string;
+  /**
+   * When a job with this key is `queued` and has never started, the enqueue replaces its payload,
+   * `runAt`, priority and `maxAttempts` with this job's and returns its id (`debounced: true`)
+   * instead of storing a new job.
+   */
+  debounceKey?: string;
 }
 
 /** The outcome of one enqueue. */
@@ -174,6 +191,8 @@ export interface EnqueueResult {
   id: string;
   /** True when the idempotency key was taken: `id` is the existing job and nothing was stored. */
   deduplicated: boolean;
+  /** True when a queued job with the same `debounceKey` was updated instead (`id` is that job). */
+  debounced?: boolean;
 }
 
 /** A dead job as kept in the dead-letter collection. `id` is the job's id. */

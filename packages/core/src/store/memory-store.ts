@@ -19,6 +19,8 @@ import {
 } from './job-record.js';
 import { assertDate, assertNewJob, assertOptionalString, assertString } from './memory-store/arguments.js';
 import { ClaimIndex } from './memory-store/claim-index.js';
+import { FlowTable } from './memory-store/flow-table.js';
+import { assertFlowLimits, reportFlowHolds, type FlowHoldRecord } from './flow.js';
 import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, matchesJobPageQuery, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
@@ -115,6 +117,7 @@ export class MemoryStore implements JobStore {
   /** Idempotency key → id of the active or completed job holding it. */
   readonly #keys = new Map<string, string>();
   readonly #index = new ClaimIndex();
+  readonly #flow = new FlowTable();
   /** Active jobs by name (the scheduler's overlap check). */
   readonly #activeByName = new SecondaryIndex();
   /** Active, completed and cancelled jobs by parent id (a parent's children). */
@@ -158,9 +161,12 @@ export class MemoryStore implements JobStore {
     }
     assertDate(req.now, 'claim now');
     assertDate(req.leaseUntil, 'claim leaseUntil');
+    assertFlowLimits(req.flow, 'MemoryStore');
     this.#sweep(req.now);
     const now = req.now.getTime();
-    const jobs = this.#index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now });
+    const gate = req.flow !== undefined && req.flow.length > 0 ? this.#flow.gate(req.flow, now, req.leaseUntil.getTime()) : undefined;
+    const jobs = this.#index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now, gate });
+    if (gate) reportFlowHolds(req.onHeld, gate.holds.map((hold) => clonePlain(hold)));
     // One copy of each date for the whole batch: stored dates are never mutated and copies go out,
     // so sharing them only saves memory (every finished job keeps its startedAt).
     const leaseUntil = copyDate(req.leaseUntil);
@@ -174,6 +180,19 @@ export class MemoryStore implements JobStore {
       });
       return clonePlain(job.record);
     });
+  }
+
+  async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {
+    assertString(req.name, 'holdFlow name');
+    assertOptionalString(req.key, 'holdFlow key');
+    assertDate(req.until, 'holdFlow until');
+    assertDate(req.now, 'holdFlow now');
+    this.#flow.hold({ name: req.name, key: req.key, until: req.until });
+  }
+
+  async flowHolds(now: Date): Promise<FlowHoldRecord[]> {
+    assertDate(now, 'flowHolds now');
+    return this.#flow.holdsAt(now.getTime());
   }
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
@@ -230,6 +249,7 @@ export class MemoryStore implements JobStore {
     this.#activeByParent.remove(record.parentId, job);
     this.#freeKey(record);
     this.#counts.add(record.queue, record.status, -1);
+    this.#flow.stopped(job);
     record.lease = undefined;
     record.status = 'dead';
     record.deadReason = outcome.reason;
@@ -681,6 +701,8 @@ export class MemoryStore implements JobStore {
     record.updatedAt = copyDate(now);
     job.version += 1;
     if (from !== to) this.#counts.move(record.queue, from, to);
+    if (from === 'running' && to !== 'running') this.#flow.stopped(job);
+    else if (to === 'running' && from !== 'running') this.#flow.started(job);
     this.#index.update(job, now.getTime());
     if (to === 'queued') this.#notify(record);
   }
@@ -705,6 +727,7 @@ export class MemoryStore implements JobStore {
     this.#activeByName.remove(record.name, job);
     this.#activeByParent.remove(record.parentId, job);
     this.#counts.move(record.queue, record.status, to);
+    if (record.status === 'running') this.#flow.stopped(job);
     record.lease = undefined;
     record.status = to;
     change(record);
@@ -861,6 +884,9 @@ function newRecord(job: NewJob, now: Date): JobRecord {
   if (job.parentId !== undefined) record.parentId = job.parentId;
   if (job.scheduledFor !== undefined) record.scheduledFor = copyDate(job.scheduledFor);
   if (job.trace !== undefined) record.trace = clonePlain(job.trace);
+  if (job.rateLimitKey !== undefined) record.rateLimitKey = job.rateLimitKey;
+  if (job.groupKey !== undefined) record.groupKey = job.groupKey;
+  if (job.debounceKey !== undefined) record.debounceKey = job.debounceKey;
   return record;
 }
 

@@ -12,6 +12,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from './job-record.js';
+import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
 import type {
   CancelOutcome,
   DeadLetterReplayReport,
@@ -59,8 +60,28 @@ export interface JobStore {
    * earlier leases expired): the engine dead-letters such a job with that lease instead of running it.
    * Likewise a reclaimed job whose cancel was requested (`cancelRequestedAt`) is ended with
    * {@link completeCancel} instead of run: its holder died before it could end it.
+   *
+   * Flow limits (`req.flow`) are enforced here, atomically across every engine sharing the store:
+   * a job whose name or key is at its limit (or held by {@link holdFlow}) is skipped and stays as
+   * it is, and what held jobs back is reported to `req.onHeld`. A lease that expires frees its
+   * concurrency slot. Jobs of a grouped name are taken key by key in turn (one key's backlog never
+   * delays another key), and jobs of names with limits may be taken out of claim order relative
+   * to other names' jobs (never within one name or key).
    */
   claim(req: ClaimRequest): Promise<JobRecord[]>;
+
+  /**
+   * Stops every start of `name` — or, with `key`, of the jobs with that `rateLimitKey` — until
+   * `until`, in every engine whose claims list the name in `flow` (a `RateLimitedError`). A later
+   * hold extends it, an earlier one changes nothing.
+   */
+  holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void>;
+
+  /**
+   * The holds of {@link holdFlow} still in force at `now`. Engines read it every poll interval and
+   * list the held names in their claims' `flow`, so a hold made by any process applies to them.
+   */
+  flowHolds(now: Date): Promise<FlowHoldRecord[]>;
 
   /**
    * Heartbeat: moves `lease.until` to `until`. Fenced. Resolves `'cancel-requested'` (having
@@ -327,6 +348,10 @@ export interface ClaimRequest {
   /** The new lease's expiry. */
   leaseUntil: Date;
   now: Date;
+  /** The flow limits of names in `names` that have any (or a hold to respect); other names are unlimited. */
+  flow?: FlowLimits[];
+  /** Told what held due jobs back in this claim (called at most once per claim, never with an empty list). */
+  onHeld?: (holds: FlowHold[]) => void;
 }
 
 /** Filter for {@link JobStore.listJobs}. All fields are optional and combined with AND. */

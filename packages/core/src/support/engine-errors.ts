@@ -34,6 +34,16 @@ export class InvalidIdempotencyKeyError extends LoomError {
   }
 }
 
+/**
+ * A `rateLimit.key`, `group.key` or `debounce.key` function threw or did not return a non-empty
+ * string: the enqueue is refused and nothing is stored.
+ */
+export class InvalidFlowKeyError extends LoomError {
+  constructor(readonly jobName: string, readonly option: 'rateLimit.key' | 'group.key' | 'debounce.key', detail: string) {
+    super('INVALID_FLOW_KEY', `Job "${jobName}": its ${option} function ${detail}; it must return a non-empty string (at most 1024 characters). Nothing was enqueued`);
+  }
+}
+
 /** A bad argument to an engine method or option. */
 export class InvalidArgumentError extends LoomError {
   constructor(readonly argument: string, detail: string) {

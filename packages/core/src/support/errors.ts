@@ -3,6 +3,8 @@
  * `LoomError.is(err, 'LEASE_LOST')` rather than `instanceof`: two copies of the library (or jest
  * realms) break `instanceof`, a `Symbol.for` brand does not.
  */
+import { toMs, type Duration } from './duration.js';
+
 const BRAND = Symbol.for('@loom/core/LoomError');
 
 /** The stable codes of Loom's errors. */
@@ -36,7 +38,9 @@ export type LoomErrorCode =
   | 'STORE_ERROR'
   | 'STORE_UNREACHABLE'
   | 'JOB_TOO_LARGE'
-  | 'OUTCOME_NOT_STORED';
+  | 'OUTCOME_NOT_STORED'
+  | 'RATE_LIMITED'
+  | 'INVALID_FLOW_KEY';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -67,6 +71,31 @@ export class LoomError extends Error {
 export class PermanentError extends LoomError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PERMANENT', message, options);
+  }
+}
+
+/**
+ * Throw from a handler when the service it calls says "too many requests" (an HTTP 429): the job
+ * goes back to the queue with its attempt given back, and no job of its name — or, with a keyed
+ * `rateLimit`, of its rate-limit key — starts in any instance for `retryAfter`.
+ *
+ * ```ts
+ * if (res.status === 429) throw new RateLimitedError(res.headers.get('retry-after') ? `${res.headers.get('retry-after')}s` : '30s');
+ * ```
+ */
+export class RateLimitedError extends LoomError {
+  /** How long starts are held, in ms. */
+  readonly retryAfterMs: number;
+
+  constructor(retryAfter: Duration, message?: string) {
+    let ms: number;
+    try {
+      ms = toMs(retryAfter);
+    } catch (err) {
+      throw new LoomError('INVALID_ARGUMENT', `RateLimitedError: retryAfter ${(err as Error).message}`, { cause: err });
+    }
+    super('RATE_LIMITED', message ?? `Rate limited: no job of this name starts for ${ms} ms`);
+    this.retryAfterMs = ms;
   }
 }
 

@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { LoomError, type JobRecord, type JobStore, type LeaseRef, type NewJob } from '@loom/core';
+import { LoomError, type FlowHold, type FlowLimits, type JobRecord, type JobStore, type LeaseRef, type NewJob } from '@loom/core';
 
 /**
  * The fixed instant every conformance test measures time from: stores never read the wall clock,
@@ -17,6 +17,8 @@ export const LEASE_MS = 30_000;
 export interface ConformanceContext {
   /** The store created for the current test (throws outside a test). */
   readonly store: JobStore;
+  /** A second store on the same data (a second process), initialised; `store` itself when the store has none. */
+  peer(): Promise<JobStore>;
 }
 
 /** A `NewJob` named `send` in queue `default`, due at {@link REFERENCE}. */
@@ -40,6 +42,8 @@ export interface ClaimOptions {
   limit?: number;
   leaseMs?: number;
   owner?: string;
+  flow?: FlowLimits[];
+  onHeld?: (holds: FlowHold[]) => void;
 }
 
 export function claimJobs(store: JobStore, opts: ClaimOptions = {}): Promise<JobRecord[]> {
@@ -52,6 +56,8 @@ export function claimJobs(store: JobStore, opts: ClaimOptions = {}): Promise<Job
     limit: opts.limit ?? 1,
     leaseUntil: new Date(now.getTime() + (opts.leaseMs ?? LEASE_MS)),
     now,
+    ...(opts.flow ? { flow: opts.flow } : {}),
+    ...(opts.onHeld ? { onHeld: opts.onHeld } : {}),
   });
 }
 

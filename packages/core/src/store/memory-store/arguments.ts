@@ -38,6 +38,9 @@ export function assertNewJob(job: NewJob, now: Date): void {
   assertDate(job.runAt, `job "${job.name}": runAt`);
   if (job.scheduledFor !== undefined) assertDate(job.scheduledFor, `job "${job.name}": scheduledFor`);
   if (job.trace !== undefined) assertTraceContext(job.trace, `job "${job.name}": trace`);
+  for (const field of ['rateLimitKey', 'groupKey', 'debounceKey'] as const) {
+    if (job[field] !== undefined && typeof job[field] !== 'string') throw invalid(`job "${job.name}": ${field}`, `must be a string, got ${typeof job[field]}`);
+  }
   const key: unknown = job.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
     throw new LoomError(

@@ -64,14 +64,52 @@ class Lane {
   }
 }
 
+/** The key a job is indexed under within its name: its group key, else its rate-limit key, else ''. */
+export const laneKeyOf = (job: StoredJob): string => job.record.groupKey ?? job.record.rateLimitKey ?? '';
+
 /**
- * The MemoryStore's claim index. Only active jobs are in it, split by queue and name, so a claim
- * touches the lanes it asks for and never the finished jobs. Entries are never searched for and
- * removed: a job that changes gets a new entry (and a new version), and the old entry is dropped
- * when it surfaces or when its lane is compacted. A claim costs O(lanes + log n) per job returned.
+ * The lanes of one queue and name: one per key ('' for jobs without keys). Keys take turns: the
+ * lane served last moves to the back, so the map's order is the order of the next turns.
+ */
+class NameLanes {
+  readonly lanes = new Map<string, Lane>();
+
+  constructor(readonly name: string) {}
+
+  /** `key` was just served: its next turn comes after every other key's. */
+  served(key: string): void {
+    const lane = this.lanes.get(key);
+    if (!lane || this.lanes.size < 2) return;
+    this.lanes.delete(key);
+    this.lanes.set(key, lane);
+  }
+
+  /** Forgets the lane of a key with no job left in it (keys come and go: tenants, documents). */
+  dropIfEmpty(key: string, lane: Lane): void {
+    if (key !== '' && lane.live === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
+  }
+}
+
+/**
+ * Who decides whether a due job may start now (flow limits). Without one, every due job may.
+ * A refusal is final for the rest of the claim: the whole name (`nameHold`), or the job's lane (`keyHold`).
+ */
+export interface ClaimGate {
+  gates(name: string): boolean;
+  nameHold(name: string): unknown;
+  keyHold(job: StoredJob): unknown;
+  take(job: StoredJob): void;
+}
+
+/**
+ * The MemoryStore's claim index. Only active jobs are in it, split by queue and name (and by key,
+ * for jobs with a group or rate-limit key), so a claim touches the lanes it asks for and never the
+ * finished jobs. Entries are never searched for and removed: a job that changes gets a new entry
+ * (and a new version), and the old entry is dropped when it surfaces or when its lane is
+ * compacted. A claim costs O(lanes + log n) per job returned.
  */
 export class ClaimIndex {
-  readonly #lanes = new Map<string, Map<string, Lane>>();
+  readonly #lanes = new Map<string, Map<string, NameLanes>>();
 
   /**
    * Indexes a job in its current state. Call after every change that bumped its version, also
@@ -79,16 +117,20 @@ export class ClaimIndex {
    */
   update(job: StoredJob, now: number): void {
     const { record } = job;
-    const lane = this.#lane(record.queue, record.name);
+    const laneKey = laneKeyOf(job);
+    if (job.indexed && job.laneKey !== laneKey) {
+      // Its key changed (a debounced enqueue replaced its payload): it leaves its old lane.
+      this.#leave(job);
+    }
     const at = claimableFrom(job);
     if (at === undefined) {
-      if (job.indexed) lane.live -= 1;
-      job.indexed = false;
-      lane.compactIfBloated();
+      if (job.indexed) this.#leave(job);
       return;
     }
+    const lane = this.#lane(record.queue, record.name, laneKey);
     if (!job.indexed) lane.live += 1;
     job.indexed = true;
+    job.laneKey = laneKey;
     const entry: IndexEntry = { job, version: job.version, priority: record.priority, runAt: record.runAt.getTime(), seq: job.seq, at };
     if (at <= now) lane.ready.push(entry);
     else lane.timers.push(entry);
@@ -97,23 +139,36 @@ export class ClaimIndex {
 
   /**
    * Removes and returns up to `limit` jobs claimable at `now` from the given queues and names, in
-   * claim order. The caller must change each returned job (bumping its version) and update it.
+   * claim order; the lanes of one name take turns by key. With a `gate`, a job is taken only if the
+   * gate admits its name and key. The caller must change each returned job (bumping its version)
+   * and update it.
    */
-  take(req: { queues: string[]; names: string[]; excludeNames?: string[]; limit: number; now: number }): StoredJob[] {
-    const lanes = this.#lanesFor(req.queues, req.names, req.excludeNames ?? []);
-    for (const lane of lanes) lane.drain(req.now);
+  take(req: { queues: string[]; names: string[]; excludeNames?: string[]; limit: number; now: number; gate?: ClaimGate }): StoredJob[] {
+    const { gate } = req;
+    const groups = this.#groupsFor(req.queues, req.names, req.excludeNames ?? []);
+    for (const group of groups) for (const lane of group.lanes.values()) lane.drain(req.now);
+    const heldNames = new Set<string>();
+    const heldLanes = new Set<Lane>();
     const taken: StoredJob[] = [];
     while (taken.length < req.limit) {
+      let bestGroup: NameLanes | undefined;
       let bestLane: Lane | undefined;
       let best: IndexEntry | undefined;
-      for (const lane of lanes) {
-        const head = lane.head();
-        if (head && (!best || claimsFirst(head, best))) {
-          bestLane = lane;
-          best = head;
+      for (const group of groups) {
+        if (heldNames.has(group.name)) continue;
+        const found = this.#headInTurn(group, heldLanes, gate);
+        if (!found) continue;
+        if (gate?.gates(group.name) && gate.nameHold(group.name) !== null) {
+          heldNames.add(group.name);
+          continue;
+        }
+        if (!best || claimsFirst(found.head, best)) {
+          bestGroup = group;
+          bestLane = found.lane;
+          best = found.head;
         }
       }
-      if (!bestLane || !best) break;
+      if (!bestGroup || !bestLane || !best) break;
       bestLane.ready.pop();
       const at = claimableFrom(best.job);
       if (at !== undefined && at > req.now) {
@@ -121,9 +176,12 @@ export class ClaimIndex {
         bestLane.timers.push({ ...best, at });
         continue;
       }
-      bestLane.live -= 1;
-      best.job.indexed = false;
-      if (at !== undefined) taken.push(best.job);
+      const key = best.job.laneKey ?? '';
+      this.#leave(best.job);
+      if (at === undefined) continue;
+      bestGroup.served(key);
+      gate?.take(best.job);
+      taken.push(best.job);
     }
     return taken;
   }
@@ -131,29 +189,59 @@ export class ClaimIndex {
   /** How many entries (live and stale) the index holds: what compaction keeps bounded. */
   get size(): number {
     let size = 0;
-    for (const byName of this.#lanes.values()) for (const lane of byName.values()) size += lane.ready.size + lane.timers.size;
+    for (const byName of this.#lanes.values()) for (const group of byName.values()) for (const lane of group.lanes.values()) size += lane.ready.size + lane.timers.size;
     return size;
   }
 
-  #lanesFor(queues: string[], names: string[], exclude: string[]): Lane[] {
-    const lanes: Lane[] = [];
+  /** The head of the lane whose turn it is in `group` (skipping empty lanes and those the gate holds). */
+  #headInTurn(group: NameLanes, heldLanes: Set<Lane>, gate: ClaimGate | undefined): { lane: Lane; head: IndexEntry } | undefined {
+    const gated = gate?.gates(group.name) === true;
+    for (const lane of group.lanes.values()) {
+      if (heldLanes.has(lane)) continue;
+      const head = lane.head();
+      if (!head) continue;
+      if (gated && gate!.keyHold(head.job) !== null) {
+        heldLanes.add(lane);
+        continue;
+      }
+      return { lane, head };
+    }
+    return undefined;
+  }
+
+  #groupsFor(queues: string[], names: string[], exclude: string[]): NameLanes[] {
+    const groups: NameLanes[] = [];
     for (const queue of queues) {
       const byName = this.#lanes.get(queue);
       if (!byName) continue;
       for (const name of names) {
-        const lane = exclude.includes(name) ? undefined : byName.get(name);
-        // A queue or name listed twice must not make its lane count twice.
-        if (lane && !lanes.includes(lane)) lanes.push(lane);
+        const group = exclude.includes(name) ? undefined : byName.get(name);
+        // A queue or name listed twice must not make its lanes count twice.
+        if (group && !groups.includes(group)) groups.push(group);
       }
     }
-    return lanes;
+    return groups;
   }
 
-  #lane(queue: string, name: string): Lane {
+  /** Takes an indexed job out of the count of its lane (its entries go stale with its version). */
+  #leave(job: StoredJob): void {
+    const key = job.laneKey ?? '';
+    const group = this.#lanes.get(job.record.queue)?.get(job.record.name);
+    const lane = group?.lanes.get(key);
+    job.indexed = false;
+    if (!group || !lane) return;
+    lane.live -= 1;
+    lane.compactIfBloated();
+    group.dropIfEmpty(key, lane);
+  }
+
+  #lane(queue: string, name: string, key: string): Lane {
     let byName = this.#lanes.get(queue);
     if (!byName) this.#lanes.set(queue, (byName = new Map()));
-    let lane = byName.get(name);
-    if (!lane) byName.set(name, (lane = new Lane()));
+    let group = byName.get(name);
+    if (!group) byName.set(name, (group = new NameLanes(name)));
+    let lane = group.lanes.get(key);
+    if (!lane) group.lanes.set(key, (lane = new Lane()));
     return lane;
   }
 }

@@ -20,6 +20,8 @@ export interface StoredJob {
   waitHasTimeout: boolean;
   /** Owned by the claim index: whether an entry for the current version is in it. */
   indexed: boolean;
+  /** Owned by the claim index: the key of the lane it is indexed in (its group or rate-limit key; '' for none). */
+  laneKey?: string;
 }
 
 /**

@@ -1,0 +1,215 @@
+import type { ClientSession, Collection, Document } from 'mongodb';
+import type { FlowHold, FlowHoldRecord } from '@loom/core';
+import { requireDate, requireString } from './arguments.js';
+import type { FlowDocument, FlowId } from './documents.js';
+import type { StoreLogger } from './options.js';
+import { isDuplicateKey } from './store-errors.js';
+
+/** The id of a name's flow document, or of one of its keys'. Always this field order. */
+export function flowId(name: string, key?: { group: string } | { rate: string }): FlowId {
+  if (key === undefined) return { n: name };
+  return 'group' in key ? { n: name, g: key.group } : { n: name, r: key.rate };
+}
+
+/** What one flow document limits for the permits asked of it. */
+export interface PermitRules {
+  /** Running jobs at once (global or per group key). */
+  concurrency?: number;
+  /** Starts per window. */
+  rate?: { limit: number; perMs: number };
+  /** What a full `concurrency` is reported as. */
+  concurrencyKind: 'globalConcurrency' | 'group';
+}
+
+/** What an acquisition got: the tokens granted (a prefix of those asked), and the hold when not all were. */
+export interface Grant {
+  granted: string[];
+  hold?: Omit<FlowHold, 'name' | 'key'>;
+}
+
+/** A slot a running job holds, for its heartbeats and its release. */
+interface HeldSlot {
+  id: FlowId;
+  concurrency: number;
+}
+
+const MAX_UPSERT_ROUNDS = 3;
+
+/**
+ * The update that grants up to `tokens.length` permits in one atomic write of one flow document:
+ * expired slots (lease ended) and starts that left the window are dropped, then as many tokens as
+ * there is room for under every rule (none while a hold is in force) become slots ending at
+ * `leaseUntil` and starts at `now`. The room is computed inside the update, so concurrent claims
+ * never grant more than the limit between them: there is no read before the write.
+ */
+export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date): Document[] {
+  const limits: unknown[] = [tokens.length, { $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, 0, tokens.length] }];
+  const prune: Document = {};
+  const add: Record<string, Document[]> = {};
+  if (rules.concurrency !== undefined) {
+    prune.h = { $filter: { input: { $ifNull: ['$h', []] }, cond: { $gte: ['$$this.u', now] } } };
+    limits.push({ $subtract: [rules.concurrency, { $size: '$h' }] });
+    add.h = tokens.map((t) => ({ t, u: leaseUntil }));
+  }
+  if (rules.rate !== undefined) {
+    prune.s = { $filter: { input: { $ifNull: ['$s', []] }, cond: { $gt: ['$$this.a', new Date(now.getTime() - rules.rate.perMs)] } } };
+    limits.push({ $subtract: [rules.rate.limit, { $size: '$s' }] });
+    add.s = tokens.map((t) => ({ t, a: now }));
+  }
+  // `$let` cannot span fields, so the room is computed once per field: same inputs, same answer.
+  const room = { $max: [0, { $min: limits }] };
+  const appended = (field: string, items: Document[]): Document => ({
+    $let: { vars: { room }, in: { $concatArrays: [`$${field}`, { $cond: [{ $gt: ['$$room', 0] }, { $slice: [items, '$$room'] }, []] }] } },
+  });
+  return [{ $set: prune }, { $set: Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)])) }];
+}
+
+/** How many of `tokens` the document after an acquisition holds (they were appended in order). */
+function grantedOf(doc: FlowDocument | null, tokens: string[], rules: PermitRules): string[] {
+  if (!doc) return [];
+  const present = new Set((rules.concurrency !== undefined ? doc.h : doc.s)?.map((entry) => entry.t));
+  return tokens.filter((t) => present.has(t));
+}
+
+/** Why not every permit was granted, and when that opens where the document tells. */
+function holdOf(doc: FlowDocument, rules: PermitRules, now: Date): Grant['hold'] {
+  if (doc.b instanceof Date && doc.b > now) return { by: 'rateLimit', until: doc.b };
+  if (rules.rate && (doc.s?.length ?? 0) >= rules.rate.limit) {
+    const oldest = Math.min(...doc.s!.map((s) => s.a.getTime()));
+    return { by: 'rateLimit', until: new Date(oldest + rules.rate.perMs) };
+  }
+  const ends = (doc.h ?? []).map((h) => h.u.getTime());
+  return ends.length === 0 ? { by: rules.concurrencyKind } : { by: rules.concurrencyKind, until: new Date(Math.min(...ends) + 1) };
+}
+
+/**
+ * Concurrency slots, rate-limit starts and holds in the flow collection. Every grant is one atomic
+ * update of one document ({@link acquirePipeline}); a slot carries the lease token of the job that
+ * holds it and ends with its lease, so a crashed engine's slots free themselves when its leases
+ * expire. The slots this store granted are remembered here (by token) so heartbeats extend them
+ * and the run's end frees them at once; a slot this process forgot (it restarted) still ends with
+ * its lease.
+ */
+export class FlowPermits {
+  readonly #held = new Map<string, HeldSlot[]>();
+
+  constructor(
+    private readonly flow: Collection<FlowDocument>,
+    private readonly logger: StoreLogger,
+  ) {}
+
+  /** Grants up to `tokens.length` permits of one document under `rules`; the tokens granted are a prefix of `tokens`. */
+  async acquire(id: FlowId, tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date): Promise<Grant> {
+    if (tokens.length === 0) return { granted: [] };
+    if (rules.concurrency === undefined && rules.rate === undefined) {
+      // Only a hold to respect: a read decides (a hold written just after it applies to the next claim).
+      const doc = await this.flow.findOne({ _id: id }, { projection: { b: 1 } });
+      return doc?.b instanceof Date && doc.b > now ? { granted: [], hold: { by: 'rateLimit', until: doc.b } } : { granted: tokens };
+    }
+    const update = acquirePipeline(tokens, rules, now, leaseUntil);
+    let doc: FlowDocument | null = null;
+    for (let round = 0; ; round++) {
+      try {
+        doc = await this.flow.findOneAndUpdate({ _id: id }, update, { upsert: true, returnDocument: 'after' });
+        break;
+      } catch (err) {
+        // Two claims creating the document at once: the loser's update now finds it.
+        if (!isDuplicateKey(err) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;
+      }
+    }
+    const granted = grantedOf(doc, tokens, rules);
+    return granted.length === tokens.length || !doc ? { granted } : { granted, hold: holdOf(doc, rules, now) };
+  }
+
+  /** Hands back permits granted to runs that did not start (their jobs went to another claim). */
+  async giveBack(id: FlowId, tokens: string[]): Promise<void> {
+    if (tokens.length === 0) return;
+    await this.flow.updateOne({ _id: id }, { $pull: { h: { t: { $in: tokens } }, s: { t: { $in: tokens } } } });
+  }
+
+  /** The job leased with `token` holds a slot in document `id` (limit `concurrency`): remember it for its heartbeats and release. */
+  holding(token: string, id: FlowId, concurrency: number): void {
+    const slots = this.#held.get(token);
+    if (slots) slots.push({ id, concurrency });
+    else this.#held.set(token, [{ id, concurrency }]);
+  }
+
+  /**
+   * A heartbeat of the lease `token` moved it to `until`: its slots move with it. A slot pruned
+   * meanwhile (the lease had expired before this beat) is taken again if there is room; if there is
+   * none, another run has it, which is logged (the run goes on: its lease is still valid).
+   */
+  async extend(token: string, until: Date, now: Date, jobId: string): Promise<void> {
+    const slots = this.#held.get(token);
+    if (!slots) return;
+    for (const slot of slots) {
+      const res = await this.flow.updateOne({ _id: slot.id, 'h.t': token }, { $set: { 'h.$.u': until } });
+      if (res.matchedCount === 1) continue;
+      const rules: PermitRules = { concurrency: slot.concurrency, concurrencyKind: slot.id.g === undefined ? 'globalConcurrency' : 'group' };
+      const { granted } = await this.acquire(slot.id, [token], rules, now, until);
+      if (granted.length === 0) {
+        this.logger.warn(
+          { jobId, flow: slot.id },
+          'a running job lost its concurrency slot (its lease had expired before this heartbeat) and no slot is free: it runs over the limit until it ends',
+        );
+      }
+    }
+  }
+
+  /**
+   * The run of lease `token` ended (or went back to the queue): its slots are freed. Inside a
+   * transaction the slots are freed once the session ends, if the job no longer runs under this
+   * token by then (a transaction that aborted leaves the run going). A failure to free is logged:
+   * the slot then ends with the lease.
+   */
+  async release(token: string, jobId: string, session?: ClientSession, stillRunning?: () => Promise<boolean>): Promise<void> {
+    const slots = this.#held.get(token);
+    if (!slots) return;
+    if (session) {
+      session.once('ended', () => {
+        void (async () => {
+          if (stillRunning && (await stillRunning())) return;
+          await this.free(token, slots, jobId);
+        })().catch((err: unknown) => this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a job completed in a transaction; it frees when its lease ends'));
+      });
+      return;
+    }
+    await this.free(token, slots, jobId);
+  }
+
+  /** The lease `token` was lost: its slots (already expired) are no longer this store's to free or extend. */
+  forget(token: string): void {
+    this.#held.delete(token);
+  }
+
+  private async free(token: string, slots: HeldSlot[], jobId: string): Promise<void> {
+    this.#held.delete(token);
+    try {
+      await this.flow.updateMany({ _id: { $in: slots.map((s) => s.id) } }, { $pull: { h: { t: token } } });
+    } catch (err) {
+      this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a finished job; it frees when the job\'s lease ends');
+    }
+  }
+
+  /** Holds a name or key until `until` (a later hold wins). */
+  async hold(req: FlowHoldRecord): Promise<void> {
+    const name = requireString(req.name, 'holdFlow name');
+    const key = req.key === undefined ? undefined : requireString(req.key, 'holdFlow key');
+    const until = requireDate(req.until, 'holdFlow until');
+    const _id = flowId(name, key === undefined ? undefined : { rate: key });
+    for (let round = 0; ; round++) {
+      try {
+        await this.flow.updateOne({ _id }, { $max: { b: until } }, { upsert: true });
+        return;
+      } catch (err) {
+        if (!isDuplicateKey(err) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;
+      }
+    }
+  }
+
+  /** The holds in force at `now`. */
+  async holds(now: Date): Promise<FlowHoldRecord[]> {
+    const docs = await this.flow.find({ b: { $gt: requireDate(now, 'now') } }, { projection: { _id: 1, b: 1 } }).toArray();
+    return docs.map((doc) => (doc._id.r === undefined ? { name: doc._id.n, until: doc.b! } : { name: doc._id.n, key: doc._id.r, until: doc.b! }));
+  }
+}

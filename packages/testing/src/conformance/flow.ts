@@ -1,0 +1,299 @@
+/// <reference types="jest" />
+import type { FlowHold, FlowLimits, JobRecord, JobStore, NewJob } from '@loom/core';
+import { at, claimJobs, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
+
+/** A claim with flow limits: the jobs, and what the store reported holding back. */
+async function claimFlow(store: JobStore, flow: FlowLimits[], opts: ClaimOptions = {}): Promise<{ jobs: JobRecord[]; holds: FlowHold[] }> {
+  const holds: FlowHold[] = [];
+  let reports = 0;
+  const jobs = await claimJobs(store, {
+    limit: 10,
+    ...opts,
+    flow,
+    onHeld: (reported) => {
+      reports += 1;
+      expect(reported.length).toBeGreaterThan(0);
+      holds.push(...reported);
+    },
+  });
+  expect(reports).toBeLessThanOrEqual(1);
+  return { jobs, holds };
+}
+
+async function enqueueMany(store: JobStore, count: number, overrides: Partial<NewJob> = {}, now = at(0)): Promise<string[]> {
+  const results = await store.enqueue(
+    Array.from({ length: count }, (_, i) => newJob({ payload: { i }, ...overrides })),
+    { now },
+  );
+  return results.map((r) => r.id);
+}
+
+const countBy = (jobs: JobRecord[], field: 'groupKey' | 'rateLimitKey'): Record<string, number> =>
+  jobs.reduce<Record<string, number>>((acc, job) => ({ ...acc, [job[field] ?? '']: (acc[job[field] ?? ''] ?? 0) + 1 }), {});
+
+/**
+ * Flow limits enforced by the store in the claim. Two stores on the same data (`ctx.peer()`) claim
+ * as two engines would: every limit holds across both.
+ */
+export function describeFlow(ctx: ConformanceContext): void {
+  describe('flow control', () => {
+    describe('globalConcurrency', () => {
+      const flow: FlowLimits[] = [{ name: 'send', globalConcurrency: 2 }];
+
+      it('claims through two stores never lease more than the limit at once; a finished job frees its slot', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 6);
+        const first = await claimFlow(ctx.store, flow, { now: at(1), limit: 5 });
+        expect(first.jobs).toHaveLength(2);
+        expect(first.holds).toEqual([{ name: 'send', by: 'globalConcurrency', until: at(1 + LEASE_MS + 1) }]);
+        const second = await claimFlow(peer, flow, { now: at(2), limit: 5, owner: 'worker-b' });
+        expect(second.jobs).toEqual([]);
+        expect(second.holds).toMatchObject([{ name: 'send', by: 'globalConcurrency' }]);
+        await ctx.store.complete(leaseOf(first.jobs[0]), { now: at(3) });
+        const third = await claimFlow(peer, flow, { now: at(4), limit: 5, owner: 'worker-b' });
+        expect(third.jobs).toHaveLength(1);
+      });
+
+      it('concurrent claims through two stores together lease at most the limit', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 30);
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 4 }];
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => claimFlow(i % 2 === 0 ? ctx.store : peer, limits, { now: at(1), limit: 3, owner: `worker-${i}` })),
+        );
+        // Claims that lost a race may leave a slot unused for now (never one too many); a later claim fills it.
+        const claimed = claims.flatMap((c) => c.jobs);
+        expect(claimed.length).toBeLessThanOrEqual(4);
+        claimed.push(...(await claimFlow(peer, limits, { now: at(2) })).jobs);
+        expect(claimed).toHaveLength(4);
+        expect(new Set(idsOf(claimed)).size).toBe(4);
+      });
+
+      it('every way a run ends frees its slot: complete, retry, release, sleep, wait, dead letter', async () => {
+        const endings: Array<(store: JobStore, job: JobRecord) => Promise<unknown>> = [
+          (s, job) => s.complete(leaseOf(job), { now: at(2) }),
+          (s, job) => s.retry(leaseOf(job), { runAt: at(60_000), error: { attempt: 1, at: at(2), name: 'Error', message: 'boom' }, now: at(2) }),
+          (s, job) => s.release(leaseOf(job), at(2)),
+          (s, job) => s.sleep(leaseOf(job), { runAt: at(60_000), now: at(2) }),
+          (s, job) => s.wait(leaseOf(job), { for: { signal: 'go' }, now: at(2) }),
+          (s, job) => s.deadLetter(leaseOf(job), { reason: 'test', now: at(2) }),
+        ];
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 1 }];
+        for (const [i, end] of endings.entries()) {
+          const name = `send-${i}`;
+          await enqueueMany(ctx.store, 1, { name, runAt: at(-10) });
+          await enqueueMany(ctx.store, 1, { name });
+          const named: FlowLimits[] = [{ ...limits[0], name }];
+          const { jobs } = await claimFlow(ctx.store, named, { names: [name], now: at(1) });
+          expect(jobs).toHaveLength(1);
+          expect((await claimFlow(ctx.store, named, { names: [name], now: at(1) })).jobs).toEqual([]);
+          await end(ctx.store, jobs[0]);
+          const next = await claimFlow(ctx.store, named, { names: [name], now: at(3) });
+          // release gives the same job back at `now`: it may be the one claimed again.
+          expect(next.jobs).toHaveLength(1);
+        }
+      });
+
+      it('an expired lease frees its slot; a heartbeat keeps it', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 3);
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 1 }];
+        const { jobs } = await claimFlow(ctx.store, limits, { now: at(0) });
+        expect(jobs).toHaveLength(1);
+        await ctx.store.extendLease(leaseOf(jobs[0]), at(50_000), at(20_000));
+        expect((await claimFlow(peer, limits, { now: at(40_000), owner: 'worker-b' })).jobs).toEqual([]);
+        expect((await claimFlow(peer, limits, { now: at(50_000), owner: 'worker-b' })).jobs).toEqual([]);
+        // The lease ended at 50 s and its holder is gone: one job (the same one, reclaimed) runs again.
+        const after = await claimFlow(peer, limits, { now: at(50_001), owner: 'worker-b' });
+        expect(after.jobs).toHaveLength(1);
+        expect(after.jobs[0]).toMatchObject({ id: jobs[0].id, attempt: 2 });
+        expect((await claimFlow(ctx.store, limits, { now: at(50_002) })).jobs).toEqual([]);
+      });
+
+      it('a name at its limit does not hold back other names, and nothing is reported when nothing is due', async () => {
+        await enqueueMany(ctx.store, 2, { runAt: at(-10) });
+        const mail = (await enqueueMany(ctx.store, 2, { name: 'mail' }))!;
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 1 }];
+        const opts = { names: ['send', 'mail'], now: at(1) };
+        const first = await claimFlow(ctx.store, limits, opts);
+        expect(first.jobs.filter((j) => j.name === 'send')).toHaveLength(1);
+        expect(idsOf(first.jobs.filter((j) => j.name === 'mail')).sort()).toEqual([...mail].sort());
+        expect(first.holds).toMatchObject([{ name: 'send', by: 'globalConcurrency' }]);
+        await ctx.store.complete(leaseOf(first.jobs.find((j) => j.name === 'send')!), { now: at(2) });
+        const second = await claimFlow(ctx.store, limits, opts);
+        expect(second.jobs).toHaveLength(1);
+        const third = await claimFlow(ctx.store, limits, opts);
+        expect(third).toEqual({ jobs: [], holds: [] });
+      });
+    });
+
+    describe('rateLimit', () => {
+      it('starts at most `limit` jobs in any window of `perMs`, across two stores', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 12);
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 3, perMs: 1_000 } }];
+        const started = (await claimFlow(ctx.store, limits, { now: at(0), limit: 2 })).jobs.length;
+        const more = await claimFlow(peer, limits, { now: at(100), limit: 5, owner: 'worker-b' });
+        expect(started + more.jobs.length).toBe(3);
+        // The window opens again when the first start leaves it.
+        expect(more.holds).toEqual([{ name: 'send', by: 'rateLimit', until: at(1_000) }]);
+        const closed = await claimFlow(ctx.store, limits, { now: at(999) });
+        expect(closed.jobs).toEqual([]);
+        expect(closed.holds).toEqual([{ name: 'send', by: 'rateLimit', until: at(1_000) }]);
+        // At 1000 the two starts of t=0 have left the window; the one of t=100 still counts.
+        expect((await claimFlow(peer, limits, { now: at(1_000), owner: 'worker-b' })).jobs).toHaveLength(2);
+        const next = await claimFlow(ctx.store, limits, { now: at(1_050) });
+        expect(next.jobs).toEqual([]);
+        expect(next.holds).toEqual([{ name: 'send', by: 'rateLimit', until: at(1_100) }]);
+        expect((await claimFlow(ctx.store, limits, { now: at(1_100) })).jobs).toHaveLength(1);
+      });
+
+      it('concurrent claims through two stores start at most `limit` jobs per window', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 40);
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 5, perMs: 60_000 } }];
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => claimFlow(i % 2 === 0 ? ctx.store : peer, limits, { now: at(1), limit: 2, owner: `worker-${i}` })),
+        );
+        const claimed = claims.flatMap((c) => c.jobs);
+        expect(claimed.length).toBeLessThanOrEqual(5);
+        claimed.push(...(await claimFlow(ctx.store, limits, { now: at(2) })).jobs);
+        expect(claimed).toHaveLength(5);
+      });
+
+      it('a keyed rate limit counts each key on its own', async () => {
+        await enqueueMany(ctx.store, 3, { rateLimitKey: 'tenant-a' });
+        await enqueueMany(ctx.store, 1, { rateLimitKey: 'tenant-b' });
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 1, perMs: 1_000, keyed: true } }];
+        const first = await claimFlow(ctx.store, limits, { now: at(0) });
+        expect(countBy(first.jobs, 'rateLimitKey')).toEqual({ 'tenant-a': 1, 'tenant-b': 1 });
+        expect(first.holds).toContainEqual({ name: 'send', key: 'tenant-a', by: 'rateLimit', until: at(1_000) });
+        expect(first.holds.filter((h) => h.key === 'tenant-b' || h.key === undefined)).toEqual([]);
+        expect((await claimFlow(ctx.store, limits, { now: at(1_000) })).jobs).toHaveLength(1);
+      });
+
+      it('with globalConcurrency too, a start needs both a slot and room in the window', async () => {
+        await enqueueMany(ctx.store, 10);
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 2, rateLimit: { limit: 3, perMs: 1_000 } }];
+        const first = await claimFlow(ctx.store, limits, { now: at(0) });
+        expect(first.jobs).toHaveLength(2);
+        await ctx.store.complete(leaseOf(first.jobs[0]), { now: at(1) });
+        await ctx.store.complete(leaseOf(first.jobs[1]), { now: at(1) });
+        expect((await claimFlow(ctx.store, limits, { now: at(2) })).jobs).toHaveLength(1);
+      });
+    });
+
+    describe('holdFlow', () => {
+      it('no job of a held name starts through any store until the hold ends; a shorter hold changes nothing', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 2);
+        await ctx.store.holdFlow({ name: 'send', until: at(30_000), now: at(0) });
+        await peer.holdFlow({ name: 'send', until: at(10_000), now: at(1) });
+        expect(await peer.flowHolds(at(2))).toEqual([{ name: 'send', until: at(30_000) }]);
+        const held = await claimFlow(peer, [{ name: 'send' }], { now: at(29_999), owner: 'worker-b' });
+        expect(held).toEqual({ jobs: [], holds: [{ name: 'send', by: 'rateLimit', until: at(30_000) }] });
+        expect((await claimFlow(ctx.store, [{ name: 'send', globalConcurrency: 5 }], { now: at(20_000) })).jobs).toEqual([]);
+        expect(await ctx.store.flowHolds(at(30_000))).toEqual([]);
+        expect((await claimFlow(peer, [{ name: 'send' }], { now: at(30_000), owner: 'worker-b' })).jobs).toHaveLength(2);
+      });
+
+      it('a hold on one rate-limit key holds only that key', async () => {
+        const [a] = await enqueueMany(ctx.store, 1, { rateLimitKey: 'a' });
+        const [b] = await enqueueMany(ctx.store, 1, { rateLimitKey: 'b' });
+        await ctx.store.holdFlow({ name: 'send', key: 'a', until: at(5_000), now: at(0) });
+        expect(await ctx.store.flowHolds(at(1))).toEqual([{ name: 'send', key: 'a', until: at(5_000) }]);
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 10, perMs: 1_000, keyed: true } }];
+        const first = await claimFlow(ctx.store, limits, { now: at(1) });
+        expect(idsOf(first.jobs)).toEqual([b]);
+        expect(first.holds).toEqual([{ name: 'send', key: 'a', by: 'rateLimit', until: at(5_000) }]);
+        expect(idsOf((await claimFlow(ctx.store, limits, { now: at(5_000) })).jobs)).toEqual([a]);
+      });
+
+      it('refuses a malformed hold and changes nothing', async () => {
+        await expect(ctx.store.holdFlow({ name: { $ne: null } as unknown as string, until: at(1), now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        await expect(ctx.store.holdFlow({ name: 'send', until: 'soon' as unknown as Date, now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        expect(await ctx.store.flowHolds(at(0))).toEqual([]);
+      });
+    });
+
+    describe('group', () => {
+      const limits = (concurrency: number): FlowLimits[] => [{ name: 'send', group: { concurrency } }];
+
+      it('runs at most `concurrency` jobs per key at once across two stores; a key at its limit holds back no other key', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 5, { groupKey: 'a' });
+        await enqueueMany(ctx.store, 5, { groupKey: 'b' });
+        const first = await claimFlow(ctx.store, limits(2), { now: at(1) });
+        expect(countBy(first.jobs, 'groupKey')).toEqual({ a: 2, b: 2 });
+        const second = await claimFlow(peer, limits(2), { now: at(2), owner: 'worker-b' });
+        expect(second.jobs).toEqual([]);
+        expect(second.holds.map((h) => [h.key, h.by]).sort()).toEqual([
+          ['a', 'group'],
+          ['b', 'group'],
+        ]);
+        await ctx.store.complete(leaseOf(first.jobs.find((j) => j.groupKey === 'b')!), { now: at(3) });
+        expect(countBy((await claimFlow(peer, limits(2), { now: at(4), owner: 'worker-b' })).jobs, 'groupKey')).toEqual({ b: 1 });
+      });
+
+      it('concurrent claims through two stores run at most `concurrency` per key', async () => {
+        const peer = await ctx.peer();
+        for (const key of ['a', 'b', 'c']) await enqueueMany(ctx.store, 8, { groupKey: key });
+        const claims = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => claimFlow(i % 2 === 0 ? ctx.store : peer, limits(2), { now: at(1), limit: 3, owner: `worker-${i}` })),
+        );
+        const claimed = claims.flatMap((c) => c.jobs);
+        for (const count of Object.values(countBy(claimed, 'groupKey'))) expect(count).toBeLessThanOrEqual(2);
+        claimed.push(...(await claimFlow(peer, limits(2), { now: at(2) })).jobs);
+        expect(countBy(claimed, 'groupKey')).toEqual({ a: 2, b: 2, c: 2 });
+      });
+
+      it('serves a key with one job within the next claims, however many jobs another key has queued', async () => {
+        await enqueueMany(ctx.store, 1_000, { groupKey: 'big', runAt: at(-60_000) });
+        const [small] = await enqueueMany(ctx.store, 1, { groupKey: 'small' }, at(1));
+        const served: JobRecord[] = [];
+        for (let i = 0; i < 2; i++) served.push(...(await claimFlow(ctx.store, limits(100), { now: at(2), limit: 1 })).jobs);
+        expect(idsOf(served)).toContain(small);
+      });
+
+      it('takes keys in turn within one claim', async () => {
+        await enqueueMany(ctx.store, 50, { groupKey: 'big', runAt: at(-60_000) });
+        await enqueueMany(ctx.store, 1, { groupKey: 'one' }, at(1));
+        await enqueueMany(ctx.store, 1, { groupKey: 'two' }, at(2));
+        const { jobs } = await claimFlow(ctx.store, limits(100), { now: at(3), limit: 3 });
+        expect(countBy(jobs, 'groupKey')).toEqual({ big: 1, one: 1, two: 1 });
+      });
+
+      it('an expired lease frees its key\'s slot', async () => {
+        await enqueueMany(ctx.store, 2, { groupKey: 'a' });
+        const [job] = (await claimFlow(ctx.store, limits(1), { now: at(0) })).jobs;
+        expect((await claimFlow(ctx.store, limits(1), { now: at(LEASE_MS) })).jobs).toEqual([]);
+        const after = (await claimFlow(ctx.store, limits(1), { now: at(LEASE_MS + 1) })).jobs;
+        expect(after).toHaveLength(1);
+        expect(await mustGet(ctx.store, job.id)).toMatchObject({ status: 'running' });
+      });
+
+      it('with globalConcurrency too, both limits hold', async () => {
+        for (const key of ['a', 'b', 'c']) await enqueueMany(ctx.store, 3, { groupKey: key });
+        const both: FlowLimits[] = [{ name: 'send', globalConcurrency: 3, group: { concurrency: 2 } }];
+        const { jobs } = await claimFlow(ctx.store, both, { now: at(1) });
+        expect(jobs).toHaveLength(3);
+        expect(Math.max(...Object.values(countBy(jobs, 'groupKey')))).toBeLessThanOrEqual(2);
+      });
+    });
+
+    it('refuses malformed flow limits, claiming nothing', async () => {
+      await enqueueMany(ctx.store, 1);
+      const bad: unknown[] = [
+        'send',
+        [{ name: 'send', globalConcurrency: 0 }],
+        [{ name: 'send', rateLimit: { limit: 1, perMs: 0 } }],
+        [{ name: 'send', group: { concurrency: 1.5 } }],
+        [{ name: { $gt: '' } }],
+      ];
+      for (const flow of bad) {
+        await expect(claimJobs(ctx.store, { now: at(1), flow: flow as FlowLimits[] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }
+      expect((await claimJobs(ctx.store, { now: at(1) })).length).toBe(1);
+    });
+  });
+}
