@@ -80,6 +80,14 @@ class BadKey {
   async run(): Promise<void> {}
 }
 
+const reindexed: Array<{ docId: string; version: number; at: number }> = [];
+@Job({ name: 'reindex', debounce: { key: (p: { docId: string }) => `reindex:${p.docId}`, delay: '5s' } })
+class Reindex {
+  async run(payload: { docId: string; version: number }): Promise<void> {
+    reindexed.push({ ...payload, at: clock.now().getTime() });
+  }
+}
+
 let clock: FakeClock;
 const clockOf = (_ctx: JobContext): number => clock.now().getTime();
 
@@ -226,6 +234,46 @@ describe('flow control through the engine', () => {
     }
     const err = await t.loom.enqueueMany(BadKey, [{ tenant: 'a' }, { tenant: 5 }]).catch((e: unknown) => e);
     expect(LoomError.is(err, 'INVALID_FLOW_KEY')).toBe(true);
+    expect(await t.store.listJobs({})).toEqual([]);
+    await t.stop();
+  });
+
+  it('debounce: five enqueues inside the delay make one run, with the last payload, delay after the last enqueue', async () => {
+    clock = new FakeClock();
+    reindexed.length = 0;
+    const t = await createTestLoom({ jobs: [Reindex], clock });
+    const t0 = clock.now().getTime();
+    const ids = new Set<string>();
+    for (let version = 1; version <= 5; version++) {
+      ids.add((await t.loom.enqueue(Reindex, { docId: 'doc-1', version })).id);
+      await t.advance('1s');
+    }
+    await t.loom.enqueue(Reindex, { docId: 'doc-2', version: 1 });
+    expect(ids.size).toBe(1);
+    expect(reindexed).toEqual([]);
+    await t.advance('5s');
+    expect(reindexed).toEqual([
+      { docId: 'doc-1', version: 5, at: t0 + 4_000 + 5_000 },
+      { docId: 'doc-2', version: 1, at: t0 + 5_000 + 5_000 },
+    ]);
+    // Once a job of a key has started, the next enqueue of that key makes a new job.
+    const later = await t.loom.enqueue(Reindex, { docId: 'doc-1', version: 6 });
+    expect(ids.has(later.id)).toBe(false);
+    await t.advance('5s');
+    expect(reindexed.at(-1)).toMatchObject({ docId: 'doc-1', version: 6 });
+    await t.stop();
+  });
+
+  it('debounce refuses delay, runAt and idempotencyKey at enqueue, and a transaction', async () => {
+    const t = await createTestLoom({ jobs: [Reindex], start: false });
+    for (const options of [{ delay: '1s' }, { runAt: new Date() }, { idempotencyKey: 'k' }]) {
+      const err = await t.loom.enqueue(Reindex, { docId: 'd', version: 1 }, options).catch((e: unknown) => e);
+      expect(LoomError.is(err, 'INVALID_ARGUMENT')).toBe(true);
+      expect((err as Error).message).toContain('is debounced');
+    }
+    const err = await t.store.withTransaction!((session) => t.loom.enqueue(Reindex, { docId: 'd', version: 1 }, { session })).catch((e: unknown) => e);
+    expect(LoomError.is(err, 'INVALID_ARGUMENT')).toBe(true);
+    expect((err as Error).message).toContain('cannot be enqueued inside a transaction');
     expect(await t.store.listJobs({})).toEqual([]);
     await t.stop();
   });

@@ -92,4 +92,6 @@ export interface FlowDocument {
   s?: { t: string; a: Date }[];
   /** No start before this instant (`holdFlow`, a `RateLimitedError`). */
   b?: Date;
+  /** The limits of the last grant (concurrency `c`, `r` starts per `p` ms): what `heldBy` on job pages judges by. */
+  l?: { c?: number; r?: number; p?: number };
 }

@@ -4,9 +4,9 @@ import { LoomError } from '@loom/core';
 import { withSession, type StoreCollections } from './collections.js';
 import type { JobDocument } from './documents.js';
 import { idempotencyKeysFilter } from './filters.js';
-import { DUPLICATE_KEY } from './store-errors.js';
+import { DUPLICATE_KEY, isDuplicateKey } from './store-errors.js';
 import { claimTombstones, findTombstones } from './key-tombstones.js';
-import { newJobDocument } from './updates.js';
+import { debounceUpdate, newJobDocument } from './updates.js';
 
 /** How often a key is retried when its holder vanished between our insert and our lookup. */
 const MAX_KEY_ROUNDS = 5;
@@ -26,6 +26,18 @@ export interface EnqueueContext {
 export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date): Promise<EnqueueResult[]> {
   if (!Array.isArray(jobs)) throw new LoomError('INVALID_ARGUMENT', 'enqueue expects an array of jobs');
   const docs = jobs.map((job) => newJobDocument(job, now));
+  if (docs.some((doc) => doc.debounceKey !== undefined)) {
+    if (ctx.session) {
+      throw new LoomError(
+        'INVALID_ARGUMENT',
+        'MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
+      );
+    }
+    // In order, one by one: a later job of the batch may debounce into an earlier one.
+    const results: EnqueueResult[] = [];
+    for (const doc of docs) results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc));
+    return results;
+  }
   const results: (EnqueueResult | undefined)[] = new Array(docs.length);
 
   if (ctx.dedupe === 'forever') {
@@ -57,6 +69,26 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
 
   if (ctx.dedupe === 'forever') await recordTombstones(ctx, docs, results, now);
   return results as EnqueueResult[];
+}
+
+/**
+ * A debounced job: the queued, never-started job of its key takes its payload and start (one
+ * atomic update), or, when there is none, it is inserted. The unique debounce index decides a race
+ * of two inserts: the loser updates the winner's job instead.
+ */
+async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<EnqueueResult> {
+  const { jobs } = ctx.collections;
+  for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
+    const updated = await jobs.findOneAndUpdate({ debounceKey: { $eq: doc.debounceKey! }, status: 'queued' }, debounceUpdate(doc), { projection: { _id: 1 } });
+    if (updated) return { id: updated._id.toHexString(), deduplicated: false, debounced: true };
+    try {
+      await jobs.insertOne(doc);
+      return { id: doc._id.toHexString(), deduplicated: false };
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+  throw new LoomError('STORE_ERROR', `enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
 }
 
 function keysOf(docs: JobDocument[]): string[] {

@@ -1,7 +1,7 @@
 import type { ClientSession, Collection, Document } from 'mongodb';
-import type { FlowHold, FlowHoldRecord } from '@loom/core';
+import type { FlowHeldBy, FlowHold, FlowHoldRecord } from '@loom/core';
 import { requireDate, requireString } from './arguments.js';
-import type { FlowDocument, FlowId } from './documents.js';
+import type { FlowDocument, FlowId, JobDocument } from './documents.js';
 import type { StoreLogger } from './options.js';
 import { isDuplicateKey } from './store-errors.js';
 
@@ -61,7 +61,11 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   const appended = (field: string, items: Document[]): Document => ({
     $let: { vars: { room }, in: { $concatArrays: [`$${field}`, { $cond: [{ $gt: ['$$room', 0] }, { $slice: [items, '$$room'] }, []] }] } },
   });
-  return [{ $set: prune }, { $set: Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)])) }];
+  const limitsUsed: Document = {};
+  if (rules.concurrency !== undefined) limitsUsed.c = rules.concurrency;
+  if (rules.rate !== undefined) Object.assign(limitsUsed, { r: rules.rate.limit, p: rules.rate.perMs });
+  const appendedAll = Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)]));
+  return [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }];
 }
 
 /** How many of `tokens` the document after an acquisition holds (they were appended in order). */
@@ -189,6 +193,43 @@ export class FlowPermits {
     } catch (err) {
       this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a finished job; it frees when the job\'s lease ends');
     }
+  }
+
+  /**
+   * What holds back each due `queued` job of a page, as far as the flow documents tell (a paused
+   * queue first). One read of the documents of the page's names and keys.
+   */
+  async heldBy(docs: Pick<JobDocument, 'name' | 'queue' | 'status' | 'runAt' | 'groupKey' | 'rateLimitKey'>[], now: Date, paused: () => Promise<string[]>): Promise<(FlowHeldBy | undefined)[]> {
+    const due = docs.map((doc) => doc.status === 'queued' && doc.runAt.getTime() <= now.getTime());
+    if (!due.includes(true)) return docs.map(() => undefined);
+    const ids = new Map<string, FlowId>();
+    const add = (id: FlowId): void => void ids.set(JSON.stringify([id.n, id.g ?? null, id.r ?? null]), id);
+    docs.forEach((doc, i) => {
+      if (!due[i]) return;
+      add(flowId(doc.name));
+      if (doc.groupKey !== undefined) add(flowId(doc.name, { group: doc.groupKey }));
+      if (doc.rateLimitKey !== undefined) add(flowId(doc.name, { rate: doc.rateLimitKey }));
+    });
+    const [pausedQueues, found] = await Promise.all([paused(), this.flow.find({ _id: { $in: [...ids.values()] } }).toArray()]);
+    const byId = new Map(found.map((doc) => [JSON.stringify([doc._id.n, doc._id.g ?? null, doc._id.r ?? null]), doc]));
+    const get = (id: FlowId): FlowDocument | undefined => byId.get(JSON.stringify([id.n, id.g ?? null, id.r ?? null]));
+    const full = (doc: FlowDocument | undefined): 'rate' | 'concurrency' | undefined => {
+      if (!doc) return undefined;
+      if (doc.b instanceof Date && doc.b > now) return 'rate';
+      const { c, r, p } = doc.l ?? {};
+      if (r !== undefined && p !== undefined && (doc.s ?? []).filter((s) => s.a.getTime() > now.getTime() - p).length >= r) return 'rate';
+      if (c !== undefined && (doc.h ?? []).filter((h) => h.u >= now).length >= c) return 'concurrency';
+      return undefined;
+    };
+    return docs.map((doc, i) => {
+      if (!due[i]) return undefined;
+      if (pausedQueues.includes(doc.queue)) return 'paused';
+      const byName = full(get(flowId(doc.name)));
+      if (byName) return byName === 'rate' ? 'rateLimit' : 'globalConcurrency';
+      if (doc.rateLimitKey !== undefined && full(get(flowId(doc.name, { rate: doc.rateLimitKey }))) === 'rate') return 'rateLimit';
+      if (doc.groupKey !== undefined && full(get(flowId(doc.name, { group: doc.groupKey }))) === 'concurrency') return 'group';
+      return undefined;
+    });
   }
 
   /** Holds a name or key until `until` (a later hold wins). */

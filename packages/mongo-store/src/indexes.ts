@@ -42,6 +42,9 @@ export const FORMER_CLAIM_INDEX_KEYS: Record<string, 1 | -1>[] = [{ queue: 1, pr
  */
 export const FLOW_KEY_INDEX = 'loom_flow_key';
 
+/** The unique index of debounce keys. */
+export const DEBOUNCE_INDEX = 'loom_debounce';
+
 /** Indexes of the flow collection: the holds in force (`flowHolds`, read by every engine each poll). */
 export const FLOW_HOLD_INDEX = 'loom_flow_holds';
 
@@ -77,6 +80,14 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: JOB_LIST_INDEX.status, key: { status: 1, createdAt: -1, _id: -1 } },
     { name: JOB_LIST_INDEX.name, key: { name: 1, status: 1, createdAt: -1, _id: -1 }, formerKeys: [{ name: 1, status: 1, createdAt: -1 }] },
     { name: JOB_LIST_INDEX.queue, key: { queue: 1, status: 1, createdAt: -1, _id: -1 } },
+    {
+      // One queued, never-started job per debounce key: a debounced enqueue updates it; a claim or a
+      // cancel takes the key off the job, so the next enqueue of that key makes a new job.
+      name: DEBOUNCE_INDEX,
+      key: { debounceKey: 1 },
+      unique: true,
+      partialFilterExpression: { debounceKey: { $type: 'string' } },
+    },
     {
       name: FLOW_KEY_INDEX,
       key: { queue: 1, name: 1, flowKey: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },

@@ -6,6 +6,7 @@ import {
   type CancelOutcome,
   type DeadLetterFilter,
   type DeadLetterReplayReport,
+  type FlowHeldBy,
   type JobPageQuery,
   type JobStatus,
   type JobSummary,
@@ -31,7 +32,8 @@ import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummar
 function cancelledUpdate(reason: string | undefined, now: Date): UpdateFilter<JobDocument> {
   const set: Partial<JobDocument> = { status: 'cancelled', finishedAt: now, updatedAt: now };
   if (reason !== undefined) set.cancelReason = reason;
-  return { $set: set, $unset: { lease: '', claimAt: '', waitingFor: '' } };
+  // A cancelled job no longer takes the debounced enqueues of its key.
+  return { $set: set, $unset: { lease: '', claimAt: '', waitingFor: '', debounceKey: '' } };
 }
 
 /** The lease holder ends a job whose cancel was requested. */
@@ -60,6 +62,9 @@ function retryCancelledUpdate(now: Date): Document[] {
   ];
 }
 
+/** The summary fields plus what `heldBy` needs (the job's flow keys). */
+const FLOW_SUMMARY_PROJECTION = { ...JOB_SUMMARY_PROJECTION, groupKey: 1, rateLimitKey: 1 };
+
 /** How many dead letters a bulk replay reads per batch (and reports progress after). */
 const REPLAY_BATCH = 500;
 
@@ -72,6 +77,8 @@ export class JobControl {
   constructor(
     private readonly collections: StoreCollections,
     private readonly moveContext: () => Promise<MoveContext>,
+    /** What holds back due queued jobs of a page (flow control; see `FlowPermits.heldBy`). */
+    private readonly heldBy: (docs: JobDocument[], now: Date) => Promise<(FlowHeldBy | undefined)[]> = async (docs) => docs.map(() => undefined),
   ) {}
 
   private get jobs(): Collection<JobDocument> {
@@ -104,15 +111,23 @@ export class JobControl {
     const [liveJobs, deadJobs] = await Promise.all([
       live.length === 0
         ? []
-        : this.jobs.find(jobPageFilter(query, live, after), { sort: JOB_PAGE_SORT, limit, projection: JOB_SUMMARY_PROJECTION, hint: liveIndex }).toArray(),
+        : this.jobs
+            .find(jobPageFilter(query, live, after), { sort: JOB_PAGE_SORT, limit, projection: query.now === undefined ? JOB_SUMMARY_PROJECTION : FLOW_SUMMARY_PROJECTION, hint: liveIndex })
+            .toArray(),
       !statuses.includes('dead')
         ? []
         : this.deadLetters
             .find(deadLetterPageFilter(query, after), { sort: DEAD_LETTER_PAGE_SORT, limit, projection: DEAD_LETTER_SUMMARY_PROJECTION, hint: deadIndex })
             .toArray(),
     ]);
+    const liveDocs = liveJobs as JobDocument[];
+    const held = query.now === undefined ? [] : await this.heldBy(liveDocs, requireDate(query.now, 'now'));
     const summaries = [
-      ...liveJobs.map((doc) => toJobSummaryOf(doc as JobDocument)),
+      ...liveDocs.map((doc, i) => {
+        const summary = toJobSummaryOf(doc);
+        if (held[i] !== undefined) summary.heldBy = held[i];
+        return summary;
+      }),
       ...deadJobs.map((doc) => toDeadJobSummary(doc as DeadLetterDocument)),
     ];
     return summaries.sort(compareListOrder).slice(0, limit);

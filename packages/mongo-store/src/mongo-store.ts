@@ -90,10 +90,15 @@ export class MongoStore implements JobStore {
     this.collections = openCollections(client, this.options);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
-    this.control = new JobControl(this.collections, () => this.moveContext());
+
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger);
+    this.control = new JobControl(
+      this.collections,
+      () => this.moveContext(),
+      (docs, now) => this.permits.heldBy(docs, now, () => this.queues.paused()),
+    );
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */

@@ -47,7 +47,10 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.trace !== undefined) doc.trace = requireTraceContext(job.trace, 'job.trace');
   if (job.rateLimitKey !== undefined) doc.rateLimitKey = requireString(job.rateLimitKey, 'job.rateLimitKey');
   if (job.groupKey !== undefined) doc.groupKey = requireString(job.groupKey, 'job.groupKey');
-  if (job.debounceKey !== undefined) doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
+  if (job.debounceKey !== undefined) {
+    doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
+    if (doc.idempotencyKey !== undefined) throw new LoomError('INVALID_ARGUMENT', 'a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
+  }
   const flowKey = doc.groupKey ?? doc.rateLimitKey;
   if (flowKey !== undefined) doc.flowKey = flowKey;
   return doc;
@@ -59,8 +62,30 @@ export function claimUpdate(lease: { owner: string; token: string; until: Date }
     $set: { status: 'running', lease, claimAt: leaseExpiredAt(lease.until), updatedAt: now },
     $inc: { attempt: 1 },
     $min: { startedAt: now },
-    $unset: { waitingFor: '' },
+    // A job that started no longer takes the debounced enqueues of its key.
+    $unset: { waitingFor: '', debounceKey: '' },
   };
+}
+
+/**
+ * A debounced enqueue meeting the queued job of its key: the new payload, start, priority, attempts
+ * and flow keys replace the old ones (the job keeps its id and creation time).
+ */
+export function debounceUpdate(doc: JobDocument): UpdateFilter<JobDocument> {
+  const set: Partial<JobDocument> = {
+    payload: doc.payload,
+    runAt: doc.runAt,
+    claimAt: doc.runAt,
+    priority: doc.priority,
+    maxAttempts: doc.maxAttempts,
+    updatedAt: doc.updatedAt,
+  };
+  const unset: Record<string, ''> = {};
+  for (const field of ['rateLimitKey', 'groupKey', 'flowKey', 'trace'] as const) {
+    if (doc[field] === undefined) unset[field] = '';
+    else (set as Record<string, unknown>)[field] = doc[field];
+  }
+  return Object.keys(unset).length === 0 ? { $set: set } : { $set: set, $unset: unset };
 }
 
 /**

@@ -69,7 +69,8 @@ export class Jobs {
    */
   async list(filter: JobListFilter = {}): Promise<JobPage> {
     const { query, limit } = toPageQuery(filter);
-    return toJobPage(await this.deps.store.listJobPage(query), limit);
+    // With the engine's time, the store marks due jobs a pause or a flow limit holds back (`heldBy`).
+    return toJobPage(await this.deps.store.listJobPage({ ...query, now: this.deps.clock.now() }), limit);
   }
 
   /** The full record of a job (also a dead one), or null when no job has this id. */

@@ -20,7 +20,7 @@ import {
 import { assertDate, assertNewJob, assertOptionalString, assertString } from './memory-store/arguments.js';
 import { ClaimIndex } from './memory-store/claim-index.js';
 import { FlowTable } from './memory-store/flow-table.js';
-import { assertFlowLimits, reportFlowHolds, type FlowHoldRecord } from './flow.js';
+import { assertFlowLimits, reportFlowHolds, type FlowHeldBy, type FlowHoldRecord } from './flow.js';
 import { clonePlain } from './memory-store/clone.js';
 import { matchesDeadLetterFilter, matchesJobFilter, matchesJobPageQuery, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
@@ -118,6 +118,8 @@ export class MemoryStore implements JobStore {
   readonly #keys = new Map<string, string>();
   readonly #index = new ClaimIndex();
   readonly #flow = new FlowTable();
+  /** Debounce key → the queued job holding it (never started: a claim or a cancel takes the key off). */
+  readonly #debounced = new Map<string, StoredJob>();
   /** Active jobs by name (the scheduler's overlap check). */
   readonly #activeByName = new SecondaryIndex();
   /** Active, completed and cancelled jobs by parent id (a parent's children). */
@@ -148,11 +150,37 @@ export class MemoryStore implements JobStore {
 
   async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
     for (const job of jobs) assertNewJob(job, opts.now);
-    if (opts.session !== undefined) return this.#enqueueInTransaction(this.#transaction(opts.session), jobs, opts.now);
+    const debounced = jobs.some((job) => job.debounceKey !== undefined);
+    if (opts.session !== undefined) {
+      if (debounced) throw debounceInTransaction();
+      return this.#enqueueInTransaction(this.#transaction(opts.session), jobs, opts.now);
+    }
     this.#sweep(opts.now);
+    if (debounced) return jobs.map((job) => this.#enqueueOne(job, opts.now));
     const { results, created } = this.#prepareEnqueue(jobs, opts.now, undefined);
     this.#insert(created, opts.now);
     return results;
+  }
+
+  /** One job of a batch with debounced jobs: those update the queued job of their key, if there is one. */
+  #enqueueOne(job: NewJob, now: Date): EnqueueResult {
+    const key = job.debounceKey;
+    const pending = key === undefined ? undefined : this.#debounced.get(key);
+    if (!pending) {
+      const { results, created } = this.#prepareEnqueue([job], now, undefined);
+      this.#insert(created, now);
+      return results[0]!;
+    }
+    const payload = clonePlain(job.payload);
+    this.#transition(pending, 'queued', now, (record) => {
+      record.payload = payload;
+      record.runAt = copyDate(job.runAt);
+      record.priority = job.priority;
+      record.maxAttempts = job.maxAttempts;
+      record.rateLimitKey = job.rateLimitKey;
+      record.groupKey = job.groupKey;
+    });
+    return { id: pending.record.id, deduplicated: false, debounced: true };
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
@@ -399,7 +427,17 @@ export class MemoryStore implements JobStore {
     if (statuses.has('dead')) sources.push([...this.#dead.values()].map((entry) => entry.job));
     // A development store: a scan and a sort per page is fine; MongoStore answers it from indexes.
     const matches: JobSummary[] = [];
-    for (const source of sources) for (const job of source) if (matchesJobPageQuery(job.record, query)) matches.push(toJobSummary(job.record));
+    if (query.now !== undefined) assertDate(query.now, 'listJobPage now');
+    const now = query.now?.getTime();
+    for (const source of sources) {
+      for (const job of source) {
+        if (!matchesJobPageQuery(job.record, query)) continue;
+        const summary = toJobSummary(job.record);
+        const heldBy = now === undefined ? undefined : this.#heldBy(job.record, now);
+        if (heldBy !== undefined) summary.heldBy = heldBy;
+        matches.push(summary);
+      }
+    }
     matches.sort(compareListOrder);
     return matches.slice(0, query.limit).map((summary) => clonePlain(summary));
   }
@@ -672,8 +710,24 @@ export class MemoryStore implements JobStore {
     return this.#active.get(id) ?? this.#completed.get(id) ?? this.#cancelled.get(id) ?? this.#dead.get(id)?.job;
   }
 
+  /** What holds a due `queued` job back at `now`, where the store knows: a paused queue, a flow limit. */
+  #heldBy(record: JobRecord, now: number): FlowHeldBy | undefined {
+    if (record.status !== 'queued' || record.runAt.getTime() > now) return undefined;
+    if (this.#paused.has(record.queue)) return 'paused';
+    return this.#flow.heldBy(record, now);
+  }
+
+  /** A job that starts (or is cancelled) no longer takes the debounced enqueues of its key. */
+  #dropDebounceKey(record: JobRecord): void {
+    const key = record.debounceKey;
+    if (key === undefined) return;
+    if (this.#debounced.get(key)?.record === record) this.#debounced.delete(key);
+    record.debounceKey = undefined;
+  }
+
   /** An active job → `cancelled`. */
   #cancel(job: StoredJob, reason: string | undefined, now: Date): void {
+    this.#dropDebounceKey(job.record);
     this.#finish(job, 'cancelled', now, (record) => {
       record.waitingFor = undefined;
       if (reason !== undefined) record.cancelReason = reason;
@@ -702,7 +756,10 @@ export class MemoryStore implements JobStore {
     job.version += 1;
     if (from !== to) this.#counts.move(record.queue, from, to);
     if (from === 'running' && to !== 'running') this.#flow.stopped(job);
-    else if (to === 'running' && from !== 'running') this.#flow.started(job);
+    else if (to === 'running' && from !== 'running') {
+      this.#flow.started(job);
+      this.#dropDebounceKey(record);
+    }
     this.#index.update(job, now.getTime());
     if (to === 'queued') this.#notify(record);
   }
@@ -792,6 +849,7 @@ export class MemoryStore implements JobStore {
       this.#byParent.add(record.parentId, job);
       this.#activeByParent.add(record.parentId, job);
       if (record.idempotencyKey !== undefined) this.#keys.set(record.idempotencyKey, record.id);
+      if (record.debounceKey !== undefined) this.#debounced.set(record.debounceKey, job);
       this.#counts.add(record.queue, 'queued', 1);
       this.#index.update(job, now.getTime());
       this.#notify(record);
@@ -861,6 +919,13 @@ export class MemoryStore implements JobStore {
   #notify(record: JobRecord): void {
     this.#listeners.notify(record.queue, record.runAt);
   }
+}
+
+function debounceInTransaction(): LoomError {
+  return new LoomError(
+    'INVALID_ARGUMENT',
+    'MemoryStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
+  );
 }
 
 function newRecord(job: NewJob, now: Date): JobRecord {

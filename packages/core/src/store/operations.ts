@@ -2,6 +2,7 @@
  * The shapes of the store operations that find and steer jobs from outside a run (`loom.jobs`,
  * `loom.queues`, the `loom` command line). See `OPERATIONS.md`.
  */
+import type { FlowHeldBy } from './flow.js';
 import type { JobRecord, JobStatus } from './job-record.js';
 
 /** A job as lists show it: everything but the payload, steps, signals, errors and result. */
@@ -24,6 +25,12 @@ export interface JobSummary {
   parentId?: string;
   cancelRequestedAt?: Date;
   cancelReason?: string;
+  /**
+   * A `queued` job that is due but held back, and by what: its queue is paused, or a flow limit of
+   * its name or key is reached. Only in pages asked for with `now`, and only where the store knows
+   * (it learns a name's limits from the claims of engines that run it).
+   */
+  heldBy?: FlowHeldBy;
 }
 
 /** The fields a {@link JobSummary} copies from a {@link JobRecord}, when present. */
@@ -39,7 +46,7 @@ export const JOB_SUMMARY_OPTIONAL_FIELDS = [
 ] as const satisfies readonly (keyof JobSummary & keyof JobRecord)[];
 
 /** The fields of a job a summary is made of. */
-export type JobSummarySource = Pick<JobRecord, keyof JobSummary>;
+export type JobSummarySource = Pick<JobRecord, Exclude<keyof JobSummary, 'heldBy'>>;
 
 /** The summary of a stored job (values are not copied: callers copy what they keep). */
 export function toJobSummary(job: JobSummarySource): JobSummary {
@@ -84,6 +91,8 @@ export interface JobPageQuery {
   after?: JobPagePosition;
   /** At most this many (>= 1). */
   limit: number;
+  /** The engine's time: with it, due `queued` jobs held back by a pause or a flow limit carry `heldBy`. */
+  now?: Date;
 }
 
 /** List order of job pages: newest first by `createdAt`, ties by id descending. Negative when `a` comes first. */

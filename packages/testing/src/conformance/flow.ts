@@ -281,6 +281,96 @@ export function describeFlow(ctx: ConformanceContext): void {
       });
     });
 
+    describe('debounce', () => {
+      const debounced = (payload: unknown, runAtMs: number, overrides: Partial<NewJob> = {}): NewJob =>
+        newJob({ payload, runAt: at(runAtMs), debounceKey: 'reindex:doc-1', ...overrides });
+
+      it('an enqueue with the key of a queued job updates it and returns its id: five enqueues, one job with the last payload', async () => {
+        const [first] = await ctx.store.enqueue([debounced({ v: 1 }, 5_000)], { now: at(0) });
+        expect(first).toEqual({ id: first.id, deduplicated: false });
+        for (let v = 2; v <= 5; v++) {
+          const [again] = await ctx.store.enqueue([debounced({ v }, 5_000 + v * 1_000, { priority: v, groupKey: `g${v}` })], { now: at(v * 1_000) });
+          expect(again).toEqual({ id: first.id, deduplicated: false, debounced: true });
+        }
+        expect(await ctx.store.listJobs({ status: ['queued'] })).toHaveLength(1);
+        expect(await mustGet(ctx.store, first.id)).toMatchObject({ payload: { v: 5 }, runAt: at(10_000), priority: 5, groupKey: 'g5', createdAt: at(0), updatedAt: at(5_000), attempt: 0 });
+        expect(await claimJobs(ctx.store, { now: at(9_999) })).toEqual([]);
+        const [job] = await claimJobs(ctx.store, { now: at(10_000) });
+        expect(job).toMatchObject({ id: first.id, payload: { v: 5 } });
+        expect(job.debounceKey).toBeUndefined();
+      });
+
+      it('a job that started or was cancelled no longer takes its key: the next enqueue makes a new job', async () => {
+        const [started] = await ctx.store.enqueue([debounced({ v: 1 }, 0)], { now: at(0) });
+        expect(idsOf(await claimJobs(ctx.store, { now: at(1) }))).toEqual([started.id]);
+        const [next] = await ctx.store.enqueue([debounced({ v: 2 }, 5_000)], { now: at(2) });
+        expect(next).toEqual({ id: next.id, deduplicated: false });
+        expect(next.id).not.toBe(started.id);
+        expect(await ctx.store.cancelJob(next.id, { now: at(3) })).toMatchObject({ outcome: 'cancelled' });
+        const [third] = await ctx.store.enqueue([debounced({ v: 3 }, 5_000)], { now: at(4) });
+        expect([started.id, next.id]).not.toContain(third.id);
+        expect((await mustGet(ctx.store, next.id)).debounceKey).toBeUndefined();
+      });
+
+      it('within one batch, a later job with the key updates the earlier one; other keys and jobs without one are added', async () => {
+        const results = await ctx.store.enqueue(
+          [debounced({ v: 1 }, 1_000), newJob({ payload: { plain: true } }), debounced({ v: 2 }, 2_000), debounced({ v: 9 }, 1_000, { debounceKey: 'other' })],
+          { now: at(0) },
+        );
+        expect(results.map((r) => r.debounced === true)).toEqual([false, false, true, false]);
+        expect(results[2].id).toBe(results[0].id);
+        expect(new Set(idsOf(results)).size).toBe(3);
+        expect((await mustGet(ctx.store, results[0].id)).payload).toEqual({ v: 2 });
+      });
+
+      it('concurrent enqueues of one key through two stores leave one queued job', async () => {
+        const peer = await ctx.peer();
+        const results = await Promise.all(Array.from({ length: 10 }, (_, v) => (v % 2 === 0 ? ctx.store : peer).enqueue([debounced({ v }, 5_000)], { now: at(v) })));
+        expect(new Set(results.map(([r]) => r.id)).size).toBe(1);
+        expect(results.filter(([r]) => r.debounced !== true)).toHaveLength(1);
+        expect(await ctx.store.listJobs({ status: ['queued'] })).toHaveLength(1);
+      });
+
+      it('refuses a job with both a debounceKey and an idempotencyKey, storing nothing', async () => {
+        await expect(ctx.store.enqueue([debounced({ v: 1 }, 0, { idempotencyKey: 'k' })], { now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        expect(await ctx.store.listJobs({})).toEqual([]);
+      });
+    });
+
+    it('pages asked for with `now` say what holds back each due queued job (heldBy)', async () => {
+      const q = { queue: 'flow' };
+      const limits: FlowLimits[] = [
+        { name: 'conc', globalConcurrency: 1 },
+        { name: 'rated', rateLimit: { limit: 1, perMs: 60_000 } },
+        { name: 'grouped', group: { concurrency: 1 } },
+        { name: 'held' },
+      ];
+      const ids = {
+        conc: await enqueueMany(ctx.store, 2, { ...q, name: 'conc' }),
+        rated: await enqueueMany(ctx.store, 2, { ...q, name: 'rated' }),
+        groupA: await enqueueMany(ctx.store, 2, { ...q, name: 'grouped', groupKey: 'a', runAt: at(-10) }),
+        groupB: await enqueueMany(ctx.store, 1, { ...q, name: 'grouped', groupKey: 'b' }),
+        held: await enqueueMany(ctx.store, 1, { ...q, name: 'held' }),
+        later: await enqueueMany(ctx.store, 1, { ...q, name: 'conc', runAt: at(60_000) }),
+        paused: await enqueueMany(ctx.store, 1, { queue: 'paused-queue', name: 'conc' }),
+      };
+      await ctx.store.holdFlow({ name: 'held', until: at(60_000), now: at(0) });
+      await ctx.store.setQueuePaused('paused-queue', true, at(0));
+      for (const name of ['conc', 'rated']) expect(await claimFlow(ctx.store, limits, { queues: ['flow'], names: [name], now: at(1), limit: 1 })).toMatchObject({ jobs: [{ name }] });
+      expect((await claimFlow(ctx.store, limits, { queues: ['flow'], names: ['grouped'], now: at(1), limit: 1 })).jobs.map((j) => j.groupKey)).toEqual(['a']);
+      const page = await ctx.store.listJobPage({ statuses: ['queued'], limit: 50, now: at(2) });
+      const heldBy = Object.fromEntries(page.map((job) => [job.id, job.heldBy ?? null]));
+      const waiting = (group: string[]): string => group.find((id) => page.some((j) => j.id === id))!;
+      expect(heldBy[waiting(ids.conc)]).toBe('globalConcurrency');
+      expect(heldBy[waiting(ids.rated)]).toBe('rateLimit');
+      expect(heldBy[waiting(ids.groupA)]).toBe('group');
+      expect(heldBy[ids.groupB[0]]).toBeNull();
+      expect(heldBy[ids.held[0]]).toBe('rateLimit');
+      expect(heldBy[ids.later[0]]).toBeNull();
+      expect(heldBy[ids.paused[0]]).toBe('paused');
+      expect((await ctx.store.listJobPage({ statuses: ['queued'], limit: 50 })).filter((j) => j.heldBy !== undefined)).toEqual([]);
+    });
+
     it('refuses malformed flow limits, claiming nothing', async () => {
       await enqueueMany(ctx.store, 1);
       const bad: unknown[] = [

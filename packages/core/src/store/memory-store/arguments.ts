@@ -41,6 +41,7 @@ export function assertNewJob(job: NewJob, now: Date): void {
   for (const field of ['rateLimitKey', 'groupKey', 'debounceKey'] as const) {
     if (job[field] !== undefined && typeof job[field] !== 'string') throw invalid(`job "${job.name}": ${field}`, `must be a string, got ${typeof job[field]}`);
   }
+  if (job.debounceKey !== undefined && job.idempotencyKey !== undefined) throw invalid(`job "${job.name}"`, 'cannot have both a debounceKey and an idempotencyKey');
   const key: unknown = job.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
     throw new LoomError(

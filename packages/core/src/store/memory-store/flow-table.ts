@@ -1,4 +1,5 @@
-import type { FlowHold, FlowHoldRecord, FlowLimits } from '../flow.js';
+import type { FlowHeldBy, FlowHold, FlowHoldRecord, FlowLimits } from '../flow.js';
+import type { JobRecord } from '../job-record.js';
 import type { StoredJob } from './stored-job.js';
 
 /** A rate-limit log: the start times (ms) still inside the window, oldest first. */
@@ -25,6 +26,8 @@ export class FlowTable {
   /** Start logs by name ('' entry: the whole name) and rate-limit key. */
   readonly #starts = new Map<string, Map<string, StartLog>>();
   readonly #holds = new Map<string, NameHolds>();
+  /** The limits of each name as the last claim gave them: what `heldBy` judges by. */
+  readonly #known = new Map<string, FlowLimits>();
 
   /** A job became `running` (claimed). */
   started(job: StoredJob): void {
@@ -59,7 +62,22 @@ export class FlowTable {
 
   /** The admission rules of one claim. */
   gate(flow: FlowLimits[], now: number, leaseUntil: number): ClaimGate {
+    for (const limits of flow) this.#known.set(limits.name, limits);
     return new ClaimGate(this, flow, now, leaseUntil);
+  }
+
+  /** Which flow limit holds back a due job at `now`, as far as the last claims told the limits. */
+  heldBy(record: JobRecord, now: number): FlowHeldBy | undefined {
+    const { name, rateLimitKey, groupKey } = record;
+    const limits = this.#known.get(name);
+    const rate = limits?.rateLimit;
+    const rateKey = rate?.keyed ? (rateLimitKey ?? '') : undefined;
+    if (this.heldUntil(name, undefined, now) !== undefined || (rateLimitKey !== undefined && this.heldUntil(name, rateLimitKey, now) !== undefined)) return 'rateLimit';
+    if (!limits) return undefined;
+    if (rate && this.starts(name, rateKey ?? '', rate.perMs, now).length >= rate.limit) return 'rateLimit';
+    if (limits.globalConcurrency !== undefined && this.running(name, undefined, now).count >= limits.globalConcurrency) return 'globalConcurrency';
+    if (limits.group && groupKey !== undefined && this.running(name, groupKey, now).count >= limits.group.concurrency) return 'group';
+    return undefined;
   }
 
   /** Running jobs of `name` (or of its group `key`) whose lease has not expired at `now`, and the earliest lease end among them. */
