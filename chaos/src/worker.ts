@@ -4,7 +4,8 @@
  * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
  * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), FIXED_DELAY_MS (every run waits exactly this long
  * instead of a random time up to MAX_DELAY_MS), IGNORE_ABORT (1: handlers ignore ctx.signal),
- * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000).
+ * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000), STARTUP_MS (how long
+ * a start that cannot reach MongoDB is retried, 60000).
  * Prints `READY <owner>` once started. SIGTERM: prints `STOPPING`, then a graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
  * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
@@ -12,7 +13,7 @@
  */
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { Loom, type Logger } from '@loom/core';
+import { Loom, LoomError, type Logger } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { CHAOS_HANDLER, ChaosEffect, type ChaosHandlerOptions } from './chaos-job.js';
 import { Ledger } from './ledger.js';
@@ -47,17 +48,7 @@ const handler: ChaosHandlerOptions = {
 };
 container.bind(CHAOS_HANDLER).toConstantValue(handler);
 
-const loom = await Loom.create({
-  container,
-  store,
-  jobs: [ChaosEffect],
-  concurrency: num('CONCURRENCY', 4),
-  lease: num('LEASE_MS', 1500),
-  shutdownGrace: num('GRACE_MS', 2000),
-  pollInterval: '100ms',
-  owner: OWNER,
-  logger,
-});
+const loom = await createLoom();
 await loom.start();
 process.stdout.write(`READY ${OWNER}\n`);
 
@@ -83,6 +74,34 @@ process.on('SIGTERM', () => {
       },
     );
 });
+
+/**
+ * Loom.create, which connects the store. With a short SERVER_SELECTION_MS (the outage scenario's
+ * 500 ms), a loaded machine can miss the first connection: that is retried until STARTUP_MS
+ * (60000) have passed, as an app waiting for its database at boot would.
+ */
+async function createLoom(): Promise<Loom> {
+  const deadline = Date.now() + num('STARTUP_MS', 60_000);
+  for (;;) {
+    try {
+      return await Loom.create({
+        container,
+        store,
+        jobs: [ChaosEffect],
+        concurrency: num('CONCURRENCY', 4),
+        lease: num('LEASE_MS', 1500),
+        shutdownGrace: num('GRACE_MS', 2000),
+        pollInterval: '100ms',
+        owner: OWNER,
+        logger,
+      });
+    } catch (err) {
+      if (!LoomError.is(err, 'STORE_UNREACHABLE') || Date.now() > deadline) throw err;
+      logger.warn({ err }, 'MongoDB not reachable at start; trying again');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
 
 async function hardStop(): Promise<void> {
   const now = new Date();

@@ -3,6 +3,7 @@ import { Job, LoomError, MAX_PENDING_SIGNALS, MAX_STEP_RESULT_BYTES, MAX_STEP_RE
 import { crashableStore } from './crashable-store.js';
 import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
+import { HEAVY_TEST_MS } from './conformance/harness.js';
 
 /** What each workflow scenario runs on: a fresh, uninitialised store per test. */
 export interface WorkflowScenarioFixture {
@@ -314,7 +315,7 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       const large = await fanIn(80);
       // Four times the children: about four times the bytes when linear, sixteen when quadratic.
       expect(large / small).toBeLessThan(6);
-    });
+    }, HEAVY_TEST_MS);
 
     it('a retried parent does not enqueue its children again', async () => {
       probe.failParentOnce = true;

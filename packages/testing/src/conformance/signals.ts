@@ -1,6 +1,6 @@
 /// <reference types="jest" />
 import { LoomError, MAX_PENDING_SIGNALS } from '@loom/core';
-import { at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, mustGet, type ConformanceContext } from './harness.js';
+import { at, claimJobs, HEAVY_TEST_MS, claimOne, enqueueAndClaim, enqueueOne, idsOf, mustGet, type ConformanceContext } from './harness.js';
 
 export function describeSignals(ctx: ConformanceContext): void {
   describe('wait, signal, wake and consumeSignal', () => {
@@ -102,7 +102,7 @@ export function describeSignals(ctx: ConformanceContext): void {
       }
       expect(await mustGet(ctx.store, id)).toEqual(full);
       expect(full.status).toBe('waiting');
-    });
+    }, HEAVY_TEST_MS);
 
     it('signal returns false for unknown and finished jobs', async () => {
       expect(await ctx.store.signal('no-such-job', { name: 'x', data: 1, now: at(1) })).toBe(false);
