@@ -94,4 +94,10 @@ export interface FlowDocument {
   b?: Date;
   /** The limits of the last grant (concurrency `c`, `r` starts per `p` ms): what `heldBy` on job pages judges by. */
   l?: { c?: number; r?: number; p?: number };
+  /**
+   * Full until this instant at the earliest (set by a grant that left no room, and by a hold;
+   * removed whenever a slot or start goes back): claims of keyed names skip such keys unread. Only
+   * ever early, never late: a key past `f` is asked again, and a grant recomputes it.
+   */
+  f?: Date;
 }

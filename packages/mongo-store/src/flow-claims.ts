@@ -3,22 +3,15 @@ import type { Collection, Filter, ObjectId } from 'mongodb';
 import { reportFlowHolds, type ClaimRequest, type FlowHold, type FlowLimits, type JobRecord, type JobStatus } from '@loom/core';
 import { requireStrings } from './arguments.js';
 import { claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims } from './claims.js';
-import type { JobDocument } from './documents.js';
-import { claimableNames } from './filters.js';
+import type { FlowId, JobDocument } from './documents.js';
+import { claimableNames, claimFilter, CLAIM_SORT } from './filters.js';
 import { flowId, type FlowPermits, type PermitRules } from './flow-permits.js';
-import { FLOW_KEY_INDEX } from './indexes.js';
+import { CLAIM_INDEX_KEY, FLOW_KEY_INDEX } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
 
 /** A safety bound only, as in `claims.ts`. */
 const MAX_ROUNDS = 100;
-
-/**
- * The most keys one claim looks at for one grouped name. Keys at their limit cost a write each, so
- * a claim over thousands of busy tenants stops here; the next claim goes on from where this one
- * stopped (the turn order is kept), so every key still gets its turn.
- */
-const MAX_KEYS_PER_CLAIM = 64;
 
 const CLAIMABLE: JobStatus[] = ['queued', 'running', 'waiting'];
 
@@ -30,24 +23,51 @@ function nameRules(limits: FlowLimits): PermitRules {
   return rules;
 }
 
-/** Whether jobs of this name are served key by key (grouped, or rate-limited per key). */
+/** Whether a name's document counts anything (else it only carries holds, and a read decides). */
+const counts = (rules: PermitRules): boolean => rules.concurrency !== undefined || rules.rate !== undefined;
+
+/** Whether jobs of this name are served by key (grouped, or rate-limited per key). */
 const isKeyed = (limits: FlowLimits): boolean => limits.group !== undefined || limits.rateLimit?.keyed === true;
 
+/** A candidate of a keyed name: its key (`flowKey`) and the keys its permits are asked of. */
+type KeyedCandidate = Pick<JobDocument, '_id' | 'flowKey' | 'groupKey' | 'rateLimitKey'>;
+
+/** Permits granted in one round, by document, to hand back those of jobs not won. */
+class RoundGrants {
+  readonly #byDoc = new Map<string, { id: FlowId; tokens: string[] }>();
+
+  add(id: FlowId, tokens: string[]): void {
+    if (tokens.length === 0) return;
+    const key = JSON.stringify([id.n, id.g ?? null, id.r ?? null]);
+    const entry = this.#byDoc.get(key);
+    if (entry) entry.tokens.push(...tokens);
+    else this.#byDoc.set(key, { id, tokens: [...tokens] });
+  }
+
+  /** Hands back every permit whose token is not in `won`. */
+  async giveBackUnused(permits: FlowPermits, won: Set<string>): Promise<void> {
+    await Promise.all([...this.#byDoc.values()].map(({ id, tokens }) => permits.giveBack(id, tokens.filter((t) => !won.has(t)))));
+  }
+}
+
 /**
- * Claims of requests that carry flow limits, on MongoDB. Permits come first: a name's (or key's)
- * flow document grants as many as it has room for in one atomic update, and only that many jobs
- * are then leased, each under the token its permit was granted to; permits of jobs another claim
- * took meanwhile are handed back. So concurrent claims of any number of engines never start more
- * than a limit allows, and a claim never reads a count and then writes on the strength of it.
+ * Claims of requests that carry flow limits, on MongoDB. Permits are granted by one atomic update
+ * of a name's (or key's) flow document ({@link FlowPermits.acquire}) and a job is leased only under
+ * the token of a permit; permits of jobs another claim took meanwhile go back. So concurrent claims
+ * of any number of engines never start more than a limit allows, and no claim reads a count and
+ * then writes on the strength of it.
  *
- * Names without keys are claimed as in `claims.ts`, in claim order across names. Names served by
- * key go key by key: the next key (after the last one this store served, wrapping around) with a
- * claimable job, found from the `loom_flow_key` index without scanning other keys' jobs, gets one
- * job per turn. The two kinds take turns being served first, claim by claim, so neither starves
- * the other when a claim has less room than there are due jobs.
+ * - Names without keys are claimed in claim order across names: each round reads candidates,
+ *   asks each limited name for as many permits as it has candidates, and leases those that got one.
+ *   A claim of one job reads its candidate and asks the permit at the same time (see `#claimOne`).
+ * - Names with keys (a group, a per-key rate limit) are claimed key by key from the `loom_flow_key`
+ *   index, in key order starting after the last key this store served: keys whose document says
+ *   they are full until later (`f`) are left out of the index range, never scanned; each key met
+ *   gets as many of its jobs as it has room for and the claim needs, then the next key's turn.
+ * - The two kinds take turns being served first, claim by claim, so neither starves the other.
  */
 export class MongoFlowClaims implements FlowClaims {
-  /** Per grouped name: the key served last by this store. */
+  /** Per keyed name: the last key this store served (the next claim starts after it). */
   readonly #lastKey = new Map<string, string>();
   #turn = 0;
 
@@ -70,7 +90,11 @@ export class MongoFlowClaims implements FlowClaims {
     const keyedFirst = keyed.length > 0 && (others.length === 0 || this.#turn++ % 2 === 0);
     try {
       if (keyedFirst) await this.#claimKeyed(ctx, keyed, limit);
-      if (claimed.length < limit && others.length > 0) await this.#claimInOrder(ctx, others, limit);
+      if (claimed.length < limit && others.length > 0) {
+        const limited = others.filter((name) => limitsOf.has(name));
+        if (limit - claimed.length === 1 && limited.length === 1) await this.#claimOne(ctx, others, limited[0]!);
+        else await this.#claimInOrder(ctx, others, limit);
+      }
       if (!keyedFirst && claimed.length < limit && keyed.length > 0) await this.#claimKeyed(ctx, keyed, limit);
     } catch (err) {
       if (claimed.length === 0) throw err;
@@ -78,6 +102,43 @@ export class MongoFlowClaims implements FlowClaims {
     }
     reportFlowHolds(req.onHeld, holds);
     return sortForClaim(claimed).map(toJobRecord);
+  }
+
+  /**
+   * One job, when one name of the claim has limits: the best candidate is read while, at the same
+   * time, that name grants a permit (two commands at once), then the candidate is leased under the
+   * permit's token (one `findAndModify`). A permit the candidate turned out not to need goes back;
+   * a refused permit leaves the candidate untouched (a held job is never leased, so it keeps its
+   * attempt, its debounce key and its start time) and the claim goes on without that name.
+   */
+  async #claimOne(ctx: ClaimContext, names: string[], limitedName: string): Promise<void> {
+    const { queues, now, limitsOf } = ctx;
+    const limits = limitsOf.get(limitedName)!;
+    const rules = nameRules(limits);
+    const token = randomUUID();
+    const [candidate, grant] = await Promise.all([
+      this.jobs.findOne(claimFilter({ queues, names, now }), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, projection: { _id: 1, name: 1 } }),
+      this.permits.acquire(flowId(limitedName), [token], rules, now, ctx.lease.until),
+    ]);
+    const grants = new RoundGrants();
+    if (counts(rules)) grants.add(flowId(limitedName), grant.granted);
+    if (grant.hold) ctx.holds.push({ name: limitedName, ...grant.hold });
+    const refused = grant.granted.length === 0;
+    const open = refused ? names.filter((name) => name !== limitedName) : names;
+    if (!candidate || (refused && candidate.name === limitedName)) {
+      await grants.giveBackUnused(this.permits, new Set());
+      if (candidate && open.length > 0) await this.#claimInOrder(ctx, open, 1);
+      return;
+    }
+    const lease = { _id: candidate._id, token: candidate.name === limitedName ? token : randomUUID() };
+    const won = await this.#take(ctx, { queues, names, now }, [lease], grants);
+    if (won.length === 0) {
+      // Another claim took the candidate (its permit went back): the next candidates, in rounds.
+      await this.#claimInOrder(ctx, open, 1);
+      return;
+    }
+    if (won[0]!.name === limitedName && limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(limitedName), limits.globalConcurrency);
+    ctx.claimed.push(...won);
   }
 
   /**
@@ -90,24 +151,24 @@ export class MongoFlowClaims implements FlowClaims {
     let open = names;
     for (let round = 0; ctx.claimed.length < limit && open.length > 0 && round < MAX_ROUNDS; round++) {
       const wanted = limit - ctx.claimed.length;
-      const query = { queues, names: open, now };
-      const candidates = await readCandidates(this.jobs, claimGroups(query), wanted, true);
+      const candidates = await readCandidates(this.jobs, claimGroups({ queues, names: open, now }), wanted, true);
       if (candidates.length === 0) break;
       const byName = new Map<string, ObjectId[]>();
       for (const candidate of candidates) byName.set(candidate.name, [...(byName.get(candidate.name) ?? []), candidate._id]);
       const leases: { _id: ObjectId; token: string }[] = [];
-      const granted = new Map<string, string[]>();
+      const grants = new RoundGrants();
       let refused = false;
       await Promise.all(
         [...byName].map(async ([name, ids]) => {
-          const limits = limitsOf.get(name);
           const tokens = ids.map(() => randomUUID());
+          const limits = limitsOf.get(name);
           if (!limits) {
             ids.forEach((_id, i) => leases.push({ _id, token: tokens[i]! }));
             return;
           }
-          const grant = await this.permits.acquire(flowId(name), tokens, nameRules(limits), now, lease.until);
-          granted.set(name, grant.granted);
+          const rules = nameRules(limits);
+          const grant = await this.permits.acquire(flowId(name), tokens, rules, now, lease.until);
+          if (counts(rules)) grants.add(flowId(name), grant.granted);
           grant.granted.forEach((token, i) => leases.push({ _id: ids[i]!, token }));
           if (grant.hold) {
             ctx.holds.push({ name, ...grant.hold });
@@ -116,43 +177,17 @@ export class MongoFlowClaims implements FlowClaims {
           }
         }),
       );
-      const won = await this.#take(ctx, { queues, names, now }, leases, granted, (name) => ({ id: flowId(name), concurrency: limitsOf.get(name)?.globalConcurrency }));
+      const won = await this.#take(ctx, { queues, names, now }, leases, grants);
+      for (const doc of won) {
+        const limits = limitsOf.get(doc.name);
+        if (limits?.globalConcurrency !== undefined) this.permits.holding(doc.lease!.token, flowId(doc.name), limits.globalConcurrency);
+      }
       ctx.claimed.push(...won);
       if (candidates.length < wanted && !refused) break;
     }
   }
 
-  /**
-   * Leases `leases`; permits of the ones lost to another claim go back to their documents, and
-   * the slots of those won are remembered for heartbeats and release. If leasing fails, every
-   * permit of the round goes back before the error surfaces.
-   */
-  async #take(
-    ctx: ClaimContext,
-    query: { queues: string[]; names: string[]; now: Date },
-    leases: { _id: ObjectId; token: string }[],
-    granted: Map<string, string[]>,
-    slotOf: (name: string, doc: JobDocument) => { id: ReturnType<typeof flowId>; concurrency?: number },
-  ): Promise<JobDocument[]> {
-    if (leases.length === 0) return [];
-    let won: JobDocument[];
-    try {
-      won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now);
-    } catch (err) {
-      await Promise.all([...granted].map(([name, tokens]) => this.permits.giveBack(flowId(name), tokens).catch(() => undefined)));
-      throw err;
-    }
-    const wonTokens = new Set(won.map((doc) => doc.lease!.token));
-    await Promise.all([...granted].map(([name, tokens]) => this.permits.giveBack(flowId(name), tokens.filter((t) => !wonTokens.has(t)))));
-    for (const doc of won) {
-      if (!granted.has(doc.name)) continue;
-      const slot = slotOf(doc.name, doc);
-      if (slot.concurrency !== undefined) this.permits.holding(doc.lease!.token, slot.id, slot.concurrency);
-    }
-    return won;
-  }
-
-  /** Names served key by key, one job per key per turn. */
+  /** Names served by key. */
   async #claimKeyed(ctx: ClaimContext, names: string[], limit: number): Promise<void> {
     for (const name of names) {
       if (ctx.claimed.length >= limit) return;
@@ -160,111 +195,153 @@ export class MongoFlowClaims implements FlowClaims {
     }
   }
 
+  /**
+   * One keyed name, in rounds: read the next candidates in key order after the last key served
+   * (wrapping around once), leaving out the keys known full; the name grants permits for them,
+   * then each key, at once, for its own; lease those that got both.
+   */
   async #claimByKey(ctx: ClaimContext, name: string, limits: FlowLimits, budget: number): Promise<void> {
     const { queues, lease, now } = ctx;
-    const skip: string[] = [];
-    let after = this.#lastKey.get(name);
-    let head = await this.#nextHead(queues, name, after, skip, now);
-    if (!head && after !== undefined) head = await this.#nextHead(queues, name, (after = undefined), skip, now);
-    if (!head) return;
-    // The name's own rules (holds, global concurrency, an unkeyed rate) first, for the whole budget.
+    const kind = limits.group !== undefined ? 'g' : 'r';
+    const full = await this.permits.fullKeys(name, kind, now);
+    // Keys full until later are not read at all; they are reported held so the engine wakes when they open.
+    for (const { key, until } of full) ctx.holds.push({ name, key, by: kind === 'g' ? 'group' : 'rateLimit', until });
+    const skip = full.map((f) => f.key);
     const rules = nameRules(limits);
-    const nameGrant = await this.permits.acquire(flowId(name), Array.from({ length: budget }, () => randomUUID()), rules, now, lease.until);
-    const tokens = [...nameGrant.granted];
-    if (tokens.length === 0 && nameGrant.hold) ctx.holds.push({ name, ...nameGrant.hold });
-    try {
-      // Past the last key the turns start again from the first, as long as the last pass served a key.
-      let servedSinceStart = after !== undefined;
-      for (let examined = 0, rounds = 0; tokens.length > 0 && examined < MAX_KEYS_PER_CLAIM && rounds < MAX_ROUNDS; rounds++) {
-        if (!head) {
-          if (!servedSinceStart) break;
-          servedSinceStart = false;
-          head = await this.#nextHead(queues, name, (after = undefined), skip, now);
-          continue;
-        }
-        examined += 1;
-        const key: string = head.flowKey!;
-        const token = tokens[0]!;
-        const keyGrants = await this.#acquireKey(ctx, name, limits, head, token);
-        if (keyGrants) {
-          const [doc] = await takeCandidates(this.jobs, { queues, names: [name], now }, [{ _id: head._id, token }], lease, now).catch(async (err: unknown) => {
-            await this.#giveBackKey(keyGrants, token);
-            throw err;
-          });
-          if (doc) {
-            tokens.shift();
-            ctx.claimed.push(doc);
-            this.#lastKey.set(name, key);
-            servedSinceStart = true;
-            if (limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(name), limits.globalConcurrency);
-            if (keyGrants.group) this.permits.holding(token, keyGrants.group, limits.group!.concurrency);
-            after = key;
-          } else {
-            // Another claim took this job first: its key's permits go back; look again from the same place.
-            await this.#giveBackKey(keyGrants, token);
-          }
-        } else {
-          skip.push(key);
-          after = key;
-        }
-        head = tokens.length > 0 ? await this.#nextHead(queues, name, after, skip, now) : null;
+    let after = this.#lastKey.get(name);
+    let wrapped = after === undefined;
+    let served = 0;
+    for (let round = 0; served < budget && round < MAX_ROUNDS; round++) {
+      const wanted = budget - served;
+      const candidates = await this.#readKeyed(queues, name, after, skip, wanted, now);
+      if (candidates.length === 0) {
+        if (wrapped) break;
+        wrapped = true;
+        after = undefined;
+        continue;
       }
-      if (tokens.length === 0 && nameGrant.hold && nameGrant.granted.length > 0) ctx.holds.push({ name, ...nameGrant.hold });
-    } finally {
-      const counted = rules.concurrency !== undefined || rules.rate !== undefined;
-      if (counted && tokens.length > 0) await this.permits.giveBack(flowId(name), tokens);
+      const nameGrant = await this.permits.acquire(flowId(name), candidates.map(() => randomUUID()), rules, now, lease.until);
+      // The cursor moves to the last key whose candidates got the name's permits: keys the name had
+      // no room for keep their turn.
+      if (nameGrant.granted.length > 0) {
+        after = candidates[nameGrant.granted.length - 1]!.flowKey!;
+        this.#lastKey.set(name, after);
+      }
+      const grants = new RoundGrants();
+      if (counts(rules)) grants.add(flowId(name), nameGrant.granted);
+      const admitted = candidates.slice(0, nameGrant.granted.length).map((candidate, i) => ({ candidate, token: nameGrant.granted[i]! }));
+      const byKey = new Map<string, typeof admitted>();
+      for (const one of admitted) byKey.set(one.candidate.flowKey!, [...(byKey.get(one.candidate.flowKey!) ?? []), one]);
+      const leases: { _id: ObjectId; token: string }[] = [];
+      const groupOf = new Map<string, FlowId>();
+      await Promise.all(
+        [...byKey.values()].map(async (group) => {
+          const kept = await this.#acquireKey(ctx, name, limits, group, grants, skip);
+          for (const { candidate, token } of group.slice(0, kept)) {
+            leases.push({ _id: candidate._id, token });
+            if (limits.group && candidate.groupKey !== undefined) groupOf.set(token, flowId(name, { group: candidate.groupKey }));
+          }
+        }),
+      );
+      const won = await this.#take(ctx, { queues, names: [name], now }, leases, grants);
+      for (const doc of won) {
+        const token = doc.lease!.token;
+        if (limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(name), limits.globalConcurrency);
+        const group = groupOf.get(token);
+        if (group) this.permits.holding(token, group, limits.group!.concurrency);
+      }
+      ctx.claimed.push(...won);
+      served += won.length;
+      // The name is full only when every permit it granted went to a job; permits of candidates
+      // whose key had no room went back, and the next round offers them to the next keys.
+      if (nameGrant.hold) {
+        if (won.length === nameGrant.granted.length) {
+          ctx.holds.push({ name, ...nameGrant.hold });
+          return;
+        }
+        continue;
+      }
+      if (candidates.length < wanted) {
+        // Every key after the cursor was seen: the keys before it get their turn next.
+        if (wrapped) break;
+        wrapped = true;
+        after = undefined;
+      }
     }
   }
 
-  /** The best claimable job of the first key after `after` (not in `skip`), from the flow-key index. */
-  async #nextHead(queues: string[], name: string, after: string | undefined, skip: string[], now: Date): Promise<JobDocument | null> {
+  /** Up to `wanted` claimable jobs of `name` in key order after `after`, keys in `skip` left out (from `loom_flow_key`). */
+  #readKeyed(queues: string[], name: string, after: string | undefined, skip: string[], wanted: number, now: Date): Promise<KeyedCandidate[]> {
     const flowKey: Filter<JobDocument>['flowKey'] = after === undefined ? { $gte: '' } : { $gt: after };
     if (skip.length > 0) Object.assign(flowKey as object, { $nin: skip });
-    return this.jobs.findOne(
-      { queue: { $in: queues }, name, flowKey, claimAt: { $lte: now }, status: { $in: CLAIMABLE } },
-      { sort: { flowKey: 1, priority: -1, runAt: 1, _id: 1 }, hint: FLOW_KEY_INDEX, projection: { _id: 1, flowKey: 1, groupKey: 1, rateLimitKey: 1 } },
-    );
+    return this.jobs
+      .find(
+        { queue: { $in: queues }, name, flowKey, claimAt: { $lte: now }, status: { $in: CLAIMABLE } },
+        { sort: { flowKey: 1, priority: -1, runAt: 1, _id: 1 }, hint: FLOW_KEY_INDEX, limit: wanted, projection: { _id: 1, flowKey: 1, groupKey: 1, rateLimitKey: 1 } },
+      )
+      .toArray();
   }
 
   /**
-   * The permits of one job's keys: a slot of its group, a start of its rate-limit key. Null (and
-   * nothing kept) when one is refused, which is reported as a hold of that key.
+   * The key-level permits of one key's candidates (all of one `flowKey`, so of one group and, for
+   * a per-key rate limit without a group, one rate-limit key): a slot of the group and a start of
+   * the rate-limit key each. Returns how many of them (a prefix) got every permit; a key refused
+   * is reported held and left out of this claim's later rounds.
    */
-  async #acquireKey(ctx: ClaimContext, name: string, limits: FlowLimits, head: JobDocument, token: string): Promise<KeyGrants | null> {
+  async #acquireKey(
+    ctx: ClaimContext,
+    name: string,
+    limits: FlowLimits,
+    group: { candidate: KeyedCandidate; token: string }[],
+    grants: RoundGrants,
+    skip: string[],
+  ): Promise<number> {
     const { now, lease } = ctx;
-    const grants: KeyGrants = {};
-    if (limits.group && head.groupKey !== undefined) {
-      const id = flowId(name, { group: head.groupKey });
-      const grant = await this.permits.acquire(id, [token], { concurrency: limits.group.concurrency, concurrencyKind: 'group' }, now, lease.until);
+    const first = group[0]!.candidate;
+    let tokens = group.map((g) => g.token);
+    if (limits.group && first.groupKey !== undefined) {
+      const id = flowId(name, { group: first.groupKey });
+      const grant = await this.permits.acquire(id, tokens, { concurrency: limits.group.concurrency, concurrencyKind: 'group' }, now, lease.until);
+      grants.add(id, grant.granted);
+      tokens = grant.granted;
       if (grant.hold) {
-        ctx.holds.push({ name, key: head.groupKey, ...grant.hold });
-        return null;
+        ctx.holds.push({ name, key: first.groupKey, ...grant.hold });
+        skip.push(first.flowKey!);
       }
-      grants.group = id;
     }
-    if (limits.rateLimit?.keyed) {
-      const key = head.rateLimitKey ?? '';
-      const id = flowId(name, { rate: key });
-      const grant = await this.permits.acquire(id, [token], { rate: { limit: limits.rateLimit.limit, perMs: limits.rateLimit.perMs }, concurrencyKind: 'group' }, now, lease.until);
-      if (grant.hold) {
-        ctx.holds.push({ name, key, ...grant.hold });
-        await this.#giveBackKey(grants, token);
-        return null;
+    if (limits.rateLimit?.keyed && tokens.length > 0) {
+      // Candidates of one group may have several rate-limit keys: each asks its own key's document.
+      let kept = 0;
+      for (const { candidate, token } of group.slice(0, tokens.length)) {
+        const key = candidate.rateLimitKey ?? '';
+        const id = flowId(name, { rate: key });
+        const grant = await this.permits.acquire(id, [token], { rate: { limit: limits.rateLimit.limit, perMs: limits.rateLimit.perMs }, concurrencyKind: 'group' }, now, lease.until);
+        if (grant.hold) {
+          ctx.holds.push({ name, key, ...grant.hold });
+          if (!limits.group) skip.push(first.flowKey!);
+          break;
+        }
+        grants.add(id, grant.granted);
+        kept += 1;
       }
-      grants.rate = id;
+      return kept;
     }
-    return grants;
+    return tokens.length;
   }
 
-  async #giveBackKey(grants: KeyGrants, token: string): Promise<void> {
-    await Promise.all([grants.group, grants.rate].flatMap((id) => (id ? [this.permits.giveBack(id, [token])] : [])));
+  /**
+   * Leases `leases`; the round's permits of jobs lost to another claim go back. If leasing fails,
+   * every permit of the round goes back before the error surfaces.
+   */
+  async #take(ctx: ClaimContext, query: { queues: string[]; names: string[]; now: Date }, leases: { _id: ObjectId; token: string }[], grants: RoundGrants): Promise<JobDocument[]> {
+    let won: JobDocument[] = [];
+    try {
+      if (leases.length > 0) won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now);
+    } finally {
+      await grants.giveBackUnused(this.permits, new Set(won.map((doc) => doc.lease!.token)));
+    }
+    return won;
   }
-}
-
-/** The key-level permits one job got. */
-interface KeyGrants {
-  group?: ReturnType<typeof flowId>;
-  rate?: ReturnType<typeof flowId>;
 }
 
 interface ClaimContext {

@@ -3,6 +3,7 @@ import type { FlowHeldBy, FlowHold, FlowHoldRecord } from '@loom/core';
 import { requireDate, requireString } from './arguments.js';
 import type { FlowDocument, FlowId, JobDocument } from './documents.js';
 import type { StoreLogger } from './options.js';
+import { FLOW_FULL_INDEX } from './indexes.js';
 import { isDuplicateKey } from './store-errors.js';
 
 /** The id of a name's flow document, or of one of its keys'. Always this field order. */
@@ -65,7 +66,13 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   if (rules.concurrency !== undefined) limitsUsed.c = rules.concurrency;
   if (rules.rate !== undefined) Object.assign(limitsUsed, { r: rules.rate.limit, p: rules.rate.perMs });
   const appendedAll = Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)]));
-  return [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }];
+  // `f`: when the document is full after this grant, the instant it can grant again at the earliest
+  // (every exhausted rule reopened): claims of keyed names leave such keys out of their index range.
+  const reopens: unknown[] = [{ $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, '$b', null] }];
+  if (rules.concurrency !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$h' }, rules.concurrency] }, { $add: [{ $min: '$h.u' }, 1] }, null] });
+  if (rules.rate !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$s' }, rules.rate.limit] }, { $add: [{ $min: '$s.a' }, rules.rate.perMs] }, null] });
+  const full = { $let: { vars: { f: { $max: reopens } }, in: { $cond: [{ $eq: ['$$f', null] }, '$$REMOVE', '$$f'] } } };
+  return [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }, { $set: { f: full } }];
 }
 
 /** How many of `tokens` the document after an acquisition holds (they were appended in order). */
@@ -128,7 +135,17 @@ export class FlowPermits {
   /** Hands back permits granted to runs that did not start (their jobs went to another claim). */
   async giveBack(id: FlowId, tokens: string[]): Promise<void> {
     if (tokens.length === 0) return;
-    await this.flow.updateOne({ _id: id }, { $pull: { h: { t: { $in: tokens } }, s: { t: { $in: tokens } } } });
+    await this.flow.updateOne({ _id: id }, { $pull: { h: { t: { $in: tokens } }, s: { t: { $in: tokens } } }, $unset: { f: '' } });
+  }
+
+  /**
+   * The keys of `name` (group keys `g`, or rate-limit keys `r`) whose documents are full until
+   * after `now`, and until when: a claim leaves them out of its reads and reports them held. One
+   * read of a small index range.
+   */
+  async fullKeys(name: string, kind: 'g' | 'r', now: Date): Promise<{ key: string; until: Date }[]> {
+    const docs = await this.flow.find({ '_id.n': name, f: { $gt: now } }, { projection: { _id: 1, f: 1 }, hint: FLOW_FULL_INDEX }).toArray();
+    return docs.flatMap((doc) => (doc._id[kind] === undefined ? [] : [{ key: doc._id[kind]!, until: doc.f! }]));
   }
 
   /** The job leased with `token` holds a slot in document `id` (limit `concurrency`): remember it for its heartbeats and release. */
@@ -189,7 +206,7 @@ export class FlowPermits {
   private async free(token: string, slots: HeldSlot[], jobId: string): Promise<void> {
     this.#held.delete(token);
     try {
-      await this.flow.updateMany({ _id: { $in: slots.map((s) => s.id) } }, { $pull: { h: { t: token } } });
+      await this.flow.updateMany({ _id: { $in: slots.map((s) => s.id) } }, { $pull: { h: { t: token } }, $unset: { f: '' } });
     } catch (err) {
       this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a finished job; it frees when the job\'s lease ends');
     }
@@ -240,7 +257,7 @@ export class FlowPermits {
     const _id = flowId(name, key === undefined ? undefined : { rate: key });
     for (let round = 0; ; round++) {
       try {
-        await this.flow.updateOne({ _id }, { $max: { b: until } }, { upsert: true });
+        await this.flow.updateOne({ _id }, { $max: { b: until, f: until } }, { upsert: true });
         return;
       } catch (err) {
         if (!isDuplicateKey(err) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;

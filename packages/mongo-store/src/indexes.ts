@@ -45,6 +45,9 @@ export const FLOW_KEY_INDEX = 'loom_flow_key';
 /** The unique index of debounce keys. */
 export const DEBOUNCE_INDEX = 'loom_debounce';
 
+/** The flow documents full until an instant, by name. */
+export const FLOW_FULL_INDEX = 'loom_flow_full';
+
 /** Indexes of the flow collection: the holds in force (`flowHolds`, read by every engine each poll). */
 export const FLOW_HOLD_INDEX = 'loom_flow_holds';
 
@@ -116,7 +119,11 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     });
   }
   if (dead !== false) deadLetters.push({ name: RETENTION_INDEX.deadLetters, key: { diedAt: 1 }, expireAfterSeconds: dead });
-  const flow: IndexSpec[] = [{ name: FLOW_HOLD_INDEX, key: { b: 1 }, partialFilterExpression: { b: { $exists: true } } }];
+  const flow: IndexSpec[] = [
+    { name: FLOW_HOLD_INDEX, key: { b: 1 }, partialFilterExpression: { b: { $exists: true } } },
+    // The keys of a name that are full until later (`f`), which claims of keyed names leave out.
+    { name: FLOW_FULL_INDEX, key: { '_id.n': 1, f: 1 }, partialFilterExpression: { f: { $exists: true } } },
+  ];
   return { jobs, deadLetters, flow };
 }
 

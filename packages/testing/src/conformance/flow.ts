@@ -161,6 +161,23 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(claimed).toHaveLength(5);
       });
 
+      it('a job held back is left as it was: no attempt spent, no start time, its debounce key kept', async () => {
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 1, perMs: 1_000 } }];
+        await enqueueMany(ctx.store, 1, { runAt: at(-10) });
+        const [held] = await ctx.store.enqueue([newJob({ payload: { v: 1 }, debounceKey: 'k' })], { now: at(0) });
+        expect((await claimFlow(ctx.store, limits, { now: at(1), limit: 1 })).jobs).toHaveLength(1);
+        for (const limit of [1, 5]) {
+          const refused = await claimFlow(ctx.store, limits, { now: at(2), limit });
+          expect(refused).toEqual({ jobs: [], holds: [{ name: 'send', by: 'rateLimit', until: at(1_001) }] });
+        }
+        const job = await mustGet(ctx.store, held.id);
+        expect(job).toMatchObject({ status: 'queued', attempt: 0, debounceKey: 'k' });
+        expect(job.startedAt).toBeUndefined();
+        expect(job.lease).toBeUndefined();
+        const [again] = await ctx.store.enqueue([newJob({ payload: { v: 2 }, debounceKey: 'k' })], { now: at(3) });
+        expect(again).toMatchObject({ id: held.id, debounced: true });
+      });
+
       it('a keyed rate limit counts each key on its own', async () => {
         await enqueueMany(ctx.store, 3, { rateLimitKey: 'tenant-a' });
         await enqueueMany(ctx.store, 1, { rateLimitKey: 'tenant-b' });
@@ -255,12 +272,20 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(idsOf(served)).toContain(small);
       });
 
-      it('takes keys in turn within one claim', async () => {
+      it('a claim with room for more goes on to the next keys when a key is at its limit', async () => {
         await enqueueMany(ctx.store, 50, { groupKey: 'big', runAt: at(-60_000) });
         await enqueueMany(ctx.store, 1, { groupKey: 'one' }, at(1));
         await enqueueMany(ctx.store, 1, { groupKey: 'two' }, at(2));
-        const { jobs } = await claimFlow(ctx.store, limits(100), { now: at(3), limit: 3 });
+        const { jobs } = await claimFlow(ctx.store, limits(1), { now: at(3), limit: 10 });
         expect(countBy(jobs, 'groupKey')).toEqual({ big: 1, one: 1, two: 1 });
+      });
+
+      it('keys take turns from claim to claim: every key with jobs is served before a key is served again', async () => {
+        for (const key of ['k1', 'k2', 'k3', 'k4']) await enqueueMany(ctx.store, 5, { groupKey: key });
+        const served: string[] = [];
+        for (let i = 0; i < 8; i++) served.push(...(await claimFlow(ctx.store, limits(100), { now: at(1), limit: 1 })).jobs.map((j) => j.groupKey!));
+        expect(new Set(served.slice(0, 4)).size).toBe(4);
+        expect(new Set(served.slice(4, 8)).size).toBe(4);
       });
 
       it('an expired lease frees its key\'s slot', async () => {
