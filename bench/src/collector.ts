@@ -1,7 +1,7 @@
 import { median } from './stats.js';
 
-/** Engine keys of the results: Loom on MongoStore, Agenda 6, Loom on MemoryStore. */
-export type EngineKey = 'loom' | 'agenda' | 'loom-memory';
+/** Engine keys of the results: Loom on MongoStore, Agenda 6, Loom on MemoryStore, BullMQ on Redis. */
+export type EngineKey = 'loom' | 'agenda' | 'loom-memory' | 'bullmq';
 
 /** Per engine and metric, the value of every run; medians on demand. */
 export class Collector {
@@ -9,6 +9,10 @@ export class Collector {
   readonly notes: string[] = [];
   /** Labels of the scenarios this run measured (their notes replace an earlier run's). */
   readonly measured = new Set<string>();
+  /** Engines this run could not measure, with the reason (BullMQ without redis-server). */
+  readonly skipped: Partial<Record<EngineKey, string>> = {};
+  /** The redis-server version BullMQ ran on, when it ran. */
+  redisVersion: string | undefined;
 
   add(engine: EngineKey, metrics: Record<string, number>, prefix = ''): void {
     let byMetric = this.samples.get(engine);

@@ -25,17 +25,25 @@ export class CommandCounter {
 
   /** Commands sent since `earlier` was taken, by name (names with none left out). */
   since(earlier: CommandCounts): CommandCounts {
-    const diff: CommandCounts = {};
-    for (const [name, n] of this.counts) {
-      const d = n - (earlier[name] ?? 0);
-      if (d > 0) diff[name] = d;
-    }
-    return diff;
+    return countsSince(this.counts, earlier);
   }
 
   async close(): Promise<void> {
     await this.client.close();
   }
+}
+
+/** What a scenario needs of a command counter (MongoDB's driver monitoring, or Redis's, for BullMQ). */
+export type CommandTally = Pick<CommandCounter, 'snapshot' | 'since'>;
+
+/** Counts now minus counts `earlier`, by name (names with none left out). */
+export function countsSince(now: ReadonlyMap<string, number>, earlier: CommandCounts): CommandCounts {
+  const diff: CommandCounts = {};
+  for (const [name, n] of now) {
+    const d = n - (earlier[name] ?? 0);
+    if (d > 0) diff[name] = d;
+  }
+  return diff;
 }
 
 /** Sum of all commands in a count. */

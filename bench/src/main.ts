@@ -16,6 +16,7 @@ import { checkTargets, renderTable, renderTargets } from './report.js';
 import type { ChildReport, ScenarioSpec } from './scenario.js';
 import type { CommandCounts } from './command-counter.js';
 import { packageVersion } from './versions.js';
+import { openRedis } from './redis-target.js';
 
 const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`);
 
@@ -114,11 +115,39 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     const rep = await run(spec, 'list-cost/loom', undefined);
     collector.add('loom', rep.metrics);
   }
+  if (c.groups.includes('bullmq')) await measureBullmq(c, collector, run);
   return breakdown;
 }
 
+/**
+ * BullMQ beside us, when redis-server is on PATH: the benchmark starts one on a free local port
+ * for these runs (the same jobs, concurrency and rate as Loom's and Agenda's runs), else records why not.
+ */
+async function measureBullmq(c: BenchConfig, collector: Collector, run: (spec: ScenarioSpec, label: string, r: number) => Promise<ChildReport>): Promise<void> {
+  const redis = await openRedis(process.env);
+  if (!redis.available) {
+    collector.skipped.bullmq = redis.reason;
+    collector.notes.push(`bullmq: skipped: ${redis.reason}`);
+    log(`BullMQ skipped: ${redis.reason}`);
+    return;
+  }
+  const { port: redisPort, pid: redisPid, version } = redis.target;
+  collector.redisVersion = version;
+  log(`Redis for BullMQ: redis-server ${version} on 127.0.0.1:${redisPort}`);
+  try {
+    for (let r = 0; r < c.runs; r++) {
+      const t = await run({ kind: 'bullmq-throughput', jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs: c.timeoutMs, redisPort, redisPid }, 'throughput/bullmq', r);
+      collector.add('bullmq', { ...t.metrics, peakRssMb: t.maxRssMb });
+      const l = await run({ kind: 'bullmq-latency', jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs: c.timeoutMs, redisPort, redisPid }, 'latency/bullmq', r);
+      collector.add('bullmq', l.metrics);
+    }
+  } finally {
+    await redis.target.stop();
+  }
+}
+
 /** Every figure the selected groups must produce, so a broken scenario cannot pass silently. */
-function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] {
+function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boolean }): [EngineKey, string][] {
   const want: [EngineKey, string][] = [];
   if (c.groups.includes('memory'))
     want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb'], ['loom-memory', 'noOtelApiCpuUsPerJob'], ['loom-memory', 'otelSdkCpuUsPerJob']);
@@ -129,6 +158,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'>): [EngineKey, string][] 
     want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
+  if (c.groups.includes('bullmq') && !c.bullmqSkipped) want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);
   return want;
 }
 
@@ -151,7 +181,7 @@ function readEarlier(c: BenchConfig): EarlierResults {
 }
 
 function versions(): Record<string, string> {
-  const names = ['@loom/core', '@loom/mongo-store', '@loom/mongo-emulator', 'agenda', '@agendajs/mongo-backend', 'mongodb'];
+  const names = ['@loom/core', '@loom/mongo-store', '@loom/mongo-emulator', 'agenda', '@agendajs/mongo-backend', 'mongodb', 'bullmq', 'ioredis'];
   return Object.fromEntries(names.map((n) => [n, packageVersion(n)]));
 }
 
@@ -171,7 +201,7 @@ function machine(): Record<string, unknown> {
 
 async function main(): Promise<void> {
   const c = readConfig(process.argv.slice(2), process.env);
-  const needsMongo = c.groups.some((g) => g !== 'memory');
+  const needsMongo = c.groups.some((g) => g !== 'memory' && g !== 'bullmq');
   log(`${c.quick ? 'QUICK mode (small counts, for smoke tests only)' : 'full run'}; ${c.runs} run(s) per figure; groups: ${c.groups.join(', ')}`);
   const target = needsMongo ? await openMongoTarget(process.env, c.profileDir) : undefined;
   if (c.profileDir !== undefined) log(`CPU profiles of every child process (and the emulator) go to ${c.profileDir}; read one with node bench/dist/profile-summary.js FILE`);
@@ -196,7 +226,7 @@ async function main(): Promise<void> {
   const groups = [...new Set([...(earlier?.config.groups ?? []), ...c.groups])];
   const medians = collector.medians();
   const targets = checkTargets(medians);
-  const missing = expectedMetrics({ ...c, groups }).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
+  const missing = expectedMetrics({ ...c, groups, bullmqSkipped: collector.skipped.bullmq !== undefined }).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
 
   const results = {
     generatedAt: new Date().toISOString(),
@@ -209,6 +239,9 @@ async function main(): Promise<void> {
     versions: versions(),
     mongodb: target ? { kind: target.kind, uri: target.shownUri, serverVersion: target.serverVersion, note: target.note } : null,
     engines: medians,
+    /** Engines not measured in this run, and why (BullMQ without redis-server on PATH). */
+    skipped: collector.skipped,
+    redis: collector.redisVersion === undefined ? null : { server: `redis-server ${collector.redisVersion}`, note: 'started by the benchmark for BullMQ, in memory (no snapshots, no append-only file)' },
     samples: collector.all(),
     commandsByScenario: breakdown,
     targets,
@@ -218,7 +251,7 @@ async function main(): Promise<void> {
   writeFileSync(`${c.out}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   renameSync(`${c.out}.tmp`, c.out);
 
-  process.stdout.write(`\n${renderTable(c, medians)}\n\n`);
+  process.stdout.write(`\n${renderTable(c, medians, collector.skipped)}\n\n`);
   if (target) process.stdout.write(`MongoDB: ${target.kind === 'emulator' ? 'the Loom emulator (separate process); these figures compare engines, not MongoDB' : target.shownUri}\n`);
   process.stdout.write(`Medians of ${c.runs} run(s). Targets:\n${renderTargets(targets)}\n`);
   for (const note of collector.notes) process.stdout.write(`note: ${note}\n`);

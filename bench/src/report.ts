@@ -13,33 +13,35 @@ const COLUMNS: { key: EngineKey; title: string }[] = [
   { key: 'loom', title: 'Loom (MongoStore)' },
   { key: 'agenda', title: 'Agenda 6' },
   { key: 'loom-memory', title: 'Loom (MemoryStore)' },
+  { key: 'bullmq', title: 'BullMQ 6 (Redis)' },
 ];
 
 function rows(c: BenchConfig): Row[] {
   const n = c.throughputJobs.toLocaleString('en-US');
   return [
-    { label: `throughput, ${n} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { loom: 'throughputJobsPerSec', agenda: 'throughputJobsPerSec' } },
+    { label: `throughput, ${n} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { loom: 'throughputJobsPerSec', agenda: 'throughputJobsPerSec', bullmq: 'throughputJobsPerSec' } },
     { label: `  batched: enqueueMany by ${c.batchChunk} + batch claim (jobs/s)`, cells: { loom: 'batchedThroughputJobsPerSec' } },
-    { label: 'enqueue, one call per job (jobs/s)', cells: { loom: 'enqueueJobsPerSec', agenda: 'enqueueJobsPerSec' } },
+    { label: 'enqueue, one call per job (jobs/s)', cells: { loom: 'enqueueJobsPerSec', agenda: 'enqueueJobsPerSec', bullmq: 'enqueueJobsPerSec' } },
     { label: `MemoryStore: ${c.memoryJobs.toLocaleString('en-US')} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { 'loom-memory': 'jobsPerSec' } },
     { label: '  jobs per CPU-second (one core)', cells: { 'loom-memory': 'jobsPerCpuSec' } },
     { label: '  engine CPU per job (µs)', cells: { 'loom-memory': 'cpuUsPerJob' } },
     { label: '    without @opentelemetry/api installed (µs)', cells: { 'loom-memory': 'noOtelApiCpuUsPerJob' } },
     { label: '    with an OpenTelemetry SDK registered (µs)', cells: { 'loom-memory': 'otelSdkCpuUsPerJob' } },
     { label: `  enqueueMany by ${c.memoryChunk} (jobs/s)`, cells: { 'loom-memory': 'enqueueJobsPerSec' } },
-    { label: `enqueue→start p50 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP50Ms', agenda: 'latencyP50Ms' } },
-    { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms' } },
+    { label: `enqueue→start p50 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP50Ms', agenda: 'latencyP50Ms', bullmq: 'latencyP50Ms' } },
+    { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms', bullmq: 'latencyP99Ms' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p50 (ms)`, cells: { agenda: 'fastPollLatencyP50Ms' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p99 (ms)`, cells: { agenda: 'fastPollLatencyP99Ms' } },
-    { label: 'commands/job, one job at a time (lifecycle)', cells: { loom: 'lifecycleCommandsPerJob', agenda: 'lifecycleCommandsPerJob' } },
+    { label: 'commands/job, one job at a time (lifecycle)', cells: { loom: 'lifecycleCommandsPerJob', agenda: 'lifecycleCommandsPerJob', bullmq: 'lifecycleCommandsPerJob' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms`, cells: { agenda: 'fastPollLifecycleCommandsPerJob' } },
-    { label: `commands/job, ${n}-job run, unbatched`, cells: { loom: 'throughputCommandsPerJob', agenda: 'throughputCommandsPerJob' } },
+    { label: `commands/job, ${n}-job run, unbatched`, cells: { loom: 'throughputCommandsPerJob', agenda: 'throughputCommandsPerJob', bullmq: 'throughputCommandsPerJob' } },
     { label: 'commands/job, batched', cells: { loom: 'batchedThroughputCommandsPerJob' } },
     { label: `emulator CPU per job, ${n}-job run (µs)`, cells: { loom: 'serverCpuUsPerJob', agenda: 'serverCpuUsPerJob' } },
     { label: '  batched (µs)', cells: { loom: 'batchedServerCpuUsPerJob' } },
     { label: '  one job at a time (µs)', cells: { loom: 'lifecycleServerCpuUsPerJob', agenda: 'lifecycleServerCpuUsPerJob' } },
-    { label: `worker CPU per job, ${n}-job run (µs)`, cells: { loom: 'workerCpuUsPerJob', agenda: 'workerCpuUsPerJob' } },
-    { label: 'peak RSS of the worker process (MB)', cells: { loom: 'peakRssMb', agenda: 'peakRssMb', 'loom-memory': 'peakRssMb' } },
+    { label: `  redis-server CPU per job, ${n}-job run (µs)`, cells: { bullmq: 'serverCpuUsPerJob' } },
+    { label: `worker CPU per job, ${n}-job run (µs)`, cells: { loom: 'workerCpuUsPerJob', agenda: 'workerCpuUsPerJob', bullmq: 'workerCpuUsPerJob' } },
+    { label: 'peak RSS of the worker process (MB)', cells: { loom: 'peakRssMb', agenda: 'peakRssMb', 'loom-memory': 'peakRssMb', bullmq: 'peakRssMb' } },
     { label: 'claim, small collection (ms)', cells: { loom: 'claimSmallMs' } },
     { label: 'claim, large collection (ms)', cells: { loom: 'claimLargeMs' } },
     { label: '  completed jobs: small / large', cells: { loom: 'claimSmallCompletedJobs|claimLargeCompletedJobs' } },
@@ -68,15 +70,18 @@ function cell(medians: Medians, engine: EngineKey, spec: string | undefined): st
     .join(' / ');
 }
 
-/** The results as a fixed-width text table, one row per figure. */
-export function renderTable(c: BenchConfig, medians: Medians): string {
+/** The results as a fixed-width text table, one row per figure; an engine skipped gets a row saying why. */
+export function renderTable(c: BenchConfig, medians: Medians, skipped: Partial<Record<EngineKey, string>> = {}): string {
   const body = rows(c)
     .map((r) => [r.label, ...COLUMNS.map((col) => cell(medians, col.key, r.cells[col.key]))])
     .filter((line) => line.slice(1).some((text) => /\d/.test(text))); // rows of groups not run are left out
+  const skippedCols = COLUMNS.filter((col) => skipped[col.key] !== undefined);
+  if (skippedCols.length > 0) body.push(['engine not measured', ...COLUMNS.map((col) => (skipped[col.key] === undefined ? '' : 'skipped'))]);
   const table = [['', ...COLUMNS.map((col) => col.title)], ...body];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((line) => line[i]!.length)));
   const lines = table.map((line) => line.map((text, i) => (i === 0 ? text.padEnd(widths[i]!) : text.padStart(widths[i]!))).join('  '));
   lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const col of skippedCols) lines.push(`${col.title}: skipped: ${skipped[col.key]!}`);
   return lines.join('\n');
 }
 

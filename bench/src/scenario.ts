@@ -19,7 +19,19 @@ export type ScenarioSpec =
   | ({ kind: 'latency'; engine: 'loom' | 'agenda'; jobs: number; ratePerSec: number; processEveryMs?: number; timeoutMs: number } & MongoTargetRef)
   | { kind: 'memory'; jobs: number; concurrency: number; chunk: number; timeoutMs: number }
   | ({ kind: 'claim-cost'; small: number; large: number; blocked: number; loadBudgetMs: number; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
-  | ({ kind: 'list-cost'; small: number; large: number; loadBudgetMs: number; reps: number; rounds: number; timeoutMs: number } & MongoTargetRef);
+  | ({ kind: 'list-cost'; small: number; large: number; loadBudgetMs: number; reps: number; rounds: number; timeoutMs: number } & MongoTargetRef)
+  | BullmqSpec;
+
+/** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */
+export interface RedisTargetRef {
+  redisPort: number;
+  redisPid: number;
+}
+
+/** BullMQ's runs: the same shapes as Loom's and Agenda's throughput and latency runs. */
+export type BullmqSpec =
+  | ({ kind: 'bullmq-throughput'; jobs: number; concurrency: number; timeoutMs: number } & RedisTargetRef)
+  | ({ kind: 'bullmq-latency'; jobs: number; ratePerSec: number; timeoutMs: number } & RedisTargetRef);
 
 /** What a scenario measured: named figures, the commands it sent, free-form notes. */
 export interface ScenarioResult {

@@ -10,6 +10,7 @@ import { agendaLatency, loomLatency } from './scenarios/latency.js';
 import { memoryThroughput } from './scenarios/memory.js';
 import { claimCost } from './scenarios/claim-cost.js';
 import { listCost } from './scenarios/list-cost.js';
+import { bullmqLatency, bullmqThroughput } from './scenarios/bullmq.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -25,6 +26,10 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return claimCost(spec);
     case 'list-cost':
       return listCost(spec);
+    case 'bullmq-throughput':
+      return bullmqThroughput(spec);
+    case 'bullmq-latency':
+      return bullmqLatency(spec);
   }
 }
 

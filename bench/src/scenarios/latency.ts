@@ -1,4 +1,4 @@
-import { totalCommands, type CommandCounter } from '../command-counter.js';
+import { totalCommands, type CommandTally } from '../command-counter.js';
 import { Countdown, sleepUntil } from '../countdown.js';
 import { ServerCpu } from '../process-cpu.js';
 import { LatencyJob, startProbe } from '../loom-jobs.js';
@@ -8,12 +8,14 @@ import { percentile } from '../stats.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
 
 type LatencySpec = Extract<ScenarioSpec, { kind: 'latency' }>;
+/** What `steadyRate` needs of a spec (BullMQ's run has a Redis server instead of a MongoDB one). */
+type SteadySpec = Pick<LatencySpec, 'jobs' | 'ratePerSec' | 'timeoutMs' | 'serverPid'>;
 
 /** Jobs run (all at once, unmeasured) before the measured ones: connections, JIT and caches warm up. */
 const WARMUP = 5;
 
 /** Completions: the first WARMUP go to `warm`, the rest to `measured`. */
-function completionCounters(jobs: number, engine: string): { warm: Countdown; measured: Countdown; onCompleted: () => void } {
+export function completionCounters(jobs: number, engine: string): { warm: Countdown; measured: Countdown; onCompleted: () => void } {
   const warm = new Countdown(WARMUP, `${engine} warm-up completions`);
   const measured = new Countdown(jobs, `${engine} completions`);
   return { warm, measured, onCompleted: () => (warm.value < WARMUP ? warm.tick() : measured.tick()) };
@@ -25,9 +27,9 @@ function completionCounters(jobs: number, engine: string): { warm: Countdown; me
  * measured enqueue to the last completion is charged to the jobs: that is the load of one job's
  * lifecycle at a low rate, including whatever the engine polls meanwhile.
  */
-async function steadyRate(
-  spec: LatencySpec,
-  counter: CommandCounter,
+export async function steadyRate(
+  spec: SteadySpec,
+  counter: CommandTally,
   samples: number[],
   counters: { warm: Countdown; measured: Countdown },
   enqueue: (t0: number) => Promise<unknown>,

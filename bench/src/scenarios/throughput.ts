@@ -1,5 +1,5 @@
 import type { Loom } from '@loom/core';
-import { totalCommands, type CommandCounter, type CommandCounts } from '../command-counter.js';
+import { totalCommands, type CommandTally, type CommandCounts } from '../command-counter.js';
 import { Countdown } from '../countdown.js';
 import { ServerCpu } from '../process-cpu.js';
 import { NoopJob } from '../loom-jobs.js';
@@ -9,6 +9,8 @@ import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
 
 type ThroughputSpec = Extract<ScenarioSpec, { kind: 'throughput' }>;
 type BatchedSpec = Extract<ScenarioSpec, { kind: 'batched' }>;
+/** What `measure` needs of a spec (BullMQ's run has a Redis server instead of a MongoDB one). */
+type MeasuredSpec = Pick<ThroughputSpec, 'jobs' | 'timeoutMs' | 'serverPid'>;
 
 /** Timings and command counts of "enqueue N, then process N". */
 interface Phases {
@@ -23,7 +25,7 @@ interface Phases {
 }
 
 /** Figures shared by every throughput-style run. */
-function figures(jobs: number, p: Phases): ScenarioResult {
+export function figures(jobs: number, p: Phases): ScenarioResult {
   const all: CommandCounts = { ...p.enqueueCommands };
   for (const [k, v] of Object.entries(p.processCommands)) all[k] = (all[k] ?? 0) + v;
   return {
@@ -41,9 +43,9 @@ function figures(jobs: number, p: Phases): ScenarioResult {
 }
 
 /** Enqueues with `enqueue`, then starts processing and waits for every completion. */
-async function measure(
-  spec: ThroughputSpec | BatchedSpec,
-  counter: CommandCounter,
+export async function measure(
+  spec: MeasuredSpec,
+  counter: CommandTally,
   enqueue: () => Promise<void>,
   start: () => Promise<void>,
   done: Countdown,
