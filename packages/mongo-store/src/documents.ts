@@ -90,6 +90,8 @@ export interface FlowDocument {
   h?: { t: string; u: Date }[];
   /** Rate-limit starts still in the window: the token of the run and when it started. */
   s?: { t: string; a: Date }[];
+  /** The latest `now` a rate-limit window was judged at: starts are granted in time order. */
+  t?: Date;
   /** No start before this instant (`holdFlow`, a `RateLimitedError`). */
   b?: Date;
   /** The limits of the last grant (concurrency `c`, `r` starts per `p` ms): what `heldBy` on job pages judges by. */

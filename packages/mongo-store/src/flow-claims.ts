@@ -5,7 +5,7 @@ import { requireStrings } from './arguments.js';
 import { claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims } from './claims.js';
 import type { FlowId, JobDocument } from './documents.js';
 import { claimableNames, claimFilter, CLAIM_SORT } from './filters.js';
-import { flowId, type FlowPermits, type PermitRules } from './flow-permits.js';
+import { flowId, type FlowPermits, type Grant, type PermitRules } from './flow-permits.js';
 import { CLAIM_INDEX_KEY, FLOW_KEY_INDEX } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
@@ -157,7 +157,7 @@ export class MongoFlowClaims implements FlowClaims {
       for (const candidate of candidates) byName.set(candidate.name, [...(byName.get(candidate.name) ?? []), candidate._id]);
       const leases: { _id: ObjectId; token: string }[] = [];
       const grants = new RoundGrants();
-      let refused = false;
+      const refused = new Map<string, { hold: NonNullable<Grant['hold']>; granted: string[] }>();
       await Promise.all(
         [...byName].map(async ([name, ids]) => {
           const tokens = ids.map(() => randomUUID());
@@ -170,20 +170,27 @@ export class MongoFlowClaims implements FlowClaims {
           const grant = await this.permits.acquire(flowId(name), tokens, rules, now, lease.until);
           if (counts(rules)) grants.add(flowId(name), grant.granted);
           grant.granted.forEach((token, i) => leases.push({ _id: ids[i]!, token }));
-          if (grant.hold) {
-            ctx.holds.push({ name, ...grant.hold });
-            open = open.filter((n) => n !== name);
-            refused = true;
-          }
+          if (grant.hold) refused.set(name, { hold: grant.hold, granted: grant.granted });
         }),
       );
       const won = await this.#take(ctx, { queues, names, now }, leases, grants);
+      const wonTokens = new Set<string>();
       for (const doc of won) {
+        wonTokens.add(doc.lease!.token);
         const limits = limitsOf.get(doc.name);
         if (limits?.globalConcurrency !== undefined) this.permits.holding(doc.lease!.token, flowId(doc.name), limits.globalConcurrency);
       }
       ctx.claimed.push(...won);
-      if (candidates.length < wanted && !refused) break;
+      for (const [name, { hold, granted }] of refused) {
+        // A name is full when every permit it granted went to a job. Permits of candidates another
+        // claim took went back, and the name has that room again: it stays in the next round
+        // (telling the engine it is full would idle that room until the window moves).
+        if (granted.every((token) => wonTokens.has(token))) {
+          ctx.holds.push({ name, ...hold });
+          open = open.filter((n) => n !== name);
+        }
+      }
+      if (candidates.length < wanted && refused.size === 0) break;
     }
   }
 
@@ -203,11 +210,17 @@ export class MongoFlowClaims implements FlowClaims {
   async #claimByKey(ctx: ClaimContext, name: string, limits: FlowLimits, budget: number): Promise<void> {
     const { queues, lease, now } = ctx;
     const kind = limits.group !== undefined ? 'g' : 'r';
-    const full = await this.permits.fullKeys(name, kind, now);
+    const rules = nameRules(limits);
+    // A name that counts nothing itself (only its keys do) has only a hold to respect: read once,
+    // beside the full keys, instead of once per round.
+    const [full, nameHeld] = await Promise.all([this.permits.fullKeys(name, kind, now), counts(rules) ? undefined : this.permits.heldUntil(flowId(name), now)]);
+    if (nameHeld) {
+      ctx.holds.push({ name, by: 'rateLimit', until: nameHeld });
+      return;
+    }
     // Keys full until later are not read at all; they are reported held so the engine wakes when they open.
     for (const { key, until } of full) ctx.holds.push({ name, key, by: kind === 'g' ? 'group' : 'rateLimit', until });
     const skip = full.map((f) => f.key);
-    const rules = nameRules(limits);
     let after = this.#lastKey.get(name);
     let wrapped = after === undefined;
     let served = 0;
@@ -220,7 +233,8 @@ export class MongoFlowClaims implements FlowClaims {
         after = undefined;
         continue;
       }
-      const nameGrant = await this.permits.acquire(flowId(name), candidates.map(() => randomUUID()), rules, now, lease.until);
+      const tokens = candidates.map(() => randomUUID());
+      const nameGrant: Grant = counts(rules) ? await this.permits.acquire(flowId(name), tokens, rules, now, lease.until) : { granted: tokens };
       // The cursor moves to the last key whose candidates got the name's permits: keys the name had
       // no room for keep their turn.
       if (nameGrant.granted.length > 0) {

@@ -56,6 +56,12 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
     prune.s = { $filter: { input: { $ifNull: ['$s', []] }, cond: { $gt: ['$$this.a', new Date(now.getTime() - rules.rate.perMs)] } } };
     limits.push({ $subtract: [rules.rate.limit, { $size: '$s' }] });
     add.s = tokens.map((t) => ({ t, a: now }));
+    // Starts are granted in time order (`t`: the latest `now` the window was judged at). A claim whose
+    // `now` is behind it (its request was overtaken by a later one) gets nothing: the later claim
+    // pruned starts this one would still count, so granting it could put more than `limit` starts in
+    // one window. It is told to come back at `t`.
+    limits.push({ $cond: [{ $lt: [now, { $ifNull: ['$t', now] }] }, 0, tokens.length] });
+    prune.t = { $max: [{ $ifNull: ['$t', now] }, now] };
   }
   // `$let` cannot span fields, so the room is computed once per field: same inputs, same answer.
   const room = { $max: [0, { $min: limits }] };
@@ -87,8 +93,9 @@ function holdOf(doc: FlowDocument, rules: PermitRules, now: Date): Grant['hold']
   if (doc.b instanceof Date && doc.b > now) return { by: 'rateLimit', until: doc.b };
   if (rules.rate && (doc.s?.length ?? 0) >= rules.rate.limit) {
     const oldest = Math.min(...doc.s!.map((s) => s.a.getTime()));
-    return { by: 'rateLimit', until: new Date(oldest + rules.rate.perMs) };
+    return { by: 'rateLimit', until: new Date(Math.max(oldest + rules.rate.perMs, doc.t?.getTime() ?? 0)) };
   }
+  if (rules.rate && doc.t instanceof Date && doc.t > now) return { by: 'rateLimit', until: doc.t };
   const ends = (doc.h ?? []).map((h) => h.u.getTime());
   return ends.length === 0 ? { by: rules.concurrencyKind } : { by: rules.concurrencyKind, until: new Date(Math.min(...ends) + 1) };
 }
@@ -113,9 +120,8 @@ export class FlowPermits {
   async acquire(id: FlowId, tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date): Promise<Grant> {
     if (tokens.length === 0) return { granted: [] };
     if (rules.concurrency === undefined && rules.rate === undefined) {
-      // Only a hold to respect: a read decides (a hold written just after it applies to the next claim).
-      const doc = await this.flow.findOne({ _id: id }, { projection: { b: 1 } });
-      return doc?.b instanceof Date && doc.b > now ? { granted: [], hold: { by: 'rateLimit', until: doc.b } } : { granted: tokens };
+      const until = await this.heldUntil(id, now);
+      return until ? { granted: [], hold: { by: 'rateLimit', until } } : { granted: tokens };
     }
     const update = acquirePipeline(tokens, rules, now, leaseUntil);
     let doc: FlowDocument | null = null;
@@ -130,6 +136,15 @@ export class FlowPermits {
     }
     const granted = grantedOf(doc, tokens, rules);
     return granted.length === tokens.length || !doc ? { granted } : { granted, hold: holdOf(doc, rules, now) };
+  }
+
+  /**
+   * Until when document `id` is held (`holdFlow`), if it is at `now`. Where there is only a hold to
+   * respect, a read decides (a hold written just after it applies to the next claim).
+   */
+  async heldUntil(id: FlowId, now: Date): Promise<Date | undefined> {
+    const doc = await this.flow.findOne({ _id: id }, { projection: { b: 1 } });
+    return doc?.b instanceof Date && doc.b > now ? doc.b : undefined;
   }
 
   /** Hands back permits granted to runs that did not start (their jobs went to another claim). */

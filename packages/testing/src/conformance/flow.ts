@@ -161,6 +161,21 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(claimed).toHaveLength(5);
       });
 
+      it('a claim overtaken by a later one (its `now` is behind) starts nothing: no window ever holds more than `limit` starts', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 6);
+        const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 2, perMs: 1_000 } }];
+        expect((await claimFlow(ctx.store, limits, { now: at(0), limit: 2 })).jobs).toHaveLength(2);
+        // The later claim drops the starts of t=0 from the window and starts one at t=1000...
+        expect((await claimFlow(peer, limits, { now: at(1_000), limit: 1, owner: 'worker-b' })).jobs).toHaveLength(1);
+        // ...so a claim judged at t=999 must not start one: t=0, 0 and 999 would be three in one window.
+        const behind = await claimFlow(ctx.store, limits, { now: at(999), limit: 1 });
+        expect(behind).toEqual({ jobs: [], holds: [{ name: 'send', by: 'rateLimit', until: at(1_000) }] });
+        expect((await claimFlow(ctx.store, limits, { now: at(1_000), limit: 5 })).jobs).toHaveLength(1);
+        const starts = (await ctx.store.listJobs({ status: ['running'] })).map((j) => j.startedAt!.getTime()).sort((a, b) => a - b);
+        expect(starts).toEqual([0, 0, 1_000, 1_000].map((ms) => at(ms).getTime()));
+      });
+
       it('a job held back is left as it was: no attempt spent, no start time, its debounce key kept', async () => {
         const limits: FlowLimits[] = [{ name: 'send', rateLimit: { limit: 1, perMs: 1_000 } }];
         await enqueueMany(ctx.store, 1, { runAt: at(-10) });

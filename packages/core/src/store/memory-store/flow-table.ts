@@ -25,6 +25,8 @@ export class FlowTable {
   readonly #runningByGroup = new Map<string, Map<string, Set<StoredJob>>>();
   /** Start logs by name ('' entry: the whole name) and rate-limit key. */
   readonly #starts = new Map<string, Map<string, StartLog>>();
+  /** The latest `now` each start log was judged at by a claim. */
+  readonly #latest = new WeakMap<StartLog, number>();
   readonly #holds = new Map<string, NameHolds>();
   /** The limits of each name as the last claim gave them: what `heldBy` judges by. */
   readonly #known = new Map<string, FlowLimits>();
@@ -105,6 +107,18 @@ export class FlowTable {
     return log;
   }
 
+  /**
+   * Starts are granted in time order: a claim whose `now` is behind the latest one a log was judged
+   * at gets the instant to come back at (a later claim dropped starts this one would still count).
+   * Otherwise `now` becomes the log's latest.
+   */
+  behind(log: StartLog, now: number): number | undefined {
+    const latest = this.#latest.get(log) ?? now;
+    if (latest > now) return latest;
+    this.#latest.set(log, now);
+    return undefined;
+  }
+
   heldUntil(name: string, key: string | undefined, now: number): number | undefined {
     const holds = this.#holds.get(name);
     const until = key === undefined ? holds?.until : holds?.keys.get(key);
@@ -148,7 +162,9 @@ export class ClaimGate {
     const rate = limits.rateLimit;
     if (rate && !rate.keyed) {
       const log = table.starts(name, '', rate.perMs, now);
-      if (log.length >= rate.limit) return this.#report({ name, by: 'rateLimit', until: new Date(log[0]! + rate.perMs) });
+      const later = table.behind(log, now);
+      if (log.length >= rate.limit) return this.#report({ name, by: 'rateLimit', until: new Date(Math.max(log[0]! + rate.perMs, later ?? 0)) });
+      if (later !== undefined) return this.#report({ name, by: 'rateLimit', until: new Date(later) });
     }
     if (limits.globalConcurrency !== undefined) {
       const running = table.running(name, undefined, now);
@@ -169,7 +185,9 @@ export class ClaimGate {
       const held = table.heldUntil(name, rateKey, now);
       if (held !== undefined) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(held) });
       const log = table.starts(name, rateKey, limits.rateLimit!.perMs, now);
-      if (log.length >= limits.rateLimit!.limit) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(log[0]! + limits.rateLimit!.perMs) });
+      const later = table.behind(log, now);
+      if (log.length >= limits.rateLimit!.limit) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(Math.max(log[0]! + limits.rateLimit!.perMs, later ?? 0)) });
+      if (later !== undefined) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(later) });
     }
     if (limits.group && groupKey !== undefined) {
       const running = table.running(name, groupKey, now);
