@@ -6,8 +6,11 @@ import { MongoStore } from '@loom/mongo-store';
 import { runLoom } from '../src/index.js';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
 
-// The real `loom` binary (packages/cli/dist/bin.js, built by `npm run build`) as a child process,
-// against a test MongoDB (the emulator here; MONGODB_URI when set).
+// `loom` command lines against a test MongoDB (the emulator here; MONGODB_URI when set). Most run
+// in-process through runLoom, the code the binary runs; at least one of each exit code and output
+// stream also goes through the real binary (packages/cli/dist/bin.js, built by `npm run build`) as a
+// child process. A node start costs 1-2 s on a busy machine, so the binary runs only where it adds
+// something: its argv, exit code, stdout and stderr wiring.
 const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
 
 let mongo: TestMongo;
@@ -18,7 +21,7 @@ afterAll(async () => {
   await mongo?.stop();
 });
 
-/** Each test starts the binary several times: a node start each (1-2 s on a busy machine). */
+/** A deadline against a hang for tests that start the binary (a node start each, 1-2 s on a busy machine). */
 const SPAWNS = 180_000;
 
 interface Run {
@@ -27,7 +30,8 @@ interface Run {
   stderr: string;
 }
 
-function loom(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+/** The command line through the built binary, as a user runs it. */
+function loomBinary(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -37,7 +41,7 @@ function loom(args: string[], env: Record<string, string | undefined> = {}): Pro
 }
 
 /** The same command line run in-process (same code as the binary, without a node start per case). */
-async function loomInProcess(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+async function loom(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await runLoom(args, { env, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
@@ -68,7 +72,7 @@ async function snapshot(store: MongoStore) {
 
 describe('loom: usage', () => {
   it('prints its usage for --help and exits 0', async () => {
-    const run = await loom(['--help']);
+    const run = await loomBinary(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('loom jobs ls [--status S[,S...]]');
     expect(run.stdout).toContain('loom dlq purge [--name N] [--queue Q] --yes');
@@ -102,7 +106,7 @@ describe('loom: usage', () => {
     // Every case in-process, and a few through the binary as well.
     const throughBinary = new Set([0, 5, 11]);
     for (const [i, [args, message]] of cases.entries()) {
-      const run = await (throughBinary.has(i) ? loom : loomInProcess)(args, env);
+      const run = await (throughBinary.has(i) ? loomBinary : loom)(args, env);
       expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
       expect(run.stdout).toBe('');
@@ -112,7 +116,7 @@ describe('loom: usage', () => {
   }, SPAWNS);
 
   it('says in one line, exit 2, when the database cannot be reached, naming the URI without its password', async () => {
-    const run = await loom(['stats'], { MONGODB_URI: 'mongodb://ops:s3cret@127.0.0.1:1/app?directConnection=true' });
+    const run = await loomBinary(['stats'], { MONGODB_URI: 'mongodb://ops:s3cret@127.0.0.1:1/app?directConnection=true' });
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toContain('cannot reach MongoDB at mongodb://ops:***@127.0.0.1:1/app?directConnection=true within 3.5 s');
@@ -121,7 +125,7 @@ describe('loom: usage', () => {
 
   it('refuses a database without a Loom store (exit 1), and finds one under another prefix', async () => {
     const { env } = await seeded();
-    expect(await loom(['stats'], { ...env, LOOM_DATABASE: 'no_such_db_here' })).toMatchObject({ code: 1, stderr: expect.stringContaining("no Loom store in database 'no_such_db_here'") });
+    expect(await loomBinary(['stats'], { ...env, LOOM_DATABASE: 'no_such_db_here' })).toMatchObject({ code: 1, stderr: expect.stringContaining("no Loom store in database 'no_such_db_here'") });
     const database = mongo.newDatabaseName('cli_prefix');
     await new MongoStore({ client: mongo.client, database, collectionPrefix: 'acme_', logger: { debug() {}, warn() {}, error() {} } }).init();
     expect(await loom(['stats', '--database', database], env)).toMatchObject({ code: 1 });
@@ -134,7 +138,7 @@ describe('loom: jobs', () => {
     const { store, env } = await seeded();
     for (let i = 0; i < 3; i++) await store.enqueue([job({ payload: { order: i } })], { now: new Date(Date.now() - (3 - i) * 60_000) });
     await store.enqueue([job({ name: 'nightly-report', queue: 'reports' })], { now: now() });
-    const table = await loom(['jobs', 'ls', '--name', 'send-receipt', '--limit', '2'], env);
+    const table = await loomBinary(['jobs', 'ls', '--name', 'send-receipt', '--limit', '2'], env);
     expect(table.code).toBe(0);
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ID\s+NAME\s+QUEUE\s+STATUS\s+ATTEMPT\s+CREATED\s+UPDATED\s+REASON$/);
@@ -180,7 +184,7 @@ describe('loom: jobs', () => {
     expect(await store.getJob(done)).toBeNull();
     const unknown = 'abcdefabcdefabcdefabcdef';
     for (const action of ['show', 'cancel', 'retry', 'rm']) {
-      const run = action === 'show' ? loom : loomInProcess;
+      const run = action === 'show' ? loomBinary : loom;
       expect(await run(['jobs', action, unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
     }
   }, SPAWNS);
@@ -202,7 +206,7 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     expect(listed.stdout).toContain('smtp said no #2');
     expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 0 });
     expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 1 });
-    const all = await loom(['dlq', 'retry', '--all', '--name', 'send-receipt'], env);
+    const all = await loomBinary(['dlq', 'retry', '--all', '--name', 'send-receipt'], env);
     expect(all).toMatchObject({ code: 0, stdout: 'retried 2 dead letters\n' });
     expect(all.stderr).toContain('retrying dead letters: 2 handled');
     expect((await store.listDeadLetters({})).map((d) => d.id)).toEqual([ids[3]]);
@@ -220,7 +224,7 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     expect(listed.stdout).toMatch(/emails\s+paused\s+1\s+0\s+0\s+0\s+0\s+0\s+(just now|\ds ago)/);
     expect(await loom(['queues', 'resume', 'emails'], env)).toMatchObject({ code: 0 });
     expect(await store.pausedQueues()).toEqual([]);
-    const stats = JSON.parse((await loom(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };
+    const stats = JSON.parse((await loomBinary(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };
     expect(stats.totals).toEqual({ queued: 2, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 });
     expect((await loom(['stats'], env)).stdout).toMatch(/total\s+2\s+0\s+0\s+0\s+0\s+0\n$/);
   }, SPAWNS);
