@@ -20,6 +20,12 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
    * (`loom_flow_key`) so a claim finds the next key's best job without scanning other keys.
    */
   flowKey?: string;
+  /** Retention holds (see retention-holds.ts): a child whose parent has not finished. */
+  holdForParent?: true;
+  /** Retention holds: `dedupe: 'forever'` and the key's tombstone is not final yet. */
+  holdForKey?: true;
+  /** A held completed job's finish time; `finishedAt` is absent until every hold is released. */
+  heldFinishedAt?: Date;
 }
 
 /** A signal plus a store-generated id, so one stored signal can be taken off atomically by id. */
@@ -71,6 +77,8 @@ export interface KeyTombstoneDocument {
   _id: string;
   jobId: ObjectId;
   at: Date;
+  /** Written before the job; removed once the job holding the key is stored (key-tombstones.ts). */
+  pending?: true;
 }
 
 /**

@@ -5,7 +5,8 @@ import { withSession, type StoreCollections } from './collections.js';
 import type { JobDocument } from './documents.js';
 import { idempotencyKeysFilter } from './filters.js';
 import { DUPLICATE_KEY, isDuplicateKey } from './store-errors.js';
-import { claimTombstones, findTombstones } from './key-tombstones.js';
+import { claimTombstones, finalizeTombstones, findTombstones } from './key-tombstones.js';
+import { releaseHolds } from './retention-holds.js';
 import { debounceUpdate, newJobDocument } from './updates.js';
 
 /** How often a key is retried when its holder vanished between our insert and our lookup. */
@@ -21,7 +22,8 @@ export interface EnqueueContext {
  * Stores new jobs; a taken idempotency key resolves to the job holding it. The unique index decides
  * every race: the batch is inserted unordered, and each duplicate-key failure is looked up
  * afterwards. All documents are built (and validated) before the first write, so bad input
- * stores nothing.
+ * stores nothing. With `dedupe: 'forever'` each key's tombstone is claimed before its job is
+ * stored (see key-tombstones.ts).
  */
 export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date): Promise<EnqueueResult[]> {
   if (!Array.isArray(jobs)) throw new LoomError('INVALID_ARGUMENT', 'enqueue expects an array of jobs');
@@ -39,15 +41,7 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
     return results;
   }
   const results: (EnqueueResult | undefined)[] = new Array(docs.length);
-
-  if (ctx.dedupe === 'forever') {
-    // A key used once, even by a job long removed, stays taken.
-    const used = await findTombstones(ctx.collections.keys, keysOf(docs), ctx.session);
-    docs.forEach((doc, i) => {
-      const holder = doc.idempotencyKey === undefined ? undefined : used.get(doc.idempotencyKey);
-      if (holder) results[i] = { id: holder.toHexString(), deduplicated: true };
-    });
-  }
+  const forever = ctx.dedupe === 'forever' ? await claimKeys(ctx, docs, results, now) : undefined;
 
   let pending = docs.map((_, i) => i).filter((i) => results[i] === undefined);
   for (let round = 0; pending.length > 0; round++) {
@@ -67,7 +61,8 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
     pending = dupIndexes.filter((i) => results[i] === undefined);
   }
 
-  if (ctx.dedupe === 'forever') await recordTombstones(ctx, docs, results, now);
+  if (forever) await forever.finish();
+  forever?.copyBatchDuplicates();
   return results as EnqueueResult[];
 }
 
@@ -89,6 +84,84 @@ async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<
     }
   }
   throw new LoomError('STORE_ERROR', `enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
+}
+
+/**
+ * `dedupe: 'forever'`, before anything is inserted: claims each key's tombstone (pending, naming
+ * the job's id) or resolves the tombstone found. Sets the result of each job whose key is taken;
+ * the others are inserted. Returns what to do once the inserts are done.
+ */
+async function claimKeys(ctx: EnqueueContext, docs: JobDocument[], results: (EnqueueResult | undefined)[], now: Date) {
+  const { keys, jobs, deadLetters } = ctx.collections;
+  const first = new Map<string, number>();
+  const sameAs = new Map<number, number>();
+  docs.forEach((doc, i) => {
+    const key = doc.idempotencyKey;
+    if (key === undefined) return;
+    doc.holdForKey = true; // until its tombstone is final, the job is the proof that the key was used
+    const earlier = first.get(key);
+    if (earlier === undefined) first.set(key, i);
+    else sameAs.set(i, earlier);
+  });
+  for (const i of sameAs.keys()) results[i] = { id: '', deduplicated: true }; // filled in by copyBatchDuplicates
+
+  const found = await findTombstones(keys, [...first.keys()], ctx.session);
+  const unclaimed = [...first].filter(([key]) => !found.has(key)).map(([key, i]) => ({ key, jobId: docs[i]._id }));
+  for (const [key, tombstone] of await claimTombstones(keys, unclaimed, now, ctx.session)) found.set(key, tombstone);
+
+  const othersPending: Array<{ key: string; i: number; owner: ObjectId }> = [];
+  for (const [key, i] of first) {
+    const tombstone = found.get(key)!;
+    if (tombstone.jobId.equals(docs[i]._id)) continue; // ours: insert the job
+    if (!tombstone.pending) results[i] = { id: tombstone.jobId.toHexString(), deduplicated: true };
+    else othersPending.push({ key, i, owner: tombstone.jobId });
+  }
+
+  // Another enqueue claimed the key and has not confirmed its job: it is storing it right now, or
+  // it died before (no job) or after (a job) storing it.
+  const finals: { key: string; from: ObjectId; jobId: ObjectId }[] = [];
+  const released: ObjectId[] = [];
+  if (othersPending.length > 0) {
+    const holders = await findKeyHolders(ctx, othersPending.map((p) => p.key));
+    const gone = othersPending.filter((p) => !holders.has(p.key)).map((p) => p.owner);
+    const dead = new Set(
+      gone.length === 0
+        ? []
+        : (await deadLetters.find({ _id: { $in: gone } }, { projection: { _id: 1 }, ...withSession(ctx.session) }).toArray()).map((d) => d._id.toHexString()),
+    );
+    for (const { key, i, owner } of othersPending) {
+      const holder = holders.get(key) ?? (dead.has(owner.toHexString()) ? owner : undefined);
+      if (holder) {
+        results[i] = { id: holder.toHexString(), deduplicated: true };
+        finals.push({ key, from: owner, jobId: holder });
+        released.push(holder);
+      } else {
+        // Nowhere: store ours under the id the tombstone names. Should the first enqueue still be
+        // storing it, one of the two inserts wins on the _id and the other deduplicates.
+        docs[i]._id = owner;
+      }
+    }
+  }
+
+  // Keys whose job goes to the inserts: the tombstone names that job's id, pending.
+  const inserting = [...first].filter(([, i]) => results[i] === undefined);
+  return {
+    /** After the inserts: each of those tombstones final, naming the job holding its key; holds released. */
+    async finish(): Promise<void> {
+      for (const [key, i] of inserting) {
+        // Our job, or the job that held the key already (stored by a concurrent enqueue under
+        // the same id, or before 'forever' was turned on).
+        const holder = ObjectId.createFromHexString(results[i]!.id);
+        finals.push({ key, from: docs[i]._id, jobId: holder });
+        released.push(holder);
+      }
+      await finalizeTombstones(keys, finals, ctx.session);
+      if (released.length > 0) await releaseHolds(jobs, { _id: { $in: released } }, 'holdForKey', ctx.session);
+    },
+    copyBatchDuplicates(): void {
+      for (const [i, earlier] of sameAs) results[i] = { id: results[earlier]!.id, deduplicated: true };
+    },
+  };
 }
 
 function keysOf(docs: JobDocument[]): string[] {
@@ -136,26 +209,4 @@ async function findKeyHolders(ctx: EnqueueContext, keys: string[]): Promise<Map<
     .toArray();
   for (const doc of found) holders.set(doc.idempotencyKey!, doc._id);
   return holders;
-}
-
-/**
- * `dedupe: 'forever'`: writes a tombstone for each key. When another job's tombstone won the race
- * (its job is gone from the jobs collection, so our insert succeeded), our job is withdrawn and the
- * result points at the key's first job instead.
- */
-async function recordTombstones(ctx: EnqueueContext, docs: JobDocument[], results: (EnqueueResult | undefined)[], now: Date): Promise<void> {
-  const claims = docs.flatMap((doc, i) => {
-    const result = results[i];
-    if (doc.idempotencyKey === undefined || !result) return [];
-    return [{ key: doc.idempotencyKey, doc, index: i, jobId: result.deduplicated ? ObjectId.createFromHexString(result.id) : doc._id }];
-  });
-  const owners = await claimTombstones(ctx.collections.keys, claims, now, ctx.session);
-  for (const claim of claims) {
-    const owner = owners.get(claim.key);
-    if (!owner || owner.equals(claim.jobId)) continue;
-    if (!results[claim.index]!.deduplicated) {
-      await ctx.collections.jobs.deleteOne({ _id: claim.doc._id, status: 'queued', attempt: 0 }, withSession(ctx.session));
-    }
-    results[claim.index] = { id: owner.toHexString(), deduplicated: true };
-  }
 }

@@ -39,7 +39,7 @@ import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
 import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
 import { countFinished } from './finished-counts.js';
-import { activeChildFilter, deadLetterFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
+import { activeChildFilter, deadLetterFilter, fencedFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { completeCancelUpdate, deadLetterIndexFor, JobControl } from './job-control.js';
@@ -51,6 +51,7 @@ import { readServerTime } from './server-time.js';
 import { transactionsUnsupported } from './store-errors.js';
 import { isTransientMongoError } from './transient-errors.js';
 import { withinReach } from './reachability.js';
+import { completeKeepingHolds, releaseChildren, releaseHolds } from './retention-holds.js';
 import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
 
 /**
@@ -179,7 +180,7 @@ export class MongoStore implements JobStore {
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    await this.ending(lease, () => this.fenced.write(lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session));
+    await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session));
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
   }
 
@@ -310,12 +311,17 @@ export class MongoStore implements JobStore {
     return this.control.listJobPage(query);
   }
 
-  cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
-    return this.control.cancelJob(id, req);
+  async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+    const outcome = await this.control.cancelJob(id, req);
+    // A cancelled parent waits for nothing any more: its children's retention holds go (see retention-holds.ts).
+    if (outcome?.outcome === 'cancelled') await releaseChildren(this.collections.jobs, parseJobId(id)!);
+    return outcome;
   }
 
   async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
-    await this.fenced.write(lease, completeCancelUpdate(requireDate(now, 'now')), undefined, { cancelRequested: true });
+    requireDate(now, 'now');
+    await this.releaseChildrenOfRun(lease);
+    await this.fenced.write(lease, completeCancelUpdate(now), undefined, { cancelRequested: true });
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -361,7 +367,34 @@ export class MongoStore implements JobStore {
   async replayDeadLetter(id: string, now: Date): Promise<string | null> {
     const _id = parseJobId(id);
     requireDate(now, 'now');
-    return _id ? replayDeadLetter(await this.moveContext(), _id, now) : null;
+    if (!_id) return null;
+    const replayed = await replayDeadLetter(await this.moveContext(), _id, now);
+    if (replayed !== null) await this.releaseIfParentFinished(_id);
+    return replayed;
+  }
+
+  /**
+   * A run that ends its job (dies, is cancelled) first releases the retention holds of the children
+   * it enqueued (see retention-holds.ts); a lost lease releases nothing.
+   */
+  private async releaseChildrenOfRun(lease: LeaseRef): Promise<void> {
+    const id = this.fenced.jobIdOf(lease);
+    const { jobs } = this.collections;
+    const held = { ...fencedFilter(id, lease.token, { cancelRequested: true }), 'steps.kind': 'enqueue' };
+    if (await jobs.findOne(held, { projection: { _id: 1 } })) await releaseChildren(jobs, id);
+  }
+
+  /**
+   * A replayed child keeps its retention hold only while its parent is unfinished: the parent's
+   * release (when it completed or died) ran while the child was a dead letter. Checked after the
+   * insert, so a parent finishing meanwhile releases it itself.
+   */
+  private async releaseIfParentFinished(id: ObjectId): Promise<void> {
+    const { jobs } = this.collections;
+    const job = await jobs.findOne({ _id: id, holdForParent: { $exists: true } }, { projection: { parentId: 1 } });
+    const parentId = job?.parentId === undefined ? null : parseJobId(job.parentId);
+    if (!job || (parentId && (await jobs.findOne({ _id: parentId, status: { $in: ['queued', 'running', 'waiting'] } }, { projection: { _id: 1 } })))) return;
+    await releaseHolds(jobs, { _id: id }, 'holdForParent');
   }
 
   async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {

@@ -47,6 +47,8 @@ function toRecord(id: string, doc: Omit<JobDocument, '_id'>): JobRecord {
   for (const field of OPTIONAL_FIELDS) {
     if (doc[field] !== undefined) (record as unknown as Record<string, unknown>)[field] = doc[field];
   }
+  // A completed job retention must not remove yet keeps its finish time aside (retention-holds.ts).
+  if (doc.heldFinishedAt !== undefined && record.finishedAt === undefined) record.finishedAt = doc.heldFinishedAt;
   return record;
 }
 
@@ -86,16 +88,18 @@ export const SUMMARY_FIELDS = [
   ...JOB_SUMMARY_OPTIONAL_FIELDS,
 ] as const;
 
-/** Projection of a page of live jobs. */
-export const JOB_SUMMARY_PROJECTION = Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, 1]));
+/** Projection of a page of live jobs (with the finish time a retention hold keeps aside). */
+export const JOB_SUMMARY_PROJECTION = { ...Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, 1])), heldFinishedAt: 1 };
 /** Projection of a page of dead letters (the job is kept under `job`). */
 export const DEAD_LETTER_SUMMARY_PROJECTION = Object.fromEntries(SUMMARY_FIELDS.map((f) => [`job.${f}`, 1]));
 
 type SummaryFields = Pick<JobDocument, (typeof SUMMARY_FIELDS)[number]>;
 
 /** A live job (fetched with {@link JOB_SUMMARY_PROJECTION}) as a summary. */
-export function toJobSummaryOf(doc: Pick<JobDocument, '_id'> & SummaryFields): JobSummary {
-  return toJobSummary({ ...doc, id: doc._id.toHexString() });
+export function toJobSummaryOf(doc: Pick<JobDocument, '_id' | 'heldFinishedAt'> & SummaryFields): JobSummary {
+  const { heldFinishedAt, ...fields } = doc;
+  const finishedAt = fields.finishedAt ?? heldFinishedAt;
+  return toJobSummary({ ...fields, ...(finishedAt === undefined ? {} : { finishedAt }), id: doc._id.toHexString() });
 }
 
 /** A dead letter (fetched with {@link DEAD_LETTER_SUMMARY_PROJECTION}) as a summary. */

@@ -42,7 +42,10 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
     updatedAt: now,
   };
   if (job.idempotencyKey !== undefined) doc.idempotencyKey = requireString(job.idempotencyKey, 'job.idempotencyKey');
-  if (job.parentId !== undefined) doc.parentId = requireString(job.parentId, 'job.parentId');
+  if (job.parentId !== undefined) {
+    doc.parentId = requireString(job.parentId, 'job.parentId');
+    doc.holdForParent = true; // its parent is running: it may wait for this job long after it completes
+  }
   if (job.scheduledFor !== undefined) doc.scheduledFor = requireDate(job.scheduledFor, 'job.scheduledFor');
   if (job.trace !== undefined) doc.trace = requireTraceContext(job.trace, 'job.trace');
   if (job.rateLimitKey !== undefined) doc.rateLimitKey = requireString(job.rateLimitKey, 'job.rateLimitKey');
@@ -107,9 +110,9 @@ export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocum
   return { $set: { 'lease.until': until, claimAt: leaseExpiredAt(until), updatedAt: now } };
 }
 
-/** `running → completed`. */
-export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> {
-  const update: UpdateFilter<JobDocument> = {
+/** `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt` aside). */
+export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
+  const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
     $set: { status: 'completed', finishedAt: now, updatedAt: now },
     $unset: { lease: '', claimAt: '' },
   };

@@ -13,3 +13,4 @@
  */
 export * from './conformance.js';
 export * from './workflow-scenarios.js';
+export * from './retention-scenarios.js';

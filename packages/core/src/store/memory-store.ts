@@ -56,7 +56,10 @@ export interface MemoryStoreOptions {
    * judged by the `now` they pass (the store never reads the wall clock). Default: kept forever.
    */
   retention?: {
-    /** Completed jobs are removed this long after `finishedAt`, freeing their idempotency key. */
+    /**
+     * Completed jobs are removed this long after `finishedAt`, freeing their idempotency key. A
+     * child (`ctx.enqueue`) is kept at least until its parent completes or dies.
+     */
     completed?: Duration;
     /** Dead letters are removed this long after they died. */
     dead?: Duration;
@@ -108,6 +111,8 @@ export class MemoryStore implements JobStore {
   readonly #active = new Map<string, StoredJob>();
   /** Completed jobs, in completion order (retention removes from the front). */
   readonly #completed = new Map<string, StoredJob>();
+  /** Completed children past their retention, kept until their parent finishes (it may still wait for them). */
+  readonly #held = new Map<string, StoredJob>();
   /** Dead letters, in the order they died. */
   readonly #dead = new Map<string, DeadEntry>();
   /** Cancelled jobs (kept until removed or retried). */
@@ -286,6 +291,7 @@ export class MemoryStore implements JobStore {
     job.version += 1;
     this.#index.update(job, outcome.now.getTime());
     this.#dead.set(record.id, { job, reason: outcome.reason, diedAt: copyDate(outcome.now) });
+    this.#releaseChildren(record.id);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
@@ -422,7 +428,7 @@ export class MemoryStore implements JobStore {
     if (statuses.has('queued') || statuses.has('running') || statuses.has('waiting')) {
       sources.push(query.name === undefined ? this.#active.values() : this.#activeByName.get(query.name));
     }
-    if (statuses.has('completed')) sources.push(this.#completed.values());
+    if (statuses.has('completed')) sources.push(this.#completed.values(), this.#held.values());
     if (statuses.has('cancelled')) sources.push(this.#cancelled.values());
     if (statuses.has('dead')) sources.push([...this.#dead.values()].map((entry) => entry.job));
     // A development store: a scan and a sort per page is fine; MongoStore answers it from indexes.
@@ -506,7 +512,8 @@ export class MemoryStore implements JobStore {
         break;
       case 'completed':
       case 'cancelled':
-        (record.status === 'completed' ? this.#completed : this.#cancelled).delete(id);
+        if (record.status === 'cancelled') this.#cancelled.delete(id);
+        else if (!this.#completed.delete(id)) this.#held.delete(id);
         this.#byParent.remove(record.parentId, job);
         this.#freeKey(record);
         this.#counts.add(record.queue, record.status, -1);
@@ -707,7 +714,7 @@ export class MemoryStore implements JobStore {
 
   /** A job by id, wherever it is kept. */
   #find(id: string): StoredJob | undefined {
-    return this.#active.get(id) ?? this.#completed.get(id) ?? this.#cancelled.get(id) ?? this.#dead.get(id)?.job;
+    return this.#active.get(id) ?? this.#completed.get(id) ?? this.#held.get(id) ?? this.#cancelled.get(id) ?? this.#dead.get(id)?.job;
   }
 
   /** What holds a due `queued` job back at `now`, where the store knows: a paused queue, a flow limit. */
@@ -793,6 +800,7 @@ export class MemoryStore implements JobStore {
     job.version += 1;
     this.#index.update(job, now.getTime());
     (to === 'completed' ? this.#completed : this.#cancelled).set(record.id, job);
+    this.#releaseChildren(record.id);
   }
 
   /** Builds the records for `jobs`, deduplicating against stored keys, `pending` keys and the batch. */
@@ -860,13 +868,13 @@ export class MemoryStore implements JobStore {
   #candidates(filter: JobFilter): Iterable<StoredJob>[] {
     if (filter.idempotencyKey !== undefined) {
       const holder = this.#keys.get(filter.idempotencyKey);
-      const job = holder === undefined ? undefined : (this.#active.get(holder) ?? this.#completed.get(holder) ?? this.#cancelled.get(holder));
+      const job = holder === undefined ? undefined : (this.#active.get(holder) ?? this.#completed.get(holder) ?? this.#held.get(holder) ?? this.#cancelled.get(holder));
       return [job ? [job] : []];
     }
     if (filter.parentId !== undefined) return [this.#byParent.get(filter.parentId)];
     const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
     if (onlyActive) return [filter.name === undefined ? this.#active.values() : this.#activeByName.get(filter.name)];
-    return [this.#active.values(), this.#completed.values(), this.#cancelled.values()];
+    return [this.#active.values(), this.#completed.values(), this.#held.values(), this.#cancelled.values()];
   }
 
   #freeKey(record: JobRecord): void {
@@ -902,9 +910,10 @@ export class MemoryStore implements JobStore {
       for (const [id, job] of this.#completed) {
         if (job.record.finishedAt!.getTime() > cutoff) break;
         this.#completed.delete(id);
-        this.#byParent.remove(job.record.parentId, job);
-        this.#freeKey(job.record);
-        this.#counts.add(job.record.queue, 'completed', -1);
+        const { parentId } = job.record;
+        // A parent still running may wait for this child after sleeping past the retention period.
+        if (parentId !== undefined && this.#active.has(parentId)) this.#held.set(id, job);
+        else this.#removeCompleted(job);
       }
     }
     if (dead !== undefined) {
@@ -913,6 +922,22 @@ export class MemoryStore implements JobStore {
         if (entry.diedAt.getTime() > cutoff) break;
         this.#dead.delete(id);
       }
+    }
+  }
+
+  /** Forgets a completed job retention removed: its id, its key and its count. */
+  #removeCompleted(job: StoredJob): void {
+    this.#byParent.remove(job.record.parentId, job);
+    this.#freeKey(job.record);
+    this.#counts.add(job.record.queue, 'completed', -1);
+  }
+
+  /** `parentId` finished: its children kept past their retention for it go now. */
+  #releaseChildren(parentId: string): void {
+    if (this.#held.size === 0) return;
+    for (const child of [...this.#byParent.get(parentId)]) {
+      if (!this.#held.delete(child.record.id)) continue;
+      this.#removeCompleted(child);
     }
   }
 

@@ -34,6 +34,10 @@ import type {
  *   `running` with that token, it changes nothing and rejects with a `LeaseLostError`
  *   (code `LEASE_LOST`). That single rule makes a paused or partitioned worker harmless.
  *
+ * A store that removes completed jobs after a retention period keeps a completed job whose parent
+ * (`parentId`) is still queued, running or waiting until that parent completes or dies: the parent
+ * may `ctx.waitForJob` it long after it finished.
+ *
  * Stores own their connection and expose no driver types; a `session` is an opaque value that
  * only the store that created it (through {@link JobStore.withTransaction}) understands.
  * Every store passes `describeStoreConformance` from `@loom/testing`.

@@ -1,0 +1,79 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Job, type JobContext, type JobStore } from '@loom/core';
+import { createTestLoom, type TestLoom } from './test-loom.js';
+
+/** The retention of completed jobs the retention scenarios assume: 7 days, MongoStore's default. */
+export const SCENARIO_RETENTION_DAYS = 7;
+
+/** What each retention scenario runs on: a fresh, uninitialised store per test. */
+export interface RetentionScenarioFixture {
+  store: JobStore;
+  /**
+   * Removes what the store's retention of completed jobs ({@link SCENARIO_RETENTION_DAYS} days)
+   * would remove at `now`: a MemoryStore configured with it sweeps on its next operation; a
+   * MongoStore test deletes what its TTL index would (completed, `finishedAt` older than that).
+   */
+  expireCompleted(now: Date): Promise<void>;
+}
+
+/**
+ * Workflows against retention, end to end through the engine on the store `fixture` returns: a
+ * finished child must stay readable for a parent that waits for it after the retention period.
+ */
+export function describeRetentionScenarios(label: string, fixture: () => RetentionScenarioFixture | Promise<RetentionScenarioFixture>): void {
+  @Job({ name: 'rt-leaf', retries: 0 })
+  class Leaf {
+    async run(payload: { n: number }) {
+      return payload.n * 10;
+    }
+  }
+
+  @Job({ name: 'rt-slow-parent', retries: 0 })
+  class SlowParent {
+    async run(payload: { sleep: string }, ctx: JobContext) {
+      const { id } = await ctx.enqueue(Leaf, { n: 4 });
+      await ctx.sleep('think it over', payload.sleep);
+      return ctx.waitForJob<number>(id);
+    }
+  }
+
+  describe(`retention of finished work on ${label}`, () => {
+    let current: RetentionScenarioFixture;
+    let t: TestLoom | undefined;
+
+    beforeEach(async () => {
+      current = await fixture();
+    });
+    afterEach(async () => {
+      await t?.stop();
+      t = undefined;
+      await current.store.close();
+    });
+
+    it('a parent that sleeps past the retention period still reads its finished child; the child goes once the parent finished', async () => {
+      t = await createTestLoom({ jobs: [Leaf, SlowParent], store: current.store, lease: '30s', pollInterval: '1h' });
+      const { id } = await t.enqueue(SlowParent, { sleep: `${SCENARIO_RETENTION_DAYS + 1}d` });
+      await t.runUntilIdle();
+      const [child] = await t.store.listJobs({ parentId: id });
+      expect(child).toMatchObject({ status: 'completed', result: 40 });
+      const finishedAt = child.finishedAt!;
+
+      // Past the child's retention, the parent still asleep: the child stays, as it was.
+      await t.advance(`${SCENARIO_RETENTION_DAYS}d`);
+      await t.advance('1h');
+      await current.expireCompleted(t.clock.now());
+      expect(await t.getJob(child.id)).toMatchObject({ status: 'completed', result: 40, finishedAt });
+      const listed = await current.store.listJobPage({ statuses: ['completed'], name: 'rt-leaf', limit: 10 });
+      expect(listed).toMatchObject([{ id: child.id, finishedAt }]);
+
+      await t.advance('1d');
+      const parent = await t.getJob(id);
+      expect(parent).toMatchObject({ status: 'completed', result: 40 });
+      expect(parent?.errors).toEqual([]);
+
+      // The parent is done with it: retention takes the child, counted from its own finish.
+      await current.expireCompleted(t.clock.now());
+      expect(await t.getJob(child.id)).toBeNull();
+    });
+  });
+}
