@@ -9,6 +9,7 @@ import type { StoreLogger } from './options.js';
 import { isDuplicateKey } from './store-errors.js';
 import { deadLetterDocument, replayedJobDocument } from './updates.js';
 import { fitDeadLetter } from './dead-letter-size.js';
+import { releaseChildren } from './retention-holds.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
@@ -43,6 +44,9 @@ export async function moveToDeadLetters(
   await maybeTransaction(ctx, async (session) => {
     const job = await jobs.findOne(fence, withSession(session));
     if (!job) throw await fenceRefusal(jobs, id, lease, session);
+    // A dead parent waits for nothing any more: its children's retention holds go, in the move's
+    // own transaction on a replica set (see retention-holds.ts).
+    if (job.steps?.some((step) => step.kind === 'enqueue')) await releaseChildren(jobs, id, session);
     const dead = fitDeadLetter(deadLetterDocument(job, outcome));
     if (!session) dead.pending = 'move';
     await deadLetters.replaceOne({ _id: id }, dead, { upsert: true, ...withSession(session) });

@@ -96,6 +96,9 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       key: { queue: 1, name: 1, flowKey: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
       partialFilterExpression: { claimAt: { $exists: true }, flowKey: { $exists: true } },
     },
+    // Completed jobs kept from retention (retention-holds.ts) keep their finish time here, out of
+    // the TTL index: `countFinished` counts them on this index. Partial: only held jobs are in it.
+    { name: HELD_FINISHED_INDEX, key: { heldFinishedAt: 1 }, partialFilterExpression: { heldFinishedAt: { $exists: true } } },
   ];
   const deadLetters: IndexSpec[] = [
     // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
@@ -140,6 +143,9 @@ export const DEAD_LETTER_INDEX = {
   queueCreated: 'loom_dead_queue_created',
   pending: 'loom_dead_pending',
 } as const;
+
+/** Finish times of completed jobs a retention hold keeps out of the TTL index. */
+export const HELD_FINISHED_INDEX = 'loom_held_finished';
 
 /** Names of the TTL indexes, which Loom may retune or drop when retention changes. */
 export const RETENTION_INDEX = { jobs: 'loom_retention_completed', deadLetters: 'loom_retention_dead' } as const;

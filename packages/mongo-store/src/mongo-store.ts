@@ -374,8 +374,8 @@ export class MongoStore implements JobStore {
   }
 
   /**
-   * A run that ends its job (dies, is cancelled) first releases the retention holds of the children
-   * it enqueued (see retention-holds.ts); a lost lease releases nothing.
+   * A run that ends its job by a cancel first releases the retention holds of the children it
+   * enqueued (see retention-holds.ts; a death releases them in its move); a lost lease releases nothing.
    */
   private async releaseChildrenOfRun(lease: LeaseRef): Promise<void> {
     const id = this.fenced.jobIdOf(lease);

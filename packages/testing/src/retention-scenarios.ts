@@ -30,9 +30,10 @@ export function describeRetentionScenarios(label: string, fixture: () => Retenti
 
   @Job({ name: 'rt-slow-parent', retries: 0 })
   class SlowParent {
-    async run(payload: { sleep: string }, ctx: JobContext) {
+    async run(payload: { sleep: string; fail?: boolean }, ctx: JobContext) {
       const { id } = await ctx.enqueue(Leaf, { n: 4 });
       await ctx.sleep('think it over', payload.sleep);
+      if (payload.fail) throw new Error('changed its mind');
       return ctx.waitForJob<number>(id);
     }
   }
@@ -74,6 +75,35 @@ export function describeRetentionScenarios(label: string, fixture: () => Retenti
       // The parent is done with it: retention takes the child, counted from its own finish.
       await current.expireCompleted(t.clock.now());
       expect(await t.getJob(child.id)).toBeNull();
+    });
+
+    /** A SlowParent asleep past its finished child's retention; the child kept for it. */
+    async function parentAsleepPastRetention(payload: { sleep: string; fail?: boolean }): Promise<{ parentId: string; childId: string }> {
+      t = await createTestLoom({ jobs: [Leaf, SlowParent], store: current.store, lease: '30s', pollInterval: '1h' });
+      const { id: parentId } = await t.enqueue(SlowParent, payload);
+      await t.runUntilIdle();
+      const [child] = await t.store.listJobs({ parentId });
+      expect(child).toMatchObject({ status: 'completed' });
+      await t.advance(`${SCENARIO_RETENTION_DAYS}d`);
+      await t.advance('1h');
+      await current.expireCompleted(t.clock.now());
+      expect(await t.getJob(child.id)).toMatchObject({ status: 'completed' });
+      return { parentId, childId: child.id };
+    }
+
+    it('a parent that dies no longer keeps its finished children from retention', async () => {
+      const { parentId, childId } = await parentAsleepPastRetention({ sleep: `${SCENARIO_RETENTION_DAYS + 1}d`, fail: true });
+      await t!.advance('1d');
+      expect(await t!.getJob(parentId)).toMatchObject({ status: 'dead' });
+      await current.expireCompleted(t!.clock.now());
+      expect(await t!.getJob(childId)).toBeNull();
+    });
+
+    it('a parent cancelled while asleep no longer keeps its finished children from retention', async () => {
+      const { parentId, childId } = await parentAsleepPastRetention({ sleep: `${SCENARIO_RETENTION_DAYS + 1}d` });
+      expect(await t!.jobs.cancel(parentId)).toEqual({ cancelled: true, status: 'cancelled' });
+      await current.expireCompleted(t!.clock.now());
+      expect(await t!.getJob(childId)).toBeNull();
     });
   });
 }

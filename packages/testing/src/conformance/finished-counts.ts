@@ -37,6 +37,21 @@ export function describeFinishedCounts(ctx: ConformanceContext): void {
       expect(await died(0, 100)).toBe(1);
     });
 
+    it('counts a completed child whose parent is still running (a store keeping it from retention for the parent)', async () => {
+      const count = ctx.store.countFinished?.bind(ctx.store);
+      if (count === undefined) return;
+      const parent = await enqueueAndClaim(ctx.store, { name: 'parent' }, { now: at(1) });
+      const child = await enqueueAndClaim(ctx.store, { name: 'child', parentId: parent.id }, { now: at(2) });
+      await ctx.store.complete(child.lease, { now: at(10) });
+      const inWindow = await count({ status: 'completed', from: at(10), to: at(11) });
+      if (inWindow === null) return;
+      expect(inWindow).toBe(1);
+      expect(await count({ status: 'completed', from: at(0), to: at(10) })).toBe(0);
+      await ctx.store.complete(parent.lease, { now: at(20) });
+      expect(await count({ status: 'completed', from: at(10), to: at(11) })).toBe(1);
+      expect(await count({ status: 'completed', from: at(0), to: at(100) })).toBe(2);
+    });
+
     it('refuses a status other than completed or dead, counting nothing', async () => {
       const count = ctx.store.countFinished?.bind(ctx.store);
       if (count === undefined) return;
