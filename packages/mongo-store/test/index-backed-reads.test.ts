@@ -68,6 +68,34 @@ describe('MongoStore reads for operators are index-backed', () => {
     }
   });
 
+  it('a page of the unfiltered dead-letter list reads only the letters on it, however many there are', async () => {
+    const database = fixture.mongo.newDatabaseName('dlpage');
+    const client = new MongoClient(fixture.mongo.uri, { monitorCommands: true });
+    const sent: CommandStartedEvent[] = [];
+    client.on('commandStarted', (event) => sent.push(event));
+    const store = new MongoStore({ client, database, logger: quietLogger, retention: { completed: false, dead: false } });
+    try {
+      await store.init();
+      const n = 40;
+      await store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      const claimed = await store.claim(claimRequest('worker-a', at(1), n));
+      for (const [i, job] of claimed.entries()) await store.deadLetter({ jobId: job.id, token: job.lease!.token }, { reason: 'boom', now: at(10 + i) });
+
+      sent.length = 0;
+      const page = await store.listDeadLetters({ limit: 5 });
+      expect(page.map((d) => d.diedAt)).toEqual([49, 48, 47, 46, 45].map(at));
+      const [find] = sent.filter((e) => e.commandName === 'find');
+      const inner: Document = { ...find!.command };
+      for (const field of SESSION_FIELDS) delete inner[field];
+      // The work done, not only the plan's shape: the server fetched the five letters of the page.
+      const explained = await fixture.mongo.client.db(database).command({ explain: inner, verbosity: 'executionStats' });
+      expect(stagesOf(explained.queryPlanner)).not.toContain('COLLSCAN');
+      expect(explained.executionStats).toMatchObject({ nReturned: 5, totalDocsExamined: 5 });
+    } finally {
+      await client.close();
+    }
+  });
+
   it('countFinished counts completions on the retention index and deaths on the death-time index, never scanning', async () => {
     const database = fixture.mongo.newDatabaseName('finished');
     const client = new MongoClient(fixture.mongo.uri, { monitorCommands: true });
