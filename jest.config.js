@@ -1,5 +1,5 @@
 // Tests run the TypeScript sources directly (ts-jest, ESM); type checking is `npm run typecheck`,
-// which keeps ts-jest in fast transpile-only mode.
+// which keeps ts-jest in fast transpile-only mode (isolatedModules in tsconfig.jest.json).
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
@@ -15,7 +15,11 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
   },
   testTimeout: 30000,
+  // One test file per core. jest's default (cores - 1) runs everything in one process on a 2-core
+  // machine such as CI's, leaving a core idle while files wait on child processes and real I/O.
+  // Tests must (and do) pass on a loaded machine; `--maxWorkers=1` still runs them in band.
+  maxWorkers: '100%',
 };
