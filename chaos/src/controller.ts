@@ -15,6 +15,7 @@ import { chaosConfig } from './config.js';
 import { chaosEnqueuer } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
 import { spawnNode, type NodeProcess } from './node-process.js';
+import { endSessionsOf, sessionsFileOf } from './orphaned-transactions.js';
 import { finalLine, judge, passed } from './oracle.js';
 import { readRunRecord } from './run-record.js';
 
@@ -52,12 +53,13 @@ log(`emulator ${uri}, database ${database}, ledgers in ${runDir}`);
 
 let generation = 0;
 const workers: Worker[] = [];
+const ledgerOf = (owner: string) => join(runDir, `${owner}.jsonl`);
 function startWorker(slot: number): Worker {
   const owner = `w${slot}.${++generation}`;
   const proc = spawnNode(WORKER, [], {
     MONGODB_URI: uri,
     DATABASE: database,
-    LEDGER: join(runDir, `${owner}.jsonl`),
+    LEDGER: ledgerOf(owner),
     OWNER: owner,
     CONCURRENCY: String(config.concurrency),
     LEASE_MS: String(config.leaseMs),
@@ -163,6 +165,10 @@ async function kill(worker: Worker): Promise<void> {
   await worker.proc.exited;
   faults.kills++;
   startWorker(worker.slot);
+  // A transaction it left open would hold its job's document for the server's 60 s transaction
+  // lifetime, stalling every claim that reaches it: end its sessions as the server would, sooner.
+  const ended = await retrying(() => endSessionsOf(client, sessionsFileOf(ledgerOf(worker.owner))), `ending the sessions of ${worker.owner}`);
+  log(`killed ${worker.owner}; ended its ${ended} session(s)`);
 }
 
 /** SIGSTOP past the lease, then SIGCONT: the worker wakes up holding leases others took over. */

@@ -17,6 +17,7 @@ import { Loom, LoomError, type Logger } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { CHAOS_HANDLER, ChaosEffect, type ChaosHandlerOptions } from './chaos-job.js';
 import { Ledger } from './ledger.js';
+import { noteTransactionSessions, sessionsFileOf } from './orphaned-transactions.js';
 import { recordingStore } from './recording-store.js';
 
 const env = process.env;
@@ -31,12 +32,14 @@ const mongo = new MongoStore({
   database: DATABASE,
   pollInterval: '100ms',
   retention: { completed: false },
-  clientOptions: { serverSelectionTimeoutMS: selectionMs, connectTimeoutMS: selectionMs },
+  // monitorCommands: the sessions of its transactions are noted for the controller (see orphaned-transactions.ts).
+  clientOptions: { serverSelectionTimeoutMS: selectionMs, connectTimeoutMS: selectionMs, monitorCommands: true },
   // Workers start on a loaded machine: a slow first handshake is not an outage (default 5s).
   connectTimeout: '60s',
   logger,
 });
 const { store, held } = recordingStore(mongo, new Ledger(LEDGER), OWNER);
+noteTransactionSessions(mongo.client, sessionsFileOf(LEDGER));
 
 const container = new Container();
 const handler: ChaosHandlerOptions = {
