@@ -43,7 +43,7 @@ const MAX_UPSERT_ROUNDS = 3;
  * `leaseUntil` and starts at `now`. The room is computed inside the update, so concurrent claims
  * never grant more than the limit between them: there is no read before the write.
  */
-export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date): Document[] {
+export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date, keyDoc: boolean): Document[] {
   const limits: unknown[] = [tokens.length, { $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, 0, tokens.length] }];
   const prune: Document = {};
   const add: Record<string, Document[]> = {};
@@ -72,13 +72,16 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   if (rules.concurrency !== undefined) limitsUsed.c = rules.concurrency;
   if (rules.rate !== undefined) Object.assign(limitsUsed, { r: rules.rate.limit, p: rules.rate.perMs });
   const appendedAll = Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)]));
-  // `f`: when the document is full after this grant, the instant it can grant again at the earliest
-  // (every exhausted rule reopened): claims of keyed names leave such keys out of their index range.
+  const stages: Document[] = [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }];
+  if (!keyDoc) return stages;
+  // `f` (keys' documents only): when the document is full after this grant, the instant it can grant
+  // again at the earliest (every exhausted rule reopened): claims of keyed names leave such keys out
+  // of their index range.
   const reopens: unknown[] = [{ $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, '$b', null] }];
   if (rules.concurrency !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$h' }, rules.concurrency] }, { $add: [{ $min: '$h.u' }, 1] }, null] });
   if (rules.rate !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$s' }, rules.rate.limit] }, { $add: [{ $min: '$s.a' }, rules.rate.perMs] }, null] });
   const full = { $let: { vars: { f: { $max: reopens } }, in: { $cond: [{ $eq: ['$$f', null] }, '$$REMOVE', '$$f'] } } };
-  return [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }, { $set: { f: full } }];
+  return [...stages, { $set: { f: full } }];
 }
 
 /** How many of `tokens` the document after an acquisition holds (they were appended in order). */
@@ -123,7 +126,7 @@ export class FlowPermits {
       const until = await this.heldUntil(id, now);
       return until ? { granted: [], hold: { by: 'rateLimit', until } } : { granted: tokens };
     }
-    const update = acquirePipeline(tokens, rules, now, leaseUntil);
+    const update = acquirePipeline(tokens, rules, now, leaseUntil, id.g !== undefined || id.r !== undefined);
     let doc: FlowDocument | null = null;
     for (let round = 0; ; round++) {
       try {
