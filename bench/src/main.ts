@@ -116,6 +116,18 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     collector.add('loom', rep.metrics);
   }
   if (c.groups.includes('bullmq')) await measureBullmq(c, collector, run);
+  if (c.groups.includes('flow')) {
+    // Limits across engine processes (each run starts its own), then what limits add to a claim.
+    for (let r = 0; r < c.runs; r++) {
+      // Three phases (rate, global, global with kills): a timeout each, and the rate run's length.
+      const spec: ScenarioSpec = { kind: 'flow-limits', engines: c.flowEngines, rateSeconds: c.flowRateSeconds, globalJobs: c.flowGlobalJobs, timeoutMs: 3 * timeoutMs + c.flowRateSeconds * 1_000, ...mongo() };
+      const rep = await run(spec, 'flow-limits/loom', r);
+      collector.add('loom', rep.metrics);
+    }
+    const spec: ScenarioSpec = { kind: 'flow-claim-cost', claims: Math.max(10, Math.floor(c.claimsPerRound / 2)), rounds: c.runs, timeoutMs, ...mongo() };
+    const rep = await run(spec, 'flow-claim-cost/loom', undefined);
+    collector.add('loom', rep.metrics);
+  }
   return breakdown;
 }
 
@@ -159,6 +171,8 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
   if (c.groups.includes('bullmq') && !c.bullmqSkipped) want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);
+  if (c.groups.includes('flow'))
+    want.push(['loom', 'flowRateObservedPerSec'], ['loom', 'flowRateMaxIn1s'], ['loom', 'flowGlobalPeak'], ['loom', 'flowGlobalKillPeak'], ['loom', 'flowClaimGlobalBatch1OverPlain'], ['loom', 'flowClaimGroupBatch10OverPlain']);
   return want;
 }
 

@@ -52,6 +52,15 @@ function rows(c: BenchConfig): Row[] {
     { label: '  page over every status (ms)', cells: { loom: 'listAllSmallMs|listAllLargeMs' } },
     { label: '  fifth page by cursor (an earlier one in --quick) (ms)', cells: { loom: 'listDeepSmallMs|listDeepLargeMs' } },
     { label: '  stats(), for information (ms)', cells: { loom: 'listStatsSmallMs|listStatsLargeMs' } },
+    { label: `flow: ${c.flowEngines} processes, rateLimit 50/s: observed rate (/s)`, cells: { loom: 'flowRateObservedPerSec' } },
+    { label: '  most starts in any 1 s window', cells: { loom: 'flowRateMaxIn1sOverall' } },
+    { label: `flow: globalConcurrency 8, ${c.flowEngines} processes of 10: peak running`, cells: { loom: 'flowGlobalPeak' } },
+    { label: '  jobs of 50 ms per second', cells: { loom: 'flowGlobalJobsPerSec' } },
+    { label: '  peak running while a process is SIGKILLed every second / kills', cells: { loom: 'flowGlobalKillPeak|flowGlobalKills' } },
+    { label: 'flow: claim of 1, no limit / global / rate / group (ms)', cells: { loom: 'flowClaimPlainBatch1Ms|flowClaimGlobalBatch1Ms|flowClaimRateBatch1Ms|flowClaimGroupBatch1Ms' } },
+    { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch1Ms|flowCycleGlobalBatch1Ms|flowCycleRateBatch1Ms|flowCycleGroupBatch1Ms' } },
+    { label: 'flow: claim of 10, per job, no limit / global / rate / group (ms)', cells: { loom: 'flowClaimPlainBatch10Ms|flowClaimGlobalBatch10Ms|flowClaimRateBatch10Ms|flowClaimGroupBatch10Ms' } },
+    { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch10Ms|flowCycleGlobalBatch10Ms|flowCycleRateBatch10Ms|flowCycleGroupBatch10Ms' } },
   ];
 }
 
@@ -107,6 +116,13 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['claim cost flat: large / small <= 1.5', loom.claimLargeOverSmall, (v) => v <= 1.5],
     ['claim skips other names: blocked / small <= 1.5', loom.claimBlockedOverSmall, (v) => v <= 1.5],
     ['list page cost flat: large / small <= 1.5 (worst page kind)', loom.listLargeOverSmall, (v) => v <= 1.5],
+    ['flow: rate limit 50/s over the run within ±5 %', loom.flowRateErrorPct, (v) => Math.abs(v) <= 5],
+    ['flow: rate limit 50/s never above 50 in any 1 s window', loom.flowRateMaxIn1sOverall, (v) => v <= 50],
+    ['flow: globalConcurrency 8 never exceeded across processes', loom.flowGlobalPeak, (v) => v <= 8],
+    ['flow: globalConcurrency 8 never exceeded while processes are SIGKILLed', loom.flowGlobalKillPeak, (v) => v <= 8],
+    ['flow: claim cost with a global limit / without <= 1.5 (claims of 1)', loom.flowClaimGlobalBatch1OverPlain, (v) => v <= 1.5],
+    ['flow: claim cost with a rate limit / without <= 1.5 (claims of 1)', loom.flowClaimRateBatch1OverPlain, (v) => v <= 1.5],
+    ['flow: claim cost with group limits / without <= 1.5 (claims of 10)', loom.flowClaimGroupBatch10OverPlain, (v) => v <= 1.5],
   ];
   return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
 }

@@ -20,6 +20,8 @@ export type ScenarioSpec =
   | { kind: 'memory'; jobs: number; concurrency: number; chunk: number; timeoutMs: number }
   | ({ kind: 'claim-cost'; small: number; large: number; blocked: number; loadBudgetMs: number; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'list-cost'; small: number; large: number; loadBudgetMs: number; reps: number; rounds: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'flow-limits'; engines: number; rateSeconds: number; globalJobs: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'flow-claim-cost'; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

@@ -11,6 +11,8 @@ import { memoryThroughput } from './scenarios/memory.js';
 import { claimCost } from './scenarios/claim-cost.js';
 import { listCost } from './scenarios/list-cost.js';
 import { bullmqLatency, bullmqThroughput } from './scenarios/bullmq.js';
+import { flowClaimCost } from './scenarios/flow-claim-cost.js';
+import { flowLimits } from './scenarios/flow-limits.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -30,6 +32,10 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return bullmqThroughput(spec);
     case 'bullmq-latency':
       return bullmqLatency(spec);
+    case 'flow-limits':
+      return flowLimits(spec);
+    case 'flow-claim-cost':
+      return flowClaimCost(spec);
   }
 }
 
