@@ -333,13 +333,14 @@ describe('MemoryStore', () => {
   describe('subscribe', () => {
     it('tells listeners after the operation when jobs become queued, until unsubscribed', async () => {
       const store = new MemoryStore();
-      const events: { queue: string; runAt: Date }[] = [];
+      const events: { id: string; queue: string; runAt: Date }[] = [];
       const unsubscribe = store.subscribe((event) => events.push(event));
       const pending = store.enqueue([newJob({ queue: 'mail', runAt: at(5) })], { now: at(0) });
       expect(events).toEqual([]);
-      await pending;
+      const [{ id }] = await pending;
       await Promise.resolve();
-      expect(events).toEqual([{ queue: 'mail', runAt: at(5) }]);
+      // The id lets an engine recognise the announcement of its own enqueue.
+      expect(events).toEqual([{ id, queue: 'mail', runAt: at(5) }]);
       unsubscribe();
       await store.enqueue([newJob()], { now: at(0) });
       await Promise.resolve();

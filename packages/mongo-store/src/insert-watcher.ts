@@ -2,8 +2,8 @@ import type { ChangeStream, Collection, ResumeToken } from 'mongodb';
 import type { JobDocument } from './documents.js';
 import type { StoreLogger } from './options.js';
 
-/** What a subscriber hears about: a job was enqueued into `queue`, due at `runAt`. */
-export type InsertListener = (event: { queue: string; runAt: Date }) => void;
+/** What a subscriber hears about: job `id` was enqueued into `queue`, due at `runAt`. */
+export type InsertListener = (event: { id: string; queue: string; runAt: Date }) => void;
 
 export interface InsertWatcherOptions {
   /** First restart delay after a stream error; doubles up to `maxBackoffMs`. */
@@ -42,7 +42,7 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
     const current = jobs.watch(
       [
         { $match: { operationType: 'insert' } },
-        { $project: { operationType: 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } },
+        { $project: { operationType: 1, 'fullDocument._id': 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } },
       ],
       resumeToken === undefined ? {} : { startAfter: resumeToken },
     );
@@ -52,7 +52,7 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
       resumeToken = current.resumeToken ?? resumeToken;
       if (change.operationType !== 'insert') return;
       try {
-        listener({ queue: change.fullDocument.queue, runAt: change.fullDocument.runAt });
+        listener({ id: change.fullDocument._id.toHexString(), queue: change.fullDocument.queue, runAt: change.fullDocument.runAt });
       } catch (err) {
         logger.error({ err }, 'a job-insert listener threw; the change stream goes on');
       }

@@ -1,5 +1,8 @@
+import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { CommandStartedEvent } from 'mongodb';
+import { Job, Loom } from '@loom/core';
+import { CaptureLogger, FakeClock } from '@loom/testing';
 import type { MongoStore } from '../src/index.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
@@ -20,7 +23,70 @@ async function monitoredStore(): Promise<{ store: MongoStore; commands: string[]
   return { store, commands };
 }
 
+@Job({ name: 'noop' })
+class Noop {
+  async run(): Promise<void> {}
+}
+
+/** The change streams' own commands: one long poll per delivered event, not per job's lifecycle. */
+const CHANGE_STREAM = new Set(['aggregate', 'getMore', 'killCursors']);
+
+/**
+ * Ids announced by a change stream of `store`'s (one stream, kept open: a stream opened after an
+ * insert never hears it). `next(id)` resolves once `id` was announced.
+ */
+function announcements(store: MongoStore): { heard: Set<string>; next(id: string): Promise<void>; stop(): void } {
+  const heard = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  const stop = store.subscribe((event) => {
+    if (event.id === undefined) return;
+    heard.add(event.id);
+    waiting.get(event.id)?.();
+  });
+  const next = (id: string) => (heard.has(id) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(id, resolve)));
+  return { heard, next, stop };
+}
+
+const cleanups: Array<() => void> = [];
+
 describe('MongoDB commands per job', () => {
+  it('a running engine, one job at a time: insert, findAndModify, update — no claim on its own insert\'s echo, none after the run', async () => {
+    const { store, commands } = await monitoredStore();
+    const loom = await Loom.create({ store, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger() });
+    try {
+      await loom.start();
+      const probe = announcements(store);
+      cleanups.push(probe.stop);
+      let completed = 0;
+      let onCompleted: () => void = () => {};
+      loom.on('job:completed', () => {
+        completed++;
+        onCompleted();
+      });
+      const completions = (n: number) => new Promise<void>((resolve) => ((onCompleted = () => completed >= n && resolve()), onCompleted()));
+      // Both streams open asynchronously (the probe's after the engine's): warm up until the probe hears an insert.
+      let warmups = 0;
+      while (probe.heard.size === 0) {
+        await loom.enqueue(Noop, undefined);
+        await completions(++warmups);
+      }
+      commands.length = 0;
+      const jobs = 5;
+      for (let i = 1; i <= jobs; i++) {
+        const { id } = await loom.enqueue(Noop, undefined);
+        await Promise.all([completions(warmups + i), probe.next(id)]);
+      }
+      await loom.stop();
+      const lifecycle = commands.filter((c) => !CHANGE_STREAM.has(c));
+      console.log(`[mongo-store] commands per job, engine one at a time: ${(lifecycle.length / jobs).toFixed(2)} (${lifecycle.slice(0, 3).join(', ')}), plus ${((commands.length - lifecycle.length) / jobs).toFixed(2)} change-stream commands`);
+      expect(lifecycle).toEqual(Array.from({ length: jobs }, () => ['insert', 'findAndModify', 'update']).flat());
+    } finally {
+      cleanups.splice(0).forEach((stop) => stop());
+      await loom.stop();
+      await store.close();
+    }
+  });
+
   it('enqueue + claim + complete takes 3 commands, one each', async () => {
     const { store, commands } = await monitoredStore();
     try {

@@ -27,11 +27,14 @@ describe('subscribe on a replica set', () => {
     await Promise.all([listening.init(), other.init()]);
     try {
       // The stream opens asynchronously: keep enqueueing until the listener hears one.
-      const heard = firstEvent<{ queue: string; runAt: Date }>((deliver) => listening.subscribe(deliver));
-      const inFlight: Promise<unknown>[] = [];
+      const heard = firstEvent<{ id: string; queue: string; runAt: Date }>((deliver) => listening.subscribe(deliver));
+      const inFlight: Promise<{ id: string }[]>[] = [];
       const pump = setInterval(() => inFlight.push(other.enqueue([newJob({ queue: 'emails', runAt: at(5) })], { now: at(0) })), 50);
       try {
-        expect(await heard).toEqual({ queue: 'emails', runAt: at(5) });
+        const event = await heard;
+        expect(event).toEqual({ id: expect.any(String), queue: 'emails', runAt: at(5) });
+        // The job's id, so an engine can tell the echo of its own enqueue from others' jobs.
+        expect((await Promise.all(inFlight)).flat().map((r) => r.id)).toContain(event.id);
       } finally {
         clearInterval(pump);
         await Promise.all(inFlight); // none may still be running when the stores close

@@ -46,7 +46,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   // Late-bound: the enqueuer and dead letters wake the pool, which is built after them.
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
-  const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: wake });
+  const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: (jobs) => pool?.noteEnqueued(jobs) });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };

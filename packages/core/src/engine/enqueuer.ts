@@ -11,6 +11,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import { checkPayload } from './payload-check.js';
 import type { JobStore } from '../store/store.js';
 import type { Telemetry } from '../observability/telemetry.js';
+import type { EnqueuedJob } from './claim-demand.js';
 
 /** Internal extras of an enqueue that users do not set directly (cron fires, child jobs). */
 export interface EnqueueExtras {
@@ -30,8 +31,8 @@ export class Enqueuer {
       clock: Clock;
       /** Wraps each store write in a `publish` span and stamps the jobs with its trace context. */
       telemetry: Telemetry;
-      /** Called after jobs were stored, so local workers can claim them at once. */
-      onEnqueued: () => void;
+      /** Called with the jobs stored (not the deduplicated ones), so local workers can claim them at once. */
+      onEnqueued: (jobs: EnqueuedJob[]) => void;
     },
   ) {}
 
@@ -115,7 +116,11 @@ export class Enqueuer {
     const results = await this.deps.telemetry.publish(def, jobs, batch, () => store.enqueue(jobs, session === undefined ? { now } : { now, session }));
     // Inside a caller's transaction the jobs are invisible until it commits: a wake now would claim
     // nothing. The store announces them once committed (subscribe), or the next poll finds them.
-    if (session === undefined && results.some((r) => !r.deduplicated)) this.deps.onEnqueued();
+    if (session === undefined) {
+      const stored: EnqueuedJob[] = [];
+      for (let i = 0; i < results.length; i++) if (!results[i]!.deduplicated) stored.push({ id: results[i]!.id, queue: jobs[i]!.queue, runAt: jobs[i]!.runAt });
+      if (stored.length > 0) this.deps.onEnqueued(stored);
+    }
     return results;
   }
 }

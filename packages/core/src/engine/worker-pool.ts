@@ -4,6 +4,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRunner } from './job-runner.js';
 import { claimLeases } from './lease.js';
+import { ClaimDemand, type EnqueuedJob } from './claim-demand.js';
 import { ShutdownSignal } from '../support/lazy-abort.js';
 import type { Logger } from '../support/logger.js';
 import type { ClaimRequest, JobStore } from '../store/store.js';
@@ -50,9 +51,10 @@ const MAX_ERROR_BACKOFF_MS = 60_000;
 
 /**
  * Claims jobs and hands them to the runner, within the engine's concurrency and each job's own.
- * It claims ("pumps") when started, after every enqueue from this process, when a run ends, when
- * the store announces new jobs, and every `pollMs`. A failing claim is logged and retried with
- * growing delay; the loop never stops by itself.
+ * It claims ("pumps") when started, after an enqueue from this process, when the store announces
+ * jobs from elsewhere, when a run ends while more may be waiting, and every `pollMs`; a
+ * {@link ClaimDemand} decides whether each of these is worth a claim and of how many. A failing
+ * claim is logged and retried with growing delay; the loop never stops by itself.
  */
 export class WorkerPool {
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
@@ -60,6 +62,7 @@ export class WorkerPool {
   private readonly slots = new Set<Slot>();
   private readonly runningByName = new Map<string, number>();
   private pumping: Promise<void> | null = null;
+  private readonly demand = new ClaimDemand();
   private pumpAgain = false;
   private cancelPoll: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -83,19 +86,31 @@ export class WorkerPool {
     if (this.state !== 'idle') return;
     this.state = 'running';
     this.unsubscribe = this.o.store.subscribe?.((event) => {
-      if (this.o.queues.includes(event.queue)) this.wake();
+      if (this.o.queues.includes(event.queue) && this.demand.heard(event, this.o.clock.now().getTime())) void this.claimNow();
     });
     await this.readPaused();
     this.wake();
   }
 
-  /** Asks for a claim soon (no-op unless running). */
+  /** Asks for a claim soon: anything may have become claimable (no-op unless running). */
   wake(): void {
     void this.pump();
   }
 
+  /** This process stored `jobs`: claims the ones due now (and ignores the store's echo of them). */
+  noteEnqueued(jobs: readonly EnqueuedJob[]): void {
+    const mine = jobs.filter((job) => this.o.queues.includes(job.queue));
+    if (this.demand.enqueued(mine, this.o.clock.now().getTime(), this.o.store.subscribe !== undefined)) void this.claimNow();
+  }
+
   /** Claims and starts every due job the pool has room for; resolves when claiming is done (not the runs). */
   pump(): Promise<void> {
+    this.demand.anything();
+    return this.claimNow();
+  }
+
+  /** Claims what {@link ClaimDemand} says may be claimable. */
+  private claimNow(): Promise<void> {
     if (this.state !== 'running') return Promise.resolve();
     if (this.pumping) {
       this.pumpAgain = true;
@@ -217,17 +232,27 @@ export class WorkerPool {
       if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
       if (!plan) return;
+      const limit = this.demand.limit(plan.limit);
+      if (limit <= 0) return;
+      const ticket = this.demand.ticket();
       const queues = this.o.queues.filter((queue) => !this.paused.has(queue));
       let jobs: JobRecord[];
+      // Names left out of this claim, or held back in it by a flow limit: a short answer says nothing about their jobs.
+      const passedOver = [...plan.excludeNames];
       try {
         const now = clock.now();
         const limits = flow?.claimFlow(plan.names, now.getTime());
-        const req: ClaimRequest = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit: plan.limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
-        if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
+        const req: ClaimRequest = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        const onHeld = (holds: FlowHold[]): void => {
+          for (const hold of holds) passedOver.push(hold.name);
+          flow!.onHeld(holds);
+        };
+        if (limits) Object.assign(req, { flow: limits, onHeld });
         jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
         this.claimFailures = 0;
         this.retryAfter = 0;
       } catch (err) {
+        this.demand.failed();
         this.claimFailures++;
         this.retryAfter = clock.now().getTime() + this.pollDelay();
         const error = toError(err);
@@ -240,7 +265,7 @@ export class WorkerPool {
         if (this.state === 'running') this.startRun(job);
         else this.releaseUnstarted(job);
       }
-      if (jobs.length < plan.limit || this.state !== 'running') return;
+      if (!this.demand.claimed(ticket, limit, jobs.length, passedOver) || this.state !== 'running') return;
     }
   }
 
@@ -279,7 +304,8 @@ export class WorkerPool {
       this.o.flow?.runEnded(job.name);
       this.activity++;
       if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
-      this.wake();
+      // A claim that came back short saw every claimable job: a freed slot alone finds nothing new.
+      if (this.demand.runEnded(job.name)) void this.claimNow();
     });
     this.slots.add(slot);
   }

@@ -942,7 +942,7 @@ export class MemoryStore implements JobStore {
   }
 
   #notify(record: JobRecord): void {
-    this.#listeners.notify(record.queue, record.runAt);
+    this.#listeners.notify(record.id, record.queue, record.runAt);
   }
 }
 

@@ -310,9 +310,11 @@ export interface JobStore {
 
   /**
    * Calls `listener` soon after jobs are enqueued by any process (e.g. a MongoDB change stream), so
-   * idle workers wake without waiting for the next poll. Optional; returns an unsubscribe function.
+   * idle workers wake without waiting for the next poll. `id`, when given, is the job's: an engine
+   * recognises the announcement of a job it enqueued itself and does not claim again for it.
+   * Optional; returns an unsubscribe function.
    */
-  subscribe?(listener: (event: { queue: string; runAt: Date }) => void): () => void;
+  subscribe?(listener: (event: { queue: string; runAt: Date; id?: string }) => void): () => void;
 
   /**
    * The database's current time, read fresh in one round trip (never cached, never the `now` an

@@ -1,5 +1,6 @@
-/** What a `subscribe` listener hears: a job of `queue` became queued, claimable from `runAt`. */
+/** What a `subscribe` listener hears: job `id` of `queue` became queued, claimable from `runAt`. */
 export interface QueuedEvent {
+  id: string;
   queue: string;
   runAt: Date;
 }
@@ -19,13 +20,13 @@ export class QueuedListeners {
     return () => void this.#listeners.delete(listener);
   }
 
-  notify(queue: string, runAt: Date): void {
+  notify(id: string, queue: string, runAt: Date): void {
     if (this.#listeners.size === 0) return;
     const at = runAt.getTime();
     for (const listener of this.#listeners) {
       queueMicrotask(() => {
         try {
-          listener({ queue, runAt: new Date(at) });
+          listener({ id, queue, runAt: new Date(at) });
         } catch (error) {
           this.onError(error);
         }
