@@ -2,7 +2,7 @@ import { LoomError, type JobRecord, type JobStore, type LeaseRef } from '@loom/c
 import type { Ledger } from './ledger.js';
 
 /**
- * Wraps a store so that every claim and every completion attempt is written to the ledger, and
+ * Wraps a store so that every claim and every completion attempt (each item of a `completeMany`) is written to the ledger, and
  * keeps the leases this process holds (for a best-effort release on a hard stop). Everything else
  * passes through untouched.
  *
@@ -53,6 +53,28 @@ export function recordingStore(store: JobStore, ledger: Ledger, owner: string): 
             throw err;
           }
           ack(lease, start, { ok: true });
+        };
+      }
+      if (prop === 'completeMany') {
+        // The engine's group commit: one ack per item, by that item's own outcome.
+        return async (...args: Parameters<JobStore['completeMany']>) => {
+          const [items] = args;
+          const start = Date.now();
+          let outcomes: Awaited<ReturnType<JobStore['completeMany']>>;
+          try {
+            outcomes = await target.completeMany(...args);
+          } catch (err) {
+            for (const { lease } of items) ack(lease, start, { ok: false, err });
+            throw err;
+          }
+          items.forEach(({ lease }, i) => {
+            const outcome = outcomes[i];
+            if (outcome === 'completed') ack(lease, start, { ok: true });
+            else if (outcome === 'lost') ack(lease, start, { ok: false, err: new LoomError('LEASE_LOST', 'lease lost') });
+            else if (outcome === 'cancelled') ack(lease, start, { ok: false, err: new LoomError('CANCELLED', 'cancel requested') });
+            else ack(lease, start, { ok: false, err: outcome?.error });
+          });
+          return outcomes;
         };
       }
       if (prop === 'withTransaction') {

@@ -18,14 +18,14 @@ class OutcomeJob {
   }
 }
 
-/** A MemoryStore whose `complete` fails `failures` times with `error` (forever with Infinity). */
+/** A MemoryStore whose `completeMany` (the engine's completions) fails `failures` times with `error` (forever with Infinity). */
 function failingComplete(failures: number, error: () => Error, transient?: (err: unknown) => boolean): { store: JobStore; calls: () => number } {
   const store = new MemoryStore();
   let calls = 0;
   const wrapped = new Proxy(store, {
     get(target, prop) {
-      if (prop === 'complete') {
-        return (...args: Parameters<MemoryStore['complete']>) => (++calls <= failures ? Promise.reject(error()) : target.complete(...args));
+      if (prop === 'completeMany') {
+        return (...args: Parameters<MemoryStore['completeMany']>) => (++calls <= failures ? Promise.reject(error()) : target.completeMany(...args));
       }
       if (prop === 'isTransientError') return transient;
       const value = Reflect.get(target, prop, target) as unknown;

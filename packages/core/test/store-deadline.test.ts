@@ -62,8 +62,8 @@ describe('an outcome write that never answers', () => {
     const hangsOnce = new Proxy(store, {
       get: (target, prop) => {
         const value = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'complete') {
-          return (...args: Parameters<MemoryStore['complete']>) => (++completes === 1 ? new Promise(() => {}) : target.complete(...args));
+        if (prop === 'completeMany') {
+          return (...args: Parameters<MemoryStore['completeMany']>) => (++completes === 1 ? new Promise(() => {}) : target.completeMany(...args));
         }
         return typeof value === 'function' ? value.bind(target) : value;
       },

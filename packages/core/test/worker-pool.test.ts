@@ -316,13 +316,13 @@ describe('worker pool', () => {
     });
 
     it('retries a failed completion and completes the job once', async () => {
-      const faulty = faultyStore(new MemoryStore(), { complete: 2 });
+      const faulty = faultyStore(new MemoryStore(), { completeMany: 2 });
       const t = await testLoom({ jobs: [Quick], store: faulty.store });
       const completed: string[] = [];
       t.loom.on('job:completed', (e) => completed.push(e.job.id));
       const { id } = await t.enqueue(Quick);
       await t.advance('1s');
-      expect(faulty.caused.complete).toBe(2);
+      expect(faulty.caused.completeMany).toBe(2);
       expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 1, result: 'quick' });
       expect(completed).toEqual([id]);
       expect(quickRuns).toBe(1);

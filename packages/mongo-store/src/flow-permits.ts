@@ -173,6 +173,11 @@ export class FlowPermits {
     else this.#held.set(token, [{ id, concurrency }]);
   }
 
+  /** Whether the lease `token` holds concurrency slots here (its end must free them). */
+  holdsSlots(token: string): boolean {
+    return this.#held.has(token);
+  }
+
   /**
    * A heartbeat of the lease `token` moved it to `until`: its slots move with it. A slot pruned
    * meanwhile (the lease had expired before this beat) is taken again if there is room; if there is

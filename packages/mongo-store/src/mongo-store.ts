@@ -19,6 +19,8 @@ import {
   type JobStore,
   type LeaseExtension,
   type LeaseRef,
+  type CompletionItem,
+  type CompletionOutcome,
   type NewJob,
   type QueueSummary,
   type RemoveOutcome,
@@ -43,6 +45,7 @@ import { activeChildFilter, deadLetterFilter, fencedFilter, jobListFilter, signa
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { completeCancelUpdate, deadLetterIndexFor, JobControl } from './job-control.js';
+import { completeMany } from './complete-many.js';
 import { QueueRepository } from './queues.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
@@ -182,6 +185,19 @@ export class MongoStore implements JobStore {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
     await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session));
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
+  }
+
+  completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
+    return completeMany(
+      {
+        jobs: this.collections.jobs,
+        fenced: this.fenced,
+        completeOne: (item, at) => this.complete(item.lease, item.result === undefined ? { now: at } : { result: item.result, now: at }),
+        needsOwnWrite: (item) => typeof item.lease.token === 'string' && this.permits.holdsSlots(item.lease.token),
+      },
+      items,
+      now,
+    );
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {

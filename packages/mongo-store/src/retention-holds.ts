@@ -49,16 +49,26 @@ async function completeHeldOrNot(
   update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
   session: ClientSession | undefined,
 ): Promise<boolean> {
+  const res = await jobs.bulkWrite(completionStatements(fence, update), { ordered: true, ...withSession(session) });
+  return res.matchedCount === 1;
+}
+
+/**
+ * The two statements of one completion (see {@link completeHeldOrNot}): at most one matches.
+ * `childless` adds the fast path's condition (the job enqueued no children to release first).
+ */
+export function completionStatements(
+  fence: Filter<JobDocument>,
+  update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
+  childless = false,
+): AnyBulkWriteOperation<JobDocument>[] {
   const { finishedAt, ...set } = update.$set;
   const held: UpdateFilter<JobDocument> = { ...update, $set: { ...set, heldFinishedAt: finishedAt } };
-  const res = await jobs.bulkWrite(
-    [
-      { updateOne: { filter: { ...fence, ...UNHELD }, update } },
-      { updateOne: { filter: { ...fence, ...HELD }, update: held } },
-    ],
-    { ordered: true, ...withSession(session) },
-  );
-  return res.matchedCount === 1;
+  const filter = childless ? { ...fence, ...NO_CHILDREN } : fence;
+  return [
+    { updateOne: { filter: { ...filter, ...UNHELD }, update } },
+    { updateOne: { filter: { ...filter, ...HELD }, update: held } },
+  ];
 }
 
 /**

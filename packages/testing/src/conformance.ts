@@ -1,6 +1,7 @@
 /// <reference types="jest" />
 import type { JobStore } from '@loom/core';
 import { describeClaim } from './conformance/claim.js';
+import { describeCompleteMany } from './conformance/complete-many.js';
 import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFinishedCounts } from './conformance/finished-counts.js';
@@ -110,6 +111,7 @@ export function describeStoreConformance(
     describeEnqueue(ctx);
     describeClaim(ctx);
     describeTransitions(ctx);
+    describeCompleteMany(ctx);
     describeFencing(ctx);
     describeDeadLetters(ctx);
     describeSignals(ctx);

@@ -12,6 +12,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
 import { RunLease, type WriteResult } from './lease.js';
+import { CompletionBatch } from './completion-batch.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
@@ -106,7 +107,12 @@ export interface RunHandle {
  * released — is a {@link RunLease}; a write it reports lost is logged and not counted.
  */
 export class JobRunner {
-  constructor(private readonly deps: JobRunnerDeps) {}
+  /** One group commit of completions for every run of this engine. */
+  private readonly completions: CompletionBatch;
+
+  constructor(private readonly deps: JobRunnerDeps) {
+    this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
+  }
 
   /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
   run(job: JobRecord, shutdown: ShutdownSignal): RunHandle {
@@ -128,7 +134,7 @@ export class JobRunner {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
-    const lease = new RunLease({ store, clock, events, leaseMs }, job, log, (err) => controller.abort(err), () => cancel.request());
+    const lease = new RunLease({ store, clock, events, leaseMs, completions: this.completions }, job, log, (err) => controller.abort(err), () => cancel.request());
     cancel.bind(() => {
       log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
       controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
@@ -276,7 +282,7 @@ export class JobRunner {
         }
         const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
         if (tooLarge) return this.fail(run, tooLarge);
-        const written = await this.write(run, 'complete', () => store.complete(lease.ref, result === undefined ? { now: clock.now() } : { result, now: clock.now() }));
+        const written = await this.completeRun(run, result);
         if (written.kind === 'written') {
           run.telemetry.end('completed');
           events.emit('job:completed', { job: info, result, durationMs: durationMs() });
@@ -350,7 +356,15 @@ export class JobRunner {
 
   /** An outcome write through the run's lease; refused because the job's cancel was requested, it ends the job cancelled. */
   private async write(run: Run, op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
-    const written = await run.lease.write(op, fn);
+    return this.endIfCancelled(run, await run.lease.write(op, fn));
+  }
+
+  /** The run's completion (group-committed with other runs' by the lease), as {@link write}. */
+  private async completeRun(run: Run, result: unknown): Promise<WriteResult> {
+    return this.endIfCancelled(run, await run.lease.complete(result));
+  }
+
+  private async endIfCancelled(run: Run, written: WriteResult): Promise<WriteResult> {
     if (written.kind === 'cancelled') {
       run.cancel.request();
       await this.endCancelled(run);

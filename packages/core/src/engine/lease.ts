@@ -7,6 +7,7 @@ import type { JobRecord, LeaseRef } from '../store/job-record.js';
 import type { ClaimRequest, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
 import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+import type { CompletionBatch } from './completion-batch.js';
 
 /**
  * A run's lease, end to end, in one place:
@@ -25,7 +26,9 @@ import { StoreTimeoutError, withDeadline } from './store-deadline.js';
  * 4. **settling** — {@link RunLease.settle} stops heartbeats: the outcome write's budget is the lease
  *    as it stood then. {@link RunLease.write} retries transient store errors with backoff inside
  *    that budget, never past it, so a write that keeps failing cannot hold the job (or its slot)
- *    forever: once the lease ends the job is claimable again (at-least-once).
+ *    forever: once the lease ends the job is claimable again (at-least-once). A completion
+ *    ({@link RunLease.complete}) is group-committed with other runs' by a {@link CompletionBatch}
+ *    (one `store.completeMany`), still fenced per job and retried by the same loop.
  * 5. **released / lost / cancelled** — a fenced write refused with `LEASE_LOST` discards the
  *    outcome; one refused with `CANCELLED` (the job's cancel was requested) discards it too, and the
  *    runner ends the job cancelled; a write the store refuses for good (see
@@ -55,6 +58,11 @@ export interface LeaseDeps {
   leaseMs: number;
 }
 
+/** What a run's lease needs besides {@link LeaseDeps}: the engine's group commit of completions. */
+export interface RunLeaseDeps extends LeaseDeps {
+  completions: CompletionBatch;
+}
+
 /**
  * Claims with a deadline of one lease: a claim still unanswered by then may have leased jobs this
  * engine will never run, so when it does answer, those jobs are handed straight to `releaseLate`.
@@ -77,7 +85,7 @@ export class RunLease {
   private cancelReported = false;
 
   constructor(
-    private readonly deps: LeaseDeps,
+    private readonly deps: RunLeaseDeps,
     job: JobRecord,
     private readonly log: Logger,
     private readonly onLost: (error: LeaseLostError) => void,
@@ -172,6 +180,15 @@ export class RunLease {
   /** Ends everything this lease armed. */
   stop(): void {
     this.pauseBeats('stopped');
+  }
+
+  /**
+   * The run's completion with the handler's `result`: a {@link write} whose store write is grouped
+   * with other runs' completions into one `completeMany` ({@link CompletionBatch}), still fenced
+   * per job: a lease taken over reports `lost`, as a lone `complete` would.
+   */
+  complete(result: unknown): Promise<WriteResult> {
+    return this.write('complete', () => this.deps.completions.complete(this.ref, result));
   }
 
   /**

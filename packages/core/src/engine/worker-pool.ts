@@ -99,6 +99,8 @@ export class WorkerPool {
 
   /** This process stored `jobs`: claims the ones due now (and ignores the store's echo of them). */
   noteEnqueued(jobs: readonly EnqueuedJob[]): void {
+    // Not claiming yet: start() claims whatever is there, and no store announces to a pool not subscribed.
+    if (this.state !== 'running') return;
     const mine = jobs.filter((job) => this.o.queues.includes(job.queue));
     if (this.demand.enqueued(mine, this.o.clock.now().getTime(), this.o.store.subscribe !== undefined)) void this.claimNow();
   }

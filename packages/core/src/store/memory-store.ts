@@ -42,7 +42,7 @@ import {
   type RemoveOutcome,
   type RetryOutcome,
 } from './operations.js';
-import type { ClaimRequest, DeadLetterFilter, FinishedCountQuery, JobFilter, JobStore, LeaseExtension } from './store.js';
+import type { ClaimRequest, CompletionItem, CompletionOutcome, DeadLetterFilter, FinishedCountQuery, JobFilter, JobStore, LeaseExtension } from './store.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
 
@@ -255,6 +255,24 @@ export class MemoryStore implements JobStore {
     }
     this.#sweep(outcome.now);
     this.#complete(this.#leased(lease), result, outcome.now);
+  }
+
+  async completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
+    const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
+    if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
+    assertDate(now, 'completeMany now');
+    this.#sweep(now);
+    return items.map(({ lease, result }) => {
+      try {
+        const job = this.#leased(lease);
+        this.#complete(job, clonePlain(result), now);
+        return 'completed';
+      } catch (error) {
+        if (LoomError.is(error, 'LEASE_LOST')) return 'lost';
+        if (LoomError.is(error, 'CANCELLED')) return 'cancelled';
+        return { error: error as Error };
+      }
+    });
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {

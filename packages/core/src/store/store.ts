@@ -97,6 +97,18 @@ export interface JobStore {
   /** `running → completed` with the handler's result. Fenced. May run inside a transaction. */
   complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void>;
 
+  /**
+   * Group commit: `running → completed` for many jobs in one round trip where the store can, each
+   * fenced on its own lease. One outcome per item, in order: `'completed'`, `'lost'` (the lease is
+   * no longer held — taken over, finished or unknown: nothing changed), `'cancelled'` (its cancel
+   * was requested: nothing changed, the holder ends it with {@link completeCancel}), or
+   * `{ error }` when the store refused that item alone (e.g. over its size limit). Rejects only when
+   * the call as a whole failed (bad input, an unreachable store): then any item may or may not be
+   * completed, and a retry of an applied one reports `'lost'`. Never inside a transaction (a
+   * `ctx.transaction` completes its job with {@link complete} and the session).
+   */
+  completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]>;
+
   /** `running → queued` at `runAt` after a failed attempt; `error` is appended to the history. Fenced. */
   retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void>;
 
@@ -335,6 +347,15 @@ export interface FinishedCountQuery {
   from: Date;
   to: Date;
 }
+
+/** One completion of {@link JobStore.completeMany}: the run's lease and its handler's result. */
+export interface CompletionItem {
+  lease: LeaseRef;
+  result?: unknown;
+}
+
+/** How one completion of {@link JobStore.completeMany} ended. */
+export type CompletionOutcome = 'completed' | 'lost' | 'cancelled' | { error: Error };
 
 /** What a lease extension found: `'extended'`, or `'cancel-requested'` (extended, and the job's cancel was requested). */
 export type LeaseExtension = 'extended' | 'cancel-requested';

@@ -1,0 +1,63 @@
+import { describe, expect, it } from '@jest/globals';
+import { LoomError, MemoryStore, type CompletionItem, type JobStore } from '@loom/core';
+import { FakeClock } from '@loom/testing';
+import { CompletionBatch } from '../src/engine/completion-batch.js';
+
+const at = (ms: number): Date => new Date(Date.UTC(2026, 0, 1) + ms);
+
+/** A MemoryStore that records the size of each completeMany and holds the first one until released. */
+function heldStore(): { store: JobStore; memory: MemoryStore; batches: number[]; release: () => void } {
+  const memory = new MemoryStore();
+  const batches: number[] = [];
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const store = new Proxy(memory, {
+    get(target, prop, receiver) {
+      if (prop !== 'completeMany') return Reflect.get(target, prop, receiver);
+      return async (items: CompletionItem[], now: Date) => {
+        batches.push(items.length);
+        if (batches.length === 1) await gate;
+        return target.completeMany(items, now);
+      };
+    },
+  });
+  return { store, memory, batches, release };
+}
+
+async function claimed(memory: MemoryStore, n: number, leaseMs = 30_000) {
+  await memory.enqueue(Array.from({ length: n }, (_, i) => ({ name: 'j', queue: 'q', payload: { i }, priority: 0, runAt: at(0), maxAttempts: 3 })), { now: at(0) });
+  return memory.claim({ owner: 'w', queues: ['q'], names: ['j'], limit: n, leaseUntil: at(leaseMs), now: at(0) });
+}
+
+describe('CompletionBatch (group commit of completions)', () => {
+  it('sends a lone completion at once and groups the ones arriving while it is written', async () => {
+    const { store, memory, batches, release } = heldStore();
+    const [a, b, c] = await claimed(memory, 3);
+    const batch = new CompletionBatch({ store, clock: new FakeClock(at(1)), leaseMs: 30_000 });
+    const done = [a, b, c].map((job) => batch.complete({ jobId: job.id, token: job.lease!.token }, job.id));
+    await Promise.resolve();
+    expect(batches).toEqual([1]);
+    release();
+    await Promise.all(done);
+    expect(batches).toEqual([1, 2]);
+    for (const job of [a, b, c]) expect(await memory.getJob(job.id)).toMatchObject({ status: 'completed', result: job.id });
+  });
+
+  it('rejects only the completion whose lease was taken over (LEASE_LOST) or whose cancel was requested (CANCELLED); the others commit', async () => {
+    const memory = new MemoryStore();
+    const [a, b, c] = await claimed(memory, 3, 1_000);
+    // b's lease runs out and another worker takes it over; c's cancel is requested.
+    await memory.extendLease({ jobId: a.id, token: a.lease!.token }, at(60_000), at(500));
+    await memory.extendLease({ jobId: c.id, token: c.lease!.token }, at(60_000), at(500));
+    const [taken] = await memory.claim({ owner: 'other', queues: ['q'], names: ['j'], limit: 1, leaseUntil: at(90_000), now: at(2_000) });
+    expect(taken!.id).toBe(b.id);
+    await memory.cancelJob(c.id, { now: at(2_000) });
+    const batch = new CompletionBatch({ store: memory, clock: new FakeClock(at(3_000)), leaseMs: 30_000 });
+    const settled = await Promise.allSettled([a, b, c].map((job) => batch.complete({ jobId: job.id, token: job.lease!.token }, 'r')));
+    expect(settled[0]!.status).toBe('fulfilled');
+    expect(LoomError.is((settled[1] as PromiseRejectedResult).reason, 'LEASE_LOST')).toBe(true);
+    expect(LoomError.is((settled[2] as PromiseRejectedResult).reason, 'CANCELLED')).toBe(true);
+    expect(await memory.getJob(b.id)).toMatchObject({ status: 'running', lease: { owner: 'other' } });
+    expect(await memory.getJob(c.id)).toMatchObject({ status: 'running' });
+  });
+});

@@ -1,0 +1,111 @@
+import { MongoBulkWriteError, type Collection, type ObjectId } from 'mongodb';
+import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
+import { requireDate } from './arguments.js';
+import type { JobDocument } from './documents.js';
+import type { FencedWrites } from './fenced-writes.js';
+import { fencedFilter } from './filters.js';
+import { completionStatements } from './retention-holds.js';
+import { completeUpdate } from './updates.js';
+
+/** What {@link completeMany} needs of the store besides the collection. */
+export interface CompleteManyDeps {
+  jobs: Collection<JobDocument>;
+  fenced: FencedWrites;
+  /** The store's own `complete` of one job (retention holds, children, flow permits): the slow path. */
+  completeOne: (item: CompletionItem, now: Date) => Promise<void>;
+  /** Whether this item must take the slow path whatever happens (e.g. its lease holds a flow permit to free). */
+  needsOwnWrite: (item: CompletionItem) => boolean;
+}
+
+/**
+ * Group commit of completions: one unordered bulk `update` carrying, per job, the two statements
+ * of a lone `complete`'s fast path (fenced by `_id` + lease token + `running` with no cancel
+ * requested, for a job that enqueued no children; retention-held or not: at most one matches). When
+ * every job matched — the common case — that is the only command. Otherwise one read tells which
+ * did not: a job still `running` under the item's token takes the store's own `complete` (it has
+ * children to release first, or its cancel was requested: `'cancelled'`); one completed at this
+ * very `now` was completed by this call; anything else (taken over, finished by another worker,
+ * gone) is `'lost'`. A statement the server refused alone (e.g. a result that makes the document
+ * too large) is that item's `{ error }`; the others stand. A single item, or one whose lease holds
+ * a flow permit, goes through `complete` directly.
+ */
+export async function completeMany(deps: CompleteManyDeps, items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
+  const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
+  if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
+  requireDate(now, 'now');
+  const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
+  const ids: (ObjectId | undefined)[] = items.map((item, i) => {
+    try {
+      return deps.fenced.jobIdOf(item.lease);
+    } catch (err) {
+      if (!LoomError.is(err, 'LEASE_LOST')) throw err; // a malformed token: bad input, nothing written
+      outcomes[i] = 'lost'; // no job can have this id
+      return undefined;
+    }
+  });
+  const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
+  const alone = pending.length === 1 ? pending : pending.filter((i) => deps.needsOwnWrite(items[i]!));
+  const batch = pending.filter((i) => !alone.includes(i));
+  const slow = [...alone];
+  if (batch.length > 0) {
+    const refused = new Map<number, Error>();
+    let matched: number;
+    try {
+      const statements = batch.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true));
+      matched = (await deps.jobs.bulkWrite(statements, { ordered: false })).matchedCount;
+    } catch (err) {
+      if (!(err instanceof MongoBulkWriteError) || err.writeErrors === undefined) throw err;
+      const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+      for (const writeError of writeErrors) {
+        const i = batch[Math.floor(writeError.index / 2)]!; // two statements per job
+        refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${writeError.errmsg}`, { cause: err }));
+      }
+      matched = err.result.matchedCount;
+    }
+    for (const [i, error] of refused) outcomes[i] = { error };
+    const rest = batch.filter((i) => !refused.has(i));
+    if (matched === rest.length) for (const i of rest) outcomes[i] = 'completed';
+    else slow.push(...(await sortOut(deps.jobs, rest, ids, items, now, outcomes)));
+  }
+  await Promise.all(slow.map(async (i) => (outcomes[i] = await completeAlone(deps, items[i]!, now))));
+  return outcomes as CompletionOutcome[];
+}
+
+/**
+ * After a bulk write that did not match every job: sets the outcome of the jobs it can tell from
+ * one read, and returns those still running under their item's token (for the slow path).
+ */
+async function sortOut(
+  jobs: Collection<JobDocument>,
+  rest: number[],
+  ids: (ObjectId | undefined)[],
+  items: CompletionItem[],
+  now: Date,
+  outcomes: (CompletionOutcome | undefined)[],
+): Promise<number[]> {
+  const found = await jobs
+    .find({ _id: { $in: rest.map((i) => ids[i]!) } }, { projection: { status: 1, 'lease.token': 1, finishedAt: 1, heldFinishedAt: 1 } })
+    .toArray();
+  const byId = new Map(found.map((doc) => [doc._id.toHexString(), doc]));
+  const slow: number[] = [];
+  for (const i of rest) {
+    const doc = byId.get(ids[i]!.toHexString());
+    const finished = doc?.finishedAt ?? doc?.heldFinishedAt;
+    if (doc?.status === 'running' && doc.lease?.token === items[i]!.lease.token) slow.push(i);
+    else if (doc?.status === 'completed' && finished?.getTime() === now.getTime()) outcomes[i] = 'completed';
+    else outcomes[i] = 'lost';
+  }
+  return slow;
+}
+
+/** One completion through the store's own `complete`, its refusal as an outcome. */
+async function completeAlone(deps: CompleteManyDeps, item: CompletionItem, now: Date): Promise<CompletionOutcome> {
+  try {
+    await deps.completeOne(item, now);
+    return 'completed';
+  } catch (err) {
+    if (LoomError.is(err, 'LEASE_LOST')) return 'lost';
+    if (LoomError.is(err, 'CANCELLED')) return 'cancelled';
+    return { error: err instanceof Error ? err : new Error(String(err)) };
+  }
+}

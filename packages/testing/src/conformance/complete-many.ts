@@ -1,0 +1,89 @@
+/// <reference types="jest" />
+import { LoomError, type JobRecord } from '@loom/core';
+import { at, claimJobs, enqueueAndClaim, leaseOf, mustGet, newJob, type ConformanceContext } from './harness.js';
+
+export function describeCompleteMany(ctx: ConformanceContext): void {
+  describe('completeMany (group commit of completions, fenced per job)', () => {
+    /** Enqueues `n` jobs and claims them all in one claim. */
+    async function claimed(n: number): Promise<JobRecord[]> {
+      await ctx.store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      const jobs = await claimJobs(ctx.store, { limit: n, now: at(1) });
+      expect(jobs).toHaveLength(n);
+      return jobs;
+    }
+
+    it('completes every job with its own result, reporting one outcome per item in order', async () => {
+      const jobs = await claimed(3);
+      const outcomes = await ctx.store.completeMany(
+        jobs.map((job, i) => (i === 1 ? { lease: leaseOf(job) } : { lease: leaseOf(job), result: { n: i } })),
+        at(10),
+      );
+      expect(outcomes).toEqual(['completed', 'completed', 'completed']);
+      for (const [i, job] of jobs.entries()) {
+        const stored = await mustGet(ctx.store, job.id);
+        expect(stored).toMatchObject({ status: 'completed', finishedAt: at(10) });
+        expect(stored.lease).toBeUndefined();
+        expect(stored.result).toEqual(i === 1 ? undefined : { n: i });
+      }
+    });
+
+    it('a job whose lease was taken over is not completed and is reported lost; the others complete', async () => {
+      const [first, second, third] = await claimed(3);
+      // The second job's lease expires and another worker takes it over.
+      const stale = leaseOf(second);
+      await ctx.store.extendLease(leaseOf(first), at(100_000), at(2));
+      await ctx.store.extendLease(leaseOf(third), at(100_000), at(2));
+      const [again] = await claimJobs(ctx.store, { now: at(40_000), owner: 'worker-b' });
+      expect(again.id).toBe(second.id);
+      const before = await mustGet(ctx.store, second.id);
+      const outcomes = await ctx.store.completeMany(
+        [first, second, third].map((job) => ({ lease: job === second ? stale : leaseOf(job), result: 'stale?' })),
+        at(40_001),
+      );
+      expect(outcomes).toEqual(['completed', 'lost', 'completed']);
+      expect(await mustGet(ctx.store, second.id)).toEqual(before);
+      expect(await mustGet(ctx.store, first.id)).toMatchObject({ status: 'completed' });
+      expect(await mustGet(ctx.store, third.id)).toMatchObject({ status: 'completed' });
+    });
+
+    it('reports lost for a job already completed, a forged token and an unknown job, changing nothing', async () => {
+      const [done, other] = await claimed(2);
+      await ctx.store.complete(leaseOf(done), { result: 'first', now: at(5) });
+      const before = await mustGet(ctx.store, done.id);
+      const outcomes = await ctx.store.completeMany(
+        [
+          { lease: leaseOf(done), result: 'second' },
+          { lease: { jobId: other.id, token: `${other.lease!.token}-forged` } },
+          { lease: { jobId: 'no-such-job', token: other.lease!.token } },
+        ],
+        at(6),
+      );
+      expect(outcomes).toEqual(['lost', 'lost', 'lost']);
+      expect(await mustGet(ctx.store, done.id)).toEqual(before);
+      expect(await mustGet(ctx.store, other.id)).toMatchObject({ status: 'running' });
+    });
+
+    it('reports cancelled for a job whose cancel was requested, leaving it running for its holder to end', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      expect(await ctx.store.cancelJob(id, { now: at(2) })).toMatchObject({ outcome: 'requested' });
+      expect(await ctx.store.completeMany([{ lease, result: 'late' }], at(3))).toEqual(['cancelled']);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'running' });
+      await ctx.store.completeCancel(lease, at(4));
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'cancelled' });
+    });
+
+    it('answers an empty batch with no outcomes, and refuses bad input with INVALID_ARGUMENT, changing nothing', async () => {
+      expect(await ctx.store.completeMany([], at(1))).toEqual([]);
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const before = await mustGet(ctx.store, id);
+      for (const bad of [null, 'jobs', [{ lease }, { result: 1 }], [{ lease: null }]]) {
+        const error = await ctx.store.completeMany(bad as never, at(2)).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(LoomError.is(error, 'INVALID_ARGUMENT')).toBe(true);
+      }
+      expect(await mustGet(ctx.store, id)).toEqual(before);
+    });
+  });
+}
