@@ -4,6 +4,7 @@ import { Job, type JobContext } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
+import { HEAVY_TEST_MS } from '../src/conformance/harness.js';
 
 // The same cron guarantees on MongoStore: the slot's job is unique through the store's unique
 // idempotency-key index, and lastFireAt moves through its compare-and-set.
@@ -32,8 +33,10 @@ describe('cron on MongoStore', () => {
     const database = mongo.newDatabaseName('cron');
     const engines: TestLoom[] = [];
     for (let i = 0; i < 3; i++) {
+      // Polls play no part in cron (fires are the schedulers' timers; advance stops at each fired
+      // job's run time): hourly polls keep the steps of advance to the schedulers' minute ticks.
       const store = new MongoStore({ client: mongo.client, database, logger: quiet, retention: { completed: false } });
-      engines.push(await createTestLoom({ jobs: [MongoHeartbeat], clock, store }));
+      engines.push(await createTestLoom({ jobs: [MongoHeartbeat], clock, store, pollInterval: '1h' }));
     }
     const [first, ...others] = engines;
     const step = async (move: () => Promise<void> | void) => {
@@ -51,5 +54,5 @@ describe('cron on MongoStore', () => {
     expect(await first.loom.schedules.list()).toEqual([
       expect.objectContaining({ name: 'mongo-heartbeat', lastFireAt: new Date('2026-01-01T00:30:00Z') }),
     ]);
-  });
+  }, HEAVY_TEST_MS); // three schedulers ticking each minute of 48: a few hundred round trips to a real database
 });
