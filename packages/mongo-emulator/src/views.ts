@@ -43,7 +43,8 @@ export interface CollectionView {
   /** Checks, before a statement changes anything, that these documents can be written. */
   reserve(items: Item[]): void;
   insert(doc: Doc): void;
-  update(item: Item, after: Doc, kind: 'update' | 'replace'): void;
+  /** `changed`: the paths an operator update changed, when known (indexes on none of them are left alone). */
+  update(item: Item, after: Doc, kind: 'update' | 'replace', changed?: readonly string[]): void;
   remove(item: Item): void;
 }
 
@@ -92,14 +93,14 @@ export class CommittedView implements CollectionView {
     this.recorder.record({ kind: 'insert', db: this.db, coll: this.name, after: doc });
   }
 
-  update(item: Item, after: Doc, kind: 'update' | 'replace'): void {
+  update(item: Item, after: Doc, kind: 'update' | 'replace', changed?: readonly string[]): void {
     this.reserve([item]);
     const coll = this.collection();
     const record = coll?.getByIdKey(item.idKey);
     if (!coll || !record) throw new CommandError('InternalError', `document ${item.idKey} vanished during update`);
     const version = this.catalog.version + 1;
     const before = record.doc;
-    coll.replace(record, after, version);
+    coll.replace(record, after, version, changed);
     this.catalog.version = version;
     this.sessions.noteChange(this.ns, record.idKey, before, version);
     this.recorder.record({ kind, db: this.db, coll: this.name, before, after });

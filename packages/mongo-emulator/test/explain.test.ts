@@ -44,6 +44,30 @@ describe('explain', () => {
     expect(stages(await explain({ count: 'explained', query: { a: { $gt: 0 } } }))).toContain('IXSCAN');
   });
 
+  it("plans Agenda's lock query as mongod does: its index on the name in sort order, the $or tested on the documents", async () => {
+    // mongod's trial picks this plan: the $or's lock-expiry branch bounds only lockedAt, fourth in
+    // Agenda's index, so an OR of two index scans would walk every job of the name before its merge
+    // yields one, while the name's range in sort order stops at the first unlocked due job.
+    const jobs = t.db.collection('agenda_lock');
+    await jobs.createIndex({ name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, { name: 'findAndLockNextJobIndex' });
+    const now = Date.now();
+    await jobs.insertMany(
+      Array.from({ length: 40 }, (_, i) => ({ name: i % 2 === 0 ? 'a' : 'b', priority: 0, nextRunAt: new Date(now - 60_000 + i * 1000), ...(i < 10 ? { lockedAt: new Date(now) } : {}) })),
+    );
+    const query = { name: 'a', disabled: { $ne: true }, $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: new Date(now) } }, { lockedAt: { $lte: new Date(now - 600_000) } }] };
+    const sort = { nextRunAt: 1, priority: -1 } as const;
+    const lock = { findAndModify: 'agenda_lock', query, sort, update: { $set: { lockedAt: new Date(now) } } };
+    const plan = stages(await explain(lock));
+    expect(plan).toContain('IXSCAN');
+    expect(plan).not.toContain('OR');
+    expect(plan).not.toContain('SORT_MERGE');
+    const stats = await t.db.command({ explain: lock, verbosity: 'executionStats' });
+    expect(stats.executionStats.nReturned).toBe(1);
+    expect(stats.executionStats.totalKeysExamined).toBeGreaterThanOrEqual(stats.executionStats.totalDocsExamined);
+    const locked = await jobs.findOneAndUpdate(query, { $set: { lockedAt: new Date(now) } }, { sort, returnDocument: 'after' });
+    expect(locked?.nextRunAt).toEqual(new Date(now - 60_000 + 10 * 1000)); // the first unlocked job of name a
+  });
+
   it('reads nothing: the explained documents are untouched and no cursor is left open', async () => {
     const reply = await explain({ find: 'explained', filter: { a: 1 } });
     expect(reply).not.toHaveProperty('cursor');

@@ -1,12 +1,13 @@
 /**
  * explain: the plan the emulator uses, in mongod's shape (`queryPlanner.winningPlan` as nested
  * stages: `COLLSCAN`, or `FETCH` over `IXSCAN` with `indexName`, or over an `OR` of them; the
- * planner's own name is kept as `emulatorPlan`), for find, aggregate (its leading `$match`/`$sort`),
+ * planner's own name is kept as `emulatorPlan`), for find, findAndModify (the document it would
+ * take: its query and sort, limit 1; nothing is modified), aggregate (its leading `$match`/`$sort`),
  * count and distinct. Tests use it to prove a query is index-backed, the same way on the emulator
- * and on mongod. For find, from `executionStats` on, also how many documents the query fetched
- * (`totalDocsExamined`: candidates the plan yielded before the filter tested them, as mongod's FETCH
- * stage counts) and returned. Index keys examined are not counted; execution stats of the other
- * commands are refused (NotImplemented).
+ * and on mongod. For find and findAndModify, from `executionStats` on, also how many index keys the
+ * plan walked (`totalKeysExamined`) and documents it fetched (`totalDocsExamined`: candidates the
+ * plan yielded before the filter tested them, as mongod's FETCH stage counts), and how many it
+ * returned. Execution stats of the other commands are refused (NotImplemented).
  */
 import { CommandError, notImplemented } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
@@ -46,9 +47,17 @@ function planned(command: string, inner: Doc): { filter: Doc; sort: Doc | undefi
   }
 }
 
+/** findAndModify as the find of the one document it would take (explain never modifies). */
+function asFind(inner: Doc): Doc {
+  const find: Doc = { find: inner.findAndModify, filter: optionalDoc(inner, 'findAndModify', 'query') ?? {}, limit: 1 };
+  for (const field of ['sort', 'hint', 'let', 'collation']) if (inner[field] !== undefined) find[field] = inner[field];
+  return find;
+}
+
 function explain(ctx: CommandContext): Doc {
-  const inner = ctx.body.explain;
-  if (!isPlainObject(inner)) throw new CommandError('TypeMismatch', "BSON field 'explain.explain' is the wrong type, expected type 'object'");
+  const asked = ctx.body.explain;
+  if (!isPlainObject(asked)) throw new CommandError('TypeMismatch', "BSON field 'explain.explain' is the wrong type, expected type 'object'");
+  const inner = Object.keys(asked)[0] === 'findAndModify' ? asFind(asked) : asked;
   const command = Object.keys(inner)[0];
   const coll = inner[command];
   if (typeof coll !== 'string' || coll === '') throw new CommandError('InvalidNamespace', 'collection name has invalid type');
@@ -74,11 +83,13 @@ function explain(ctx: CommandContext): Doc {
   if (verbosity === 'queryPlanner') return reply;
   let docsExamined = 0;
   let matched = 0;
+  const keysWalked = () => [...(view.collection()?.indexes.values() ?? [])].reduce((n, index) => n + index.keysExamined, 0);
+  const keysBefore = keysWalked();
   const items = matchingItems(view, filter, sort, { variables: optionalDoc(inner, 'find', 'let'), hint: inner.hint, onCandidate: () => docsExamined++ });
   for (const _ of items) {
     if (++matched === skip + limit && limit > 0) break;
   }
-  reply.executionStats = { executionSuccess: true, nReturned: Math.max(0, matched - skip), totalDocsExamined: docsExamined };
+  reply.executionStats = { executionSuccess: true, nReturned: Math.max(0, matched - skip), totalKeysExamined: keysWalked() - keysBefore, totalDocsExamined: docsExamined };
   return reply;
 }
 

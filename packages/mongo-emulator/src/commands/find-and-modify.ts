@@ -57,7 +57,7 @@ function execute(ctx: CommandContext): Doc {
   const outcome = applyUpdate(before, body.update, { query, arrayFilters, inserting: false, now, variables });
   if (outcome.modified) {
     checkUpdated(outcome.doc);
-    view.update(item, outcome.doc, outcome.kind);
+    view.update(item, outcome.doc, outcome.kind, outcome.changed);
   }
   engine.opCounters.update++;
   return {

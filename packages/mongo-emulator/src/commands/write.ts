@@ -169,7 +169,7 @@ function updateStatement(ctx: CommandContext, view: CollectionView, stmt: Doc, c
   for (const { item, outcome } of outcomes) {
     result.n++;
     if (outcome.modified) {
-      view.update(item, outcome.doc, outcome.kind);
+      view.update(item, outcome.doc, outcome.kind, outcome.changed);
       result.nModified++;
     }
     ctx.engine.opCounters.update++;

@@ -86,18 +86,41 @@ const $type: QueryOperator = (selector, spec) => {
   return (doc) => pathValues(doc, selector, false).some((v) => matches(v) || (Array.isArray(v) && v.some(matches)));
 };
 
-export const mongoContext = Context.init({
-  accumulator: accumulatorOperators,
-  expression: expressionOperators,
-  pipeline: pipelineOperators,
-  projection: projectionOperators,
-  query: { ...queryOperators, $elemMatch, $type } as never,
-  window: windowOperators,
-} as never);
+/** mingo's operators with the emulator's own query operators, plus `extraQuery` ones. */
+function operatorContext(extraQuery: Record<string, QueryOperator> = {}): Context {
+  return Context.init({
+    accumulator: accumulatorOperators,
+    expression: expressionOperators,
+    pipeline: pipelineOperators,
+    projection: projectionOperators,
+    query: { ...queryOperators, $elemMatch, $type, ...extraQuery } as never,
+    window: windowOperators,
+  } as never);
+}
+
+export const mongoContext = operatorContext();
+
+/**
+ * mingo's compute options over {@link mongoContext}, made once. Handed plain options, mingo copies
+ * the whole operator table into a fresh context for every query it compiles (a tenth of a claim's
+ * CPU); handed one of its own ComputeOptions it reuses that context. Its class is not exported, so
+ * one instance is taken from the options mingo passes to a query operator, in a context of its own
+ * whose capturing operator refuses every later use as mingo refuses an unknown operator.
+ */
+const sharedOptions: object = (() => {
+  let captured: object | undefined;
+  const capture: QueryOperator = (_selector, _value, options) => {
+    if (captured) throw new Error('unknown query operator $emulatorCaptureOptions');
+    captured = options;
+    return () => true;
+  };
+  new QueryBase({ x: { $emulatorCaptureOptions: 1 } }, { context: operatorContext({ $emulatorCaptureOptions: capture }) });
+  return captured!;
+})();
 
 export class MongoQuery extends QueryBase<Doc> {
   constructor(condition: Doc, options: { variables?: Doc } = {}) {
-    super(condition, { ...options, context: mongoContext });
+    super(condition, options.variables ? { ...options, context: mongoContext } : (sharedOptions as never));
   }
 }
 

@@ -118,6 +118,8 @@ interface IndexPlan {
   bounded: boolean;
   /** How many index fields the filter bounds (higher: fewer candidates). */
   tightness: number;
+  /** How narrow the key range walked is: only the leading bounded fields count (higher: fewer keys). */
+  seekTightness: number;
 }
 
 /** A chosen access path: a fresh candidate stream per call. */
@@ -178,7 +180,8 @@ function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: Sor
   // A unique index with every field bound to points yields at most one document per scan (mongod's
   // IDHACK for `_id`): nothing is tighter, however many other fields another index bounds.
   const exact = spec.unique && !index.multikey && prefix === spec.fields.length;
-  const tightness = exact ? Number.MAX_SAFE_INTEGER : prefix * 4 + (rangeUsed ? 2 : 0) + (scans[0] ?? []).filter((b, i) => b && i > prefix).length;
+  const seekTightness = exact ? Number.MAX_SAFE_INTEGER : prefix * 4 + (rangeUsed ? 2 : 0);
+  const tightness = exact ? Number.MAX_SAFE_INTEGER : seekTightness + (scans[0] ?? []).filter((b, i) => b && i > prefix).length;
   // Sort order the scans provide.
   let sortedPrefix = 0;
   let reverse: boolean | undefined;
@@ -200,7 +203,7 @@ function planIndex(index: IndexTable, fields: Map<string, Constraint>, sort: Sor
   }
   const score = prefix * 4 + (rangeUsed ? 2 : 0) + (sort.length > 0 && sortedPrefix === sort.length ? 5 : sortedPrefix);
   if (!hinted && prefix === 0 && !rangeUsed && sortedPrefix === 0) return undefined;
-  return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed, tightness };
+  return { index, scans, reverse: reverse ?? false, sortedPrefix, score, bounded: prefix > 0 || rangeUsed, tightness, seekTightness };
 }
 
 function fieldConstraints(filter: Doc): Map<string, Constraint> {
@@ -229,14 +232,16 @@ function indexChoice(coll: CollectionData, plan: IndexPlan, sort: SortSpec): Cho
  * The best plan for a conjunction: the one giving the most sort order, unless a tighter
  * plan's candidates fit in a small trial, in which case those are fetched and sorted.
  */
-function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen & { bounded: boolean; tightness: number }) | undefined {
+type Planned = Chosen & Pick<IndexPlan, 'bounded' | 'tightness' | 'seekTightness'>;
+
+function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): Planned | undefined {
   const plans = indexPlans(coll, filter, sort);
   if (plans.length === 0) return undefined;
   const byScore = plans.reduce((a, b) => (b.score > a.score ? b : a));
   const byTightness = plans.reduce((a, b) => (b.tightness > a.tightness || (b.tightness === a.tightness && b.score > a.score) ? b : a));
   if (sort.length === 0 || byTightness === byScore || byTightness.tightness <= byScore.tightness) {
     const best = sort.length === 0 ? byTightness : byScore;
-    return { ...indexChoice(coll, best, sort), bounded: best.bounded, tightness: best.tightness };
+    return { ...indexChoice(coll, best, sort), bounded: best.bounded, tightness: best.tightness, seekTightness: best.seekTightness };
   }
   const trial: StoredRecord[] = [];
   const it = scanPlan(coll, byTightness, new Set());
@@ -244,12 +249,19 @@ function choosePlan(coll: CollectionData, filter: Doc, sort: SortSpec): (Chosen 
     trial.push(r.value);
     if (trial.length > TRIAL_RECORDS) {
       it.return(undefined);
-      return { ...indexChoice(coll, byScore, sort), bounded: byScore.bounded, tightness: byScore.tightness };
+      return { ...indexChoice(coll, byScore, sort), bounded: byScore.bounded, tightness: byScore.tightness, seekTightness: byScore.seekTightness };
     }
   }
   const compare = sortComparator(sort);
   trial.sort((a, b) => compare(a.doc, b.doc));
-  return { open: () => trial[Symbol.iterator](), sortedPrefix: sort.length, name: `${byTightness.index.spec.name}+SORT`, bounded: true, tightness: byTightness.tightness };
+  return {
+    open: () => trial[Symbol.iterator](),
+    sortedPrefix: sort.length,
+    name: `${byTightness.index.spec.name}+SORT`,
+    bounded: true,
+    tightness: byTightness.tightness,
+    seekTightness: byTightness.seekTightness,
+  };
 }
 
 function* scanPlan(coll: CollectionData, plan: IndexPlan, seen: Set<number>): Generator<StoredRecord> {
@@ -297,12 +309,9 @@ function streamsFor(coll: CollectionData, plan: IndexPlan, sort: SortSpec, sorte
 /** The index a `hint` names (by name or key pattern); `$natural` means a collection scan. */
 function hintedIndex(coll: CollectionData, hint: unknown): IndexTable | 'natural' {
   if (isPlainObject(hint) && '$natural' in hint) return 'natural';
+  const pattern = isPlainObject(hint) ? valueKey(hint) : undefined;
   const found =
-    typeof hint === 'string'
-      ? coll.indexes.get(hint)
-      : isPlainObject(hint)
-        ? [...coll.indexes.values()].find((i) => valueKey(i.spec.description.key) === valueKey(hint))
-        : undefined;
+    typeof hint === 'string' ? coll.indexes.get(hint) : pattern !== undefined ? [...coll.indexes.values()].find((i) => i.keyPatternId === pattern) : undefined;
   if (!found) throw new CommandError('BadValue', 'hint provided does not correspond to an existing index');
   return found;
 }
@@ -322,12 +331,18 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
   const direct = choosePlan(coll, filter, sort);
   if (ors && ors.length > 0) {
     // Plan each $or branch with the rest of the conjunction; use it only if every branch can, and
-    // (when the rest alone is bounded) only if every branch is tighter than the rest alone: Agenda's
-    // lock query (name + $or of lockedAt/nextRunAt conditions) must skip locked and finished jobs in
-    // the index, as mongod does, instead of fetching every job of that name.
+    // (when the rest alone is bounded) only if every branch is tighter than the rest alone. When the
+    // rest alone streams in sort order, a branch must walk a narrower key range, not just check more
+    // fields inside the same one: the sorted OR yields nothing until every branch found its first
+    // document, while the rest alone stops at its first match, so mongod's trial picks the latter.
+    // Agenda's lock query (name + $or of [unlocked and due, lock expired]) is the case: its
+    // lock-expiry branch bounds only lockedAt, fourth in Agenda's index, so it walks every job of
+    // the name, and mongod runs the query as IXSCAN on the name with the $or as the FETCH filter.
     const { $or: _ignored, ...rest } = filter;
     const branches = ors.map((branch) => choosePlan(coll, { $and: [rest, branch] }, sort));
-    const tighter = !direct || !direct.bounded || branches.every((b) => b !== undefined && b.tightness > direct.tightness);
+    const streams = direct !== undefined && sort.length > 0 && direct.sortedPrefix >= sort.length;
+    const narrower = (b: Planned | undefined) => b !== undefined && (streams ? b.seekTightness > direct.seekTightness : b.tightness > direct!.tightness);
+    const tighter = !direct || !direct.bounded || branches.every(narrower);
     if (tighter && branches.every((b) => b !== undefined && b.bounded)) {
       const chosen = branches as Chosen[];
       const sortedPrefix = Math.min(...chosen.map((b) => b.sortedPrefix));

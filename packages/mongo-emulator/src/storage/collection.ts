@@ -92,10 +92,12 @@ export class CollectionData {
     return record;
   }
 
-  replace(record: StoredRecord, doc: Doc, version: number): void {
+  /** `changed`, when known, lists the paths an update changed: indexes on none of them are skipped. */
+  replace(record: StoredRecord, doc: Doc, version: number, changed?: readonly string[]): void {
     // Only indexes whose keys change are checked and touched (a claim changes one or two).
     const changes: { index: IndexTable; before: unknown[][]; after: ReturnType<IndexTable['extract']> }[] = [];
     for (const index of this.indexes.values()) {
+      if (changed && !index.dependsOn(changed)) continue;
       const before = index.keysOf(record.doc);
       const after = index.extract(doc);
       if (!index.sameKeys(before, after.keys)) changes.push({ index, before, after });

@@ -33,11 +33,25 @@ export class IndexTable {
   readonly spec: IndexSpec;
   /** Set once any document put an array on an indexed path; such an index cannot give sort order. */
   multikey = false;
+  /** Entries scans have visited so far (explain's totalKeysExamined is the difference over a query). */
+  keysExamined = 0;
   private readonly tree: BTree<IndexEntry, undefined>;
   private readonly dirs: (1 | -1)[];
 
+  /** Its key pattern's identity, for hints by key pattern. */
+  readonly keyPatternId: string;
+  /**
+   * Every document path its keys depend on (its fields and its partial filter's fields), or
+   * undefined when the partial filter is not a plain list of fields: an update that changes none of
+   * them leaves its keys alone.
+   */
+  readonly paths: string[] | undefined;
+
   constructor(spec: IndexSpec) {
     this.spec = spec;
+    this.keyPatternId = valueKey(spec.description.key);
+    const partial = spec.partialFilterExpression ? Object.keys(spec.partialFilterExpression) : [];
+    this.paths = partial.some((k) => k.startsWith('$')) ? undefined : [...spec.fields, ...partial];
     this.dirs = spec.directions;
     this.tree = new BTreeClass<IndexEntry, undefined>(undefined, (a: IndexEntry, b: IndexEntry) => this.compareEntries(a, b), 64);
   }
@@ -80,6 +94,12 @@ export class IndexTable {
 
   removeKeys(keys: unknown[][], rid: number): void {
     for (const key of keys) this.tree.delete({ key, rid });
+  }
+
+  /** Whether changing these document paths can change this index's keys. */
+  dependsOn(changed: readonly string[]): boolean {
+    if (!this.paths) return true;
+    return this.paths.some((p) => changed.some((c) => c === p || c.startsWith(p + '.') || p.startsWith(c + '.')));
   }
 
   extract(doc: Doc): ExtractedKeys {
@@ -173,6 +193,7 @@ export class IndexTable {
       let target: IndexEntry | undefined;
       let steps = 0;
       for (const [entry] of entries) {
+        this.keysExamined++;
         if (!reverse && this.compareKeys(entry.key, end, endFields) > 0) return;
         if (reverse && this.compareKeys(entry.key, start, endFields) < 0) return;
         if (target) {

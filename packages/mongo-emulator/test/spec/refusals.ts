@@ -83,7 +83,7 @@ export const REFUSALS: Refusal[] = [
     reason: 'Diagnostic or Atlas-only stages; an unknown stage name is 40324 as on mongod.',
   },
   {
-    feature: 'Tailable cursors, `returnKey`, `showRecordId`, `min`/`max`, `$natural` and `$meta` sorts, positional (`.$`) and `$meta` projections, `explain` of commands other than `find`',
+    feature: 'Tailable cursors, `returnKey`, `showRecordId`, `min`/`max`, `$natural` and `$meta` sorts, positional (`.$`) and `$meta` projections, `explain` of commands other than `find`, `findAndModify`, `aggregate`, `count` and `distinct`',
     ...NOT_IMPLEMENTED,
     reason: 'Features tied to mongod storage internals (record ids, capped collections, query plans).',
   },
@@ -108,11 +108,11 @@ export const APPROXIMATIONS: string[] = [
   'Numbers are kept as JavaScript numbers: a double 2.0 comes back as int32 2, an int64 that fits 53 bits comes back as a number.',
   "Sorting inside `$facet`, `$setWindowFields` and `$push`'s `$sort` uses mingo's order (differs from BSON order only across types).",
   "Positional `$` is resolved from the query's top-level (and `$and`) conditions on the array, not from inside `$or`.",
-  "`explain` of `find`: `queryPlanner.winningPlan` is `{ emulatorPlan: '<index name>' | 'COLLSCAN' | ... }`, not mongod's stage tree; `executionStats` has `nReturned` and `totalDocsExamined` (documents the plan fetched before the filter tested them), not keys examined or times.",
+  "`explain`: `queryPlanner.winningPlan` is a simple stage tree (`COLLSCAN`, or `FETCH` over an `IXSCAN` or an `OR` of them, the emulator's plan name as `emulatorPlan`), without rejected plans; `executionStats`, of `find` and `findAndModify` only, has `nReturned`, `totalKeysExamined` and `totalDocsExamined` (documents the plan fetched before the filter tested them), not times or per-stage figures.",
   "`$out` replaces the target's documents in place (change streams see deletes and inserts), where mongod renames a temporary collection over it.",
   "A change event's `updateDescription` is computed by diffing the document before and after (arrays element by element), as mongod does for pipeline updates; for some operator updates mongod reports a whole array where the emulator reports the changed elements.",
   'Events of one transaction get consecutive cluster times instead of one shared time.',
-  "A claim's cost grows with the index entries before the first claimable one (e.g. claimed but unfinished jobs ahead of it in `{queue, priority, runAt, _id, claimAt}`), as keys examined do on mongod: `bench/claim-throughput.mjs` measures it.",
+  "A claim's cost grows with the index entries before the first claimable one (e.g. claimed but unfinished jobs ahead of it in `{queue, name, priority, runAt, _id, claimAt}`), as keys examined do on mongod, and every command costs far more CPU than on mongod: `bench/claim-throughput.mjs` measures the emulator's CPU per claim.",
 ];
 
 export function findRefusal(suite: string, file: string, description: string): Refusal | undefined {
