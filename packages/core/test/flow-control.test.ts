@@ -225,6 +225,20 @@ describe('flow control through the engine', () => {
     await t.stop();
   });
 
+  it('group: with 10,000 jobs of one key queued first, a key with one job is among the next two claims (MemoryStore; the conformance suite runs 1,000 on every store)', async () => {
+    const store = new MemoryStore();
+    const at = new Date('2026-01-01T00:00:00Z');
+    const job = (groupKey: string, runAt: Date) => ({ name: 'per-tenant', queue: 'default', payload: {}, priority: 0, runAt, maxAttempts: 1, groupKey });
+    await store.enqueue(Array.from({ length: 10_000 }, () => job('big', new Date(at.getTime() - 60_000))), { now: at });
+    const [small] = await store.enqueue([job('small', at)], { now: at });
+    const claimed: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const req: ClaimRequest = { owner: 'w', queues: ['default'], names: ['per-tenant'], limit: 1, now: at, leaseUntil: new Date(at.getTime() + 30_000), flow: [{ name: 'per-tenant', group: { concurrency: 100 } }] };
+      claimed.push(...(await store.claim(req)).map((j) => j.id));
+    }
+    expect(claimed).toContain(small!.id);
+  });
+
   it('a key function that throws or returns a non-string fails the enqueue with INVALID_FLOW_KEY, storing nothing', async () => {
     const t = await createTestLoom({ jobs: [BadKey], start: false });
     for (const payload of [{}, { tenant: 7 }, { tenant: '' }]) {
