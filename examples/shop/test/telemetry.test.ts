@@ -47,6 +47,8 @@ async function postTracedOrder(shop: ShopUnderTest, orderId: string, traceparent
 async function receiptRelayed(shop: ShopUnderTest, orderId: string): Promise<void> {
   const outbox = shop.app.container.get(OutboxRepository);
   await shop.until(`the receipt of ${orderId} to be relayed`, async () => (await outbox.get(`receipt:${orderId}`))?.deliveredAt);
+  // The relay run's span ends once its completion is stored, which follows the delivery it made.
+  await shop.until('the relay job to complete', async () => (await shop.t.store.listJobs({ name: 'relay-outbox', status: ['completed'] })).length > 0);
 }
 
 describe('the shop with OpenTelemetry', () => {
