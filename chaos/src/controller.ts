@@ -3,7 +3,8 @@
  * its bin) while this controller enqueues them, SIGKILLs and restarts random workers, and
  * SIGSTOPs workers past their lease before SIGCONTing them (a GC pause). The oracle then checks
  * the database and the workers' ledgers; the last line is the verdict, and the exit code is 1
- * when something was lost, applied twice or completed by a stale lease.
+ * when something was lost, applied twice or completed by a stale lease, or when more
+ * ChaosLimited runs worked at once than their globalConcurrency allows (concurrency-peak.ts).
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
+import { CHAOS_GLOBAL_CONCURRENCY, LIMITED_NAME } from './chaos-job.js';
+import { concurrencyPeak } from './concurrency-peak.js';
 import { chaosConfig } from './config.js';
 import { chaosEnqueuer } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
@@ -89,6 +92,9 @@ const progress = { finished: 0, since: Date.now(), stalls: [] as number[] };
 let stopping = false;
 let failure: Error | undefined;
 const keys = Array.from({ length: config.jobs }, (_, i) => `k${i}`);
+/** Every LIMITED_EVERY-th key is a ChaosLimited job (globalConcurrency), the others ChaosEffect. */
+const LIMITED_EVERY = 4;
+const limited = (i: number) => i % LIMITED_EVERY === 0;
 
 try {
   for (let slot = 0; slot < config.workers; slot++) startWorker(slot);
@@ -107,9 +113,12 @@ try {
 }
 
 await stopWorkers();
-const verdict = await collectVerdict();
+const ledger = readLedgers(runDir);
+const verdict = judge(await readRunRecord(db, keys, ledger));
+const peak = concurrencyPeak(ledger, LIMITED_NAME);
 await enqueuer.close();
-const ok = passed(verdict) && !failure && faults.crashes === 0;
+const overLimit = peak.peak > CHAOS_GLOBAL_CONCURRENCY;
+const ok = passed(verdict) && !overLimit && !failure && faults.crashes === 0;
 if (ok || process.env.CHAOS_KEEP !== '1') {
   await client.close();
   emulator.process.kill('SIGTERM');
@@ -122,8 +131,9 @@ else log(`ledgers kept in ${runDir}; database ${database} at ${uri}`);
 log(`stale completions refused by the fence: ${verdict.staleAcksRefused}; workers that died by themselves: ${faults.crashes}`);
 log(`stalls (${STALL_MS / 1000} s or more without a job finishing): ${progress.stalls.length}${progress.stalls.length ? ` (${progress.stalls.map((ms) => `${(ms / 1000).toFixed(0)} s`).join(', ')})` : ''}`);
 for (const example of verdict.examples) log(example);
+log(`${LIMITED_NAME} (globalConcurrency ${CHAOS_GLOBAL_CONCURRENCY}): ${peak.runs} runs, at most ${peak.peak} working at once with a valid lease${peak.at === undefined ? '' : ` (first at +${((peak.at - started) / 1000).toFixed(1)} s)`}${peak.unmatched ? `; ${peak.unmatched} run(s) without their claim in the ledgers, not counted` : ''}${overLimit ? ': OVER THE LIMIT' : ''}`);
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
-process.stdout.write(`${finalLine(verdict, faults)}\n`);
+process.stdout.write(`${finalLine(verdict, faults)} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}\n`);
 if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 
 /** Enqueues the jobs in batches while the workers already run them. */
@@ -131,7 +141,11 @@ async function enqueueInBatches(): Promise<void> {
   const size = Math.ceil(config.jobs / config.batches);
   for (let i = 0; i < config.batches; i++) {
     // The keys make a retried batch harmless: what was stored already comes back deduplicated.
-    await retrying(() => enqueuer.enqueue(keys.slice(i * size, (i + 1) * size)), `enqueue batch ${i}`);
+    const batch = keys.slice(i * size, (i + 1) * size);
+    const plain = batch.filter((_, j) => !limited(i * size + j));
+    const limitedKeys = batch.filter((_, j) => limited(i * size + j));
+    await retrying(() => enqueuer.enqueue(plain), `enqueue batch ${i}`);
+    await retrying(() => enqueuer.enqueue(limitedKeys, true), `enqueue batch ${i} (${LIMITED_NAME})`);
   }
   log(`enqueued ${config.jobs} jobs`);
 }
@@ -208,10 +222,6 @@ async function terminalJobs(db: Db): Promise<number> {
     progress.since = Date.now();
   }
   return finished;
-}
-
-async function collectVerdict() {
-  return judge(await readRunRecord(db, keys, readLedgers(runDir)));
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {

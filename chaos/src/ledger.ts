@@ -3,12 +3,22 @@ import { join } from 'node:path';
 
 /**
  * What each worker process appends, one JSON line per event, to its own file: every lease it got
- * and every ack (completion) it tried, with the token presented and whether the store accepted it.
- * Appended synchronously, so a SIGKILL loses nothing already written.
+ * (with its end, `until`) and every extension of it that the store accepted (`beat`), every ack
+ * (completion) it tried, with the token presented and whether the store accepted it, and when each
+ * handler run started and stopped working (`run`, `end`: what the global-concurrency peak counts,
+ * see concurrency-peak.ts). Times are the host's clock in ms, the engines' clock. Appended
+ * synchronously, so a SIGKILL loses nothing already written.
  */
 export type LedgerEntry =
-  | { t: 'claim'; job: string; token: string; attempt: number; owner: string; at: number }
-  | { t: 'ack'; job: string; token: string; owner: string; start: number; at: number; ok: boolean; code?: string };
+  | { t: 'claim'; job: string; token: string; attempt: number; owner: string; at: number; until?: number }
+  | { t: 'beat'; job: string; token: string; owner: string; at: number; until: number }
+  | { t: 'ack'; job: string; token: string; owner: string; start: number; at: number; ok: boolean; code?: string }
+  | RunEntry;
+
+/** A handler run of job `name` began (`run`) or stopped working (`end`); a run is its job's attempt. */
+export type RunEntry =
+  | { t: 'run'; job: string; attempt: number; name: string; owner: string; at: number }
+  | { t: 'end'; job: string; attempt: number; name: string; owner: string; at: number };
 
 export class Ledger {
   constructor(private readonly file: string) {}

@@ -96,7 +96,7 @@ export function judge(input: OracleInput): OracleVerdict {
   const acks: Extract<LedgerEntry, { t: 'ack' }>[] = [];
   for (const e of input.ledger) {
     if (e.t === 'claim') claims.set(e.job, [...(claims.get(e.job) ?? []), e]);
-    else acks.push(e);
+    else if (e.t === 'ack') acks.push(e);
   }
   const lastAttempt = new Map<string, number>();
   for (const [job, list] of claims) lastAttempt.set(job, Math.max(...list.map((c) => c.attempt)));

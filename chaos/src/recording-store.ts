@@ -2,7 +2,7 @@ import { LoomError, type JobRecord, type JobStore, type LeaseRef } from '@loom/c
 import type { Ledger } from './ledger.js';
 
 /**
- * Wraps a store so that every claim and every completion attempt (each item of a `completeMany`) is written to the ledger, and
+ * Wraps a store so that every claim, every accepted lease extension and every completion attempt (each item of a `completeMany`) is written to the ledger, and
  * keeps the leases this process holds (for a best-effort release on a hard stop). Everything else
  * passes through untouched.
  *
@@ -31,9 +31,18 @@ export function recordingStore(store: JobStore, ledger: Ledger, owner: string): 
           const jobs: JobRecord[] = await target.claim(...args);
           for (const job of jobs) {
             held.set(job.id, { jobId: job.id, token: job.lease!.token });
-            ledger.append({ t: 'claim', job: job.id, token: job.lease!.token, attempt: job.attempt, owner, at: Date.now() });
+            ledger.append({ t: 'claim', job: job.id, token: job.lease!.token, attempt: job.attempt, owner, at: Date.now(), until: job.lease!.until.getTime() });
           }
           return jobs;
+        };
+      }
+      if (prop === 'extendLease') {
+        // An extension is noted once the store accepted it (the lease then runs to `until`).
+        return async (...args: Parameters<JobStore['extendLease']>) => {
+          const extension = await target.extendLease(...args);
+          const [lease, until] = args;
+          ledger.append({ t: 'beat', job: lease.jobId, token: lease.token, owner, at: Date.now(), until: until.getTime() });
+          return extension;
         };
       }
       if (prop === 'complete') {

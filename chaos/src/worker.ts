@@ -1,5 +1,5 @@
 /**
- * A chaos worker process: a Loom app on MongoStore running {@link ChaosEffect}.
+ * A chaos worker process: a Loom app on MongoStore running {@link ChaosEffect} and {@link ChaosLimited}.
  *
  * env: MONGODB_URI, DATABASE, LEDGER (its ledger file), OWNER; optional CONCURRENCY (4),
  * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), FIXED_DELAY_MS (every run waits exactly this long
@@ -15,7 +15,7 @@ import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Loom, LoomError, type Logger } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
-import { CHAOS_HANDLER, ChaosEffect, type ChaosHandlerOptions } from './chaos-job.js';
+import { CHAOS_HANDLER, ChaosEffect, ChaosLimited, type ChaosHandlerOptions } from './chaos-job.js';
 import { Ledger } from './ledger.js';
 import { noteTransactionSessions, sessionsFileOf } from './orphaned-transactions.js';
 import { recordingStore } from './recording-store.js';
@@ -38,7 +38,8 @@ const mongo = new MongoStore({
   connectTimeout: '60s',
   logger,
 });
-const { store, held } = recordingStore(mongo, new Ledger(LEDGER), OWNER);
+const ledger = new Ledger(LEDGER);
+const { store, held } = recordingStore(mongo, ledger, OWNER);
 noteTransactionSessions(mongo.client, sessionsFileOf(LEDGER));
 
 const container = new Container();
@@ -47,6 +48,7 @@ const handler: ChaosHandlerOptions = {
   owner: OWNER,
   maxDelayMs: num('MAX_DELAY_MS', 20),
   ignoreAbort: env.IGNORE_ABORT === '1',
+  note: (entry) => ledger.append(entry),
   ...(env.FIXED_DELAY_MS === undefined ? {} : { fixedDelayMs: num('FIXED_DELAY_MS', 0) }),
 };
 container.bind(CHAOS_HANDLER).toConstantValue(handler);
@@ -90,7 +92,7 @@ async function createLoom(): Promise<Loom> {
       return await Loom.create({
         container,
         store,
-        jobs: [ChaosEffect],
+        jobs: [ChaosEffect, ChaosLimited],
         concurrency: num('CONCURRENCY', 4),
         lease: num('LEASE_MS', 1500),
         shutdownGrace: num('GRACE_MS', 2000),
