@@ -1,6 +1,6 @@
 /// <reference types="jest" />
 import type { FlowHold, FlowLimits, JobRecord, JobStore, NewJob } from '@loom/core';
-import { at, claimJobs, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
+import { at, claimJobs, HEAVY_TEST_MS, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
 
 /** A claim with flow limits: the jobs, and what the store reported holding back. */
 async function claimFlow(store: JobStore, flow: FlowLimits[], opts: ClaimOptions = {}): Promise<{ jobs: JobRecord[]; holds: FlowHold[] }> {
@@ -285,7 +285,7 @@ export function describeFlow(ctx: ConformanceContext): void {
         const served: JobRecord[] = [];
         for (let i = 0; i < 2; i++) served.push(...(await claimFlow(ctx.store, limits(100), { now: at(2), limit: 1 })).jobs);
         expect(idsOf(served)).toContain(small);
-      });
+      }, HEAVY_TEST_MS); // 1,000 inserts: well past jest's 30 s on a loaded machine's emulator
 
       it('a claim with room for more goes on to the next keys when a key is at its limit', async () => {
         await enqueueMany(ctx.store, 50, { groupKey: 'big', runAt: at(-60_000) });
