@@ -80,7 +80,7 @@ export interface JobRunnerDeps {
   workflow: WorkflowServices;
   telemetry: Telemetry;
   /** Flow control: where a `RateLimitedError` is turned into a hold. */
-  flow?: Pick<FlowControl, 'holdFor' | 'noteHold'>;
+  flow: Pick<FlowControl, 'holdFor' | 'noteHold'>;
 }
 
 /** The two ends of one run, as the worker pool sees them. */
@@ -302,10 +302,10 @@ export class JobRunner {
     const { store, clock, events, flow } = this.deps;
     const { job, def, lease, log, info } = run;
     const now = clock.now();
-    const hold = flow ? flow.holdFor(job, def, error.retryAfterMs, now) : { name: job.name, until: new Date(now.getTime() + error.retryAfterMs) };
+    const hold = flow.holdFor(job, def, error.retryAfterMs, now);
     const held = await lease.write('hold', () => store.holdFlow({ ...hold, now: clock.now() }));
     if (held.kind === 'lost') return;
-    if (held.kind === 'written') flow?.noteHold(hold);
+    if (held.kind === 'written') flow.noteHold(hold);
     if ((await lease.write('sleep', () => store.sleep(lease.ref, { runAt: hold.until, now: clock.now() }))).kind !== 'written') return;
     const what = hold.key === undefined ? `job "${job.name}"` : `rate-limit key "${hold.key}" of job "${job.name}"`;
     log.info({ until: hold.until }, `Job ${job.id}: rate limited (${error.message}); no ${what} starts until ${hold.until.toISOString()}, and this job runs again then (attempt not counted)`);
