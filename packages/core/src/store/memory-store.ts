@@ -22,6 +22,7 @@ import { ClaimIndex } from './memory-store/claim-index.js';
 import { FlowTable } from './memory-store/flow-table.js';
 import { assertFlowLimits, reportFlowHolds, type FlowHeldBy, type FlowHoldRecord } from './flow.js';
 import { clonePlain } from './memory-store/clone.js';
+import { copyDate, copyRecord } from './memory-store/record-copy.js';
 import { matchesDeadLetterFilter, matchesJobFilter, matchesJobPageQuery, takeLimit } from './memory-store/filters.js';
 import { MemoryTransaction } from './memory-store/memory-transaction.js';
 import { SecondaryIndex } from './memory-store/secondary-index.js';
@@ -75,11 +76,9 @@ interface DeadEntry {
   diedAt: Date;
 }
 
-const copyDate = (date: Date): Date => new Date(date.getTime());
-
 // Records drop their lease by setting it to undefined, never with `delete`: deleting a property turns
 // the object into a slow dictionary-mode one, and for every finished job kept in memory that cost
-// about 1 KB of old-space garbage and slower copies. clonePlain drops undefined fields on the way out.
+// about 1 KB of old-space garbage and slower copies. copyRecord drops undefined fields on the way out.
 
 /**
  * A {@link JobStore} in process memory, for development, tests and single-process use.
@@ -211,7 +210,7 @@ export class MemoryStore implements JobStore {
         record.startedAt ??= startedAt;
         if (record.waitingFor !== undefined) record.waitingFor = undefined;
       });
-      return clonePlain(job.record);
+      return copyRecord(job.record);
     });
   }
 
@@ -423,14 +422,14 @@ export class MemoryStore implements JobStore {
 
   async getJob(id: string): Promise<JobRecord | null> {
     const job = this.#find(id);
-    return job ? clonePlain(job.record) : null;
+    return job ? copyRecord(job.record) : null;
   }
 
   async listJobs(filter: JobFilter): Promise<JobRecord[]> {
     const matches: StoredJob[] = [];
     for (const source of this.#candidates(filter)) for (const job of source) if (matchesJobFilter(job.record, filter)) matches.push(job);
     matches.sort((a, b) => b.record.createdAt.getTime() - a.record.createdAt.getTime() || b.seq - a.seq);
-    return takeLimit(matches, filter.limit).map((job) => clonePlain(job.record));
+    return takeLimit(matches, filter.limit).map((job) => copyRecord(job.record));
   }
 
   // ---- operating jobs ------------------------------------------------------------------------
@@ -617,7 +616,7 @@ export class MemoryStore implements JobStore {
   async listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
     return this.#matchingDeadLetters(filter).map((entry) => ({
       id: entry.job.record.id,
-      job: clonePlain(entry.job.record),
+      job: copyRecord(entry.job.record),
       reason: entry.reason,
       diedAt: copyDate(entry.diedAt),
     }));
