@@ -110,5 +110,9 @@ const cpuMs = (cpu.user + cpu.system) / 1000;
 console.log(`shape ${shape}: loaded ${total} documents in ${(loadMs / 1000).toFixed(1)} s`);
 console.log(`emulator CPU: ${Math.round(serverNs / 1000 / claims)} µs/claim (claim rounds only); driver CPU: ${Math.round((cpuMs * 1000) / claims)} µs/claim (completions included)`);
 console.log(`${claimed}/${claims} claims in ${(wallMs / 1000).toFixed(2)} s with their completions (sequential, one client)`);
+// The floor of any command over the wire: a bare ping (socket read and write, BSON, dispatch).
+const pingNs0 = serverCpuNs();
+for (let i = 0; i < 5_000; i++) await client.db('admin').command({ ping: 1 });
+console.log(`ping: ${Math.round((serverCpuNs() - pingNs0) / 1000 / 5_000)} µs emulator CPU (the floor of any command over the wire)`);
 await client.close();
 server.kill('SIGTERM');
