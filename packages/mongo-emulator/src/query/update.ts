@@ -5,6 +5,7 @@
  */
 import { MongoAggregator as Aggregator, MongoQuery, withNow } from './mingo-context.js';
 import { flattenAnd } from './implication.js';
+import { compileUpdatePipeline, Unhandled, type CompiledPipeline } from './update-pipeline.js';
 import { update as mingoUpdate } from 'mingo/updater';
 import * as updateOperators from 'mingo/operators/update';
 import { ObjectId, Timestamp } from 'bson';
@@ -159,8 +160,33 @@ function runPipeline(doc: Doc, pipeline: unknown[], options: UpdateOptions): Doc
       throw new CommandError('InvalidOptions', `${String(name)} is not allowed to be used within an update`);
     }
   }
+  const compiled = compiledPipeline(pipeline);
+  if (compiled) {
+    try {
+      return cloneValue(compiled(doc, options.variables, options.now));
+    } catch (err) {
+      if (!(err instanceof Unhandled)) throw err;
+    }
+  }
   const [out] = new Aggregator(withNow(pipeline as Doc[], options.now), options.variables ? { variables: options.variables } : {}).run([cloneValue(doc)]) as Doc[];
   return out ?? {};
+}
+
+/** Update pipelines compiled (`null`: a shape left to mingo), once per command: every document an update matches reuses it. */
+const compiledPipelines = new WeakMap<unknown[], CompiledPipeline | null>();
+
+function compiledPipeline(pipeline: unknown[]): CompiledPipeline | null {
+  let compiled = compiledPipelines.get(pipeline);
+  if (compiled === undefined) {
+    try {
+      compiled = compileUpdatePipeline(pipeline);
+    } catch (err) {
+      if (!(err instanceof Unhandled)) throw err;
+      compiled = null;
+    }
+    compiledPipelines.set(pipeline, compiled);
+  }
+  return compiled;
 }
 
 const POSITIONAL = /^(.*?)\.\$(?=\.|$)/;
