@@ -7,7 +7,7 @@ import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from '.
 import { CLAIM_INDEX_KEY } from './indexes.js';
 import type { StoreLogger } from './options.js';
 import { toJobRecord } from './records.js';
-import { claimUpdate, releaseClaimPipeline } from './updates.js';
+import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from './updates.js';
 
 /** Claims of requests with flow limits (see `flow-claims.ts`). */
 export interface FlowClaims {
@@ -54,14 +54,25 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
   const groups = claimGroups(req);
   if (groups.length === 0) return [];
   if (limit === 1 && groups.length === 1) {
-    const doc = await jobs.findOneAndUpdate(claimFilter(groups[0]), claimUpdate({ ...lease, token: randomUUID() }, now), {
-      sort: CLAIM_SORT,
-      hint: CLAIM_INDEX_KEY,
-      returnDocument: 'after',
-    });
+    const doc = await claimBest(jobs, groups[0], { ...lease, token: randomUUID() }, now);
     return doc ? [toJobRecord(doc)] : [];
   }
   return claimBatch(jobs, req, groups, lease, now, limit, logger);
+}
+
+/**
+ * Leases the best claimable job of `group` under `lease` with one `findAndModify` on the claim
+ * index. If the command fails, a lease it may have written anyway is given back (as in
+ * {@link takeCandidates}) before the error surfaces.
+ */
+export async function claimBest(jobs: Collection<JobDocument>, group: ClaimGroup, lease: { owner: string; token: string; until: Date }, now: Date): Promise<JobDocument | null> {
+  try {
+    return await jobs.findOneAndUpdate(claimFilter(group), claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after' });
+  } catch (err) {
+    // Found by its queue, name and lease (running jobs of the claim's queues are indexed), never by a scan.
+    const ours = { queue: { $in: group.queues }, name: { $in: group.names }, claimAt: leaseExpiredAt(lease.until), 'lease.token': lease.token };
+    throw await giveBack(jobs, ours, `the job it may have leased (lease token ${lease.token})`, now, err);
+  }
 }
 
 /** Up to `wanted` candidates in claim order: one query per group, merged. With `withName`, each says its job's name. */
@@ -147,7 +158,7 @@ export async function takeCandidates(
     );
     return taken.modifiedCount > 0 ? await jobs.find(ours).toArray() : [];
   } catch (err) {
-    throw await giveBack(jobs, ours, leases.map((l) => l._id.toHexString()), now, err);
+    throw await giveBack(jobs, ours, `some of jobs ${leases.map((l) => l._id.toHexString()).join(', ')}`, now, err);
   }
 }
 
@@ -157,15 +168,15 @@ export async function takeCandidates(
  * Returns the error the claim rejects with: the original one, or, when giving back failed too, one
  * that says the jobs wait for their lease to expire.
  */
-async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>, ids: string[], now: Date, err: unknown): Promise<unknown> {
+async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>, leased: string, now: Date, err: unknown): Promise<unknown> {
   try {
     await jobs.updateMany({ ...ours, status: 'running' }, releaseClaimPipeline(now));
     return err;
   } catch (releaseErr) {
     return new LoomError(
       'STORE_ERROR',
-      `claim failed (${(err as Error)?.message ?? String(err)}) after leasing some of jobs ${ids.join(', ')}, and giving them back failed too ` +
-        `(${(releaseErr as Error)?.message ?? String(releaseErr)}): they run once their lease expires, one attempt spent`,
+      `claim failed (${(err as Error)?.message ?? String(err)}) after leasing ${leased}, and giving it back failed too ` +
+        `(${(releaseErr as Error)?.message ?? String(releaseErr)}): leased jobs run once their lease expires, one attempt spent`,
       { cause: err },
     );
   }

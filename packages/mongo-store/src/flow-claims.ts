@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { reportFlowHolds, type ClaimRequest, type FlowHold, type FlowLimits, type JobRecord, type JobStatus } from '@loom/core';
 import { requireStrings } from './arguments.js';
-import { claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims } from './claims.js';
+import { claimBest, claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims } from './claims.js';
 import type { FlowId, JobDocument } from './documents.js';
 import { claimableNames, claimFilter, CLAIM_SORT } from './filters.js';
 import { flowId, type FlowPermits, type Grant, type PermitRules } from './flow-permits.js';
@@ -59,7 +59,7 @@ class RoundGrants {
  *
  * - Names without keys are claimed in claim order across names: each round reads candidates,
  *   asks each limited name for as many permits as it has candidates, and leases those that got one.
- *   A claim of one job reads its candidate and asks the permit at the same time (see `#claimOne`).
+ *   A claim of one job asks the permit, then leases under it (see `#claimOne`).
  * - Names with keys (a group, a per-key rate limit) are claimed key by key from the `loom_flow_key`
  *   index, in key order starting after the last key this store served: keys whose document says
  *   they are full until later (`f`) are left out of the index range, never scanned; each key met
@@ -105,40 +105,34 @@ export class MongoFlowClaims implements FlowClaims {
   }
 
   /**
-   * One job, when one name of the claim has limits: the best candidate is read while, at the same
-   * time, that name grants a permit (two commands at once), then the candidate is leased under the
-   * permit's token (one `findAndModify`). A permit the candidate turned out not to need goes back;
-   * a refused permit leaves the candidate untouched (a held job is never leased, so it keeps its
-   * attempt, its debounce key and its start time) and the claim goes on without that name.
+   * One job, when one name of the claim has limits: that name grants a permit first (one atomic
+   * update of its flow document), then one `findAndModify` leases the best claimable job under the
+   * permit's token — two commands, the plain claim's one plus the permit. A refused permit leases
+   * nothing of that name (a held job is never leased, so it keeps its attempt, its debounce key and
+   * its start time): the claim then takes the best job of its other names, if any. A permit the
+   * leased job turned out not to need (it is of another name, or there was none) goes back.
    */
   async #claimOne(ctx: ClaimContext, names: string[], limitedName: string): Promise<void> {
-    const { queues, now, limitsOf } = ctx;
+    const { queues, now, limitsOf, lease } = ctx;
     const limits = limitsOf.get(limitedName)!;
     const rules = nameRules(limits);
     const token = randomUUID();
-    const [candidate, grant] = await Promise.all([
-      this.jobs.findOne(claimFilter({ queues, names, now }), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, projection: { _id: 1, name: 1 } }),
-      this.permits.acquire(flowId(limitedName), [token], rules, now, ctx.lease.until),
-    ]);
-    const grants = new RoundGrants();
-    if (counts(rules)) grants.add(flowId(limitedName), grant.granted);
+    const grant = await this.permits.acquire(flowId(limitedName), [token], rules, now, lease.until);
     if (grant.hold) ctx.holds.push({ name: limitedName, ...grant.hold });
-    const refused = grant.granted.length === 0;
-    const open = refused ? names.filter((name) => name !== limitedName) : names;
-    if (!candidate || (refused && candidate.name === limitedName)) {
-      await grants.giveBackUnused(this.permits, new Set());
-      if (candidate && open.length > 0) await this.#claimInOrder(ctx, open, 1);
-      return;
+    const granted = grant.granted.length > 0;
+    const open = granted ? names : names.filter((name) => name !== limitedName);
+    if (open.length === 0) return;
+    let doc: JobDocument | null;
+    try {
+      doc = await claimBest(this.jobs, { queues, names: open, now }, { ...lease, token }, now);
+    } catch (err) {
+      if (granted && counts(rules)) await this.permits.giveBack(flowId(limitedName), [token]);
+      throw err;
     }
-    const lease = { _id: candidate._id, token: candidate.name === limitedName ? token : randomUUID() };
-    const won = await this.#take(ctx, { queues, names, now }, [lease], grants);
-    if (won.length === 0) {
-      // Another claim took the candidate (its permit went back): the next candidates, in rounds.
-      await this.#claimInOrder(ctx, open, 1);
-      return;
-    }
-    if (won[0]!.name === limitedName && limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(limitedName), limits.globalConcurrency);
-    ctx.claimed.push(...won);
+    if (granted && counts(rules) && doc?.name !== limitedName) await this.permits.giveBack(flowId(limitedName), [token]);
+    if (!doc) return;
+    if (doc.name === limitedName && limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(limitedName), limits.globalConcurrency);
+    ctx.claimed.push(doc);
   }
 
   /**

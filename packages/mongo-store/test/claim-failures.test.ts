@@ -3,7 +3,9 @@ import { LoomError } from '@loom/core';
 import { CaptureLogger } from '@loom/testing';
 import { MongoNetworkError, type Collection, type Document } from 'mongodb';
 import { claimJobs } from '../src/claims.js';
-import type { JobDocument } from '../src/documents.js';
+import type { FlowDocument, JobDocument } from '../src/documents.js';
+import { MongoFlowClaims } from '../src/flow-claims.js';
+import { FlowPermits } from '../src/flow-permits.js';
 import type { MongoStore } from '../src/index.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
@@ -88,7 +90,7 @@ describe('a batch claim that fails after leasing', () => {
     try {
       const error = await claimJobs(faultyJobs(jobs, { readBack: true, giveBack: true }), claimRequest('w', at(1), 2), new CaptureLogger()).catch((e: unknown) => e);
       expect(LoomError.is(error, 'STORE_ERROR')).toBe(true);
-      expect((error as Error).message).toMatch(/injected.*giving them back failed too.*lease expires/);
+      expect((error as Error).message).toMatch(/injected.*giving it back failed too.*lease expires/);
       for (const id of ids) expect((error as Error).message).toContain(id);
     } finally {
       await store.close();
@@ -118,6 +120,37 @@ describe('a batch claim that fails after leasing', () => {
       expect(logger.at('warn')[0].fields.jobIds).toEqual(ids.slice(1, 3));
       const [last] = await store.claim(claimRequest('w', at(2), 3));
       expect(last).toMatchObject({ id: ids[3], attempt: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('a claim of one job whose findAndModify fails after the server applied it', () => {
+  it('gives the job back: the next claim runs it at attempt 1', async () => {
+    const { store, jobs, ids } = await storeWithJobs(1);
+    try {
+      await expect(claimJobs(faultyJobs(jobs, { loneTakeAfterApply: true }), claimRequest('w', at(1), 1), new CaptureLogger())).rejects.toThrow('injected');
+      expect(await store.getJob(ids[0])).toMatchObject({ status: 'queued', attempt: 0 });
+      const [again] = await store.claim(claimRequest('w', at(2), 1));
+      expect(again).toMatchObject({ id: ids[0], attempt: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('with a global concurrency limit, gives back both the job and its slot', async () => {
+    const { store, jobs, ids } = await storeWithJobs(1);
+    try {
+      const flow = fixture.mongo.client.db(jobs.dbName).collection<FlowDocument>('loom_flow');
+      const logger = new CaptureLogger();
+      const claims = new MongoFlowClaims(faultyJobs(jobs, { loneTakeAfterApply: true }), new FlowPermits(flow, logger), logger);
+      const req = { ...claimRequest('w', at(1), 1), flow: [{ name: 'send', globalConcurrency: 1 }] };
+      await expect(claimJobs(jobs, req, logger, claims)).rejects.toThrow('injected');
+      expect(await store.getJob(ids[0])).toMatchObject({ status: 'queued', attempt: 0 });
+      expect((await flow.findOne({ _id: { n: 'send' } }))?.h).toEqual([]);
+      const [again] = await store.claim({ ...claimRequest('w', at(2), 1), flow: [{ name: 'send', globalConcurrency: 1 }] });
+      expect(again).toMatchObject({ id: ids[0], attempt: 1 });
     } finally {
       await store.close();
     }
