@@ -242,9 +242,11 @@ export class MongoFlowClaims implements FlowClaims {
       for (const one of admitted) byKey.set(one.candidate.flowKey!, [...(byKey.get(one.candidate.flowKey!) ?? []), one]);
       const leases: { _id: ObjectId; token: string }[] = [];
       const groupOf = new Map<string, FlowId>();
+      const keys = [...byKey.values()];
+      const slots = await this.#acquireGroups(ctx, name, limits, keys, grants, skip);
       await Promise.all(
-        [...byKey.values()].map(async (group) => {
-          const kept = await this.#acquireKey(ctx, name, limits, group, grants, skip);
+        keys.map(async (group, i) => {
+          const kept = await this.#acquireRates(ctx, name, limits, group.slice(0, slots[i]), grants, skip);
           for (const { candidate, token } of group.slice(0, kept)) {
             leases.push({ _id: candidate._id, token });
             if (limits.group && candidate.groupKey !== undefined) groupOf.set(token, flowId(name, { group: candidate.groupKey }));
@@ -291,50 +293,54 @@ export class MongoFlowClaims implements FlowClaims {
   }
 
   /**
-   * The key-level permits of one key's candidates (all of one `flowKey`, so of one group and, for
-   * a per-key rate limit without a group, one rate-limit key): a slot of the group and a start of
-   * the rate-limit key each. Returns how many of them (a prefix) got every permit; a key refused
-   * is reported held and left out of this claim's later rounds.
+   * The group slots of each key's candidates (each list all of one `flowKey`, so of one group): all
+   * the keys' documents asked at once ({@link FlowPermits.acquireMany}: two commands however many
+   * keys the round met). Returns, per key, how many of its candidates (a prefix) got a slot; a key
+   * refused is reported held and left out of this claim's later rounds.
    */
-  async #acquireKey(
-    ctx: ClaimContext,
-    name: string,
-    limits: FlowLimits,
-    group: { candidate: KeyedCandidate; token: string }[],
-    grants: RoundGrants,
-    skip: string[],
-  ): Promise<number> {
-    const { now, lease } = ctx;
-    const first = group[0]!.candidate;
-    let tokens = group.map((g) => g.token);
-    if (limits.group && first.groupKey !== undefined) {
-      const id = flowId(name, { group: first.groupKey });
-      const grant = await this.permits.acquire(id, tokens, { concurrency: limits.group.concurrency, concurrencyKind: 'group' }, now, lease.until);
+  async #acquireGroups(ctx: ClaimContext, name: string, limits: FlowLimits, keys: { candidate: KeyedCandidate; token: string }[][], grants: RoundGrants, skip: string[]): Promise<number[]> {
+    const group = limits.group;
+    const grouped = keys.map((list) => (group && list[0]!.candidate.groupKey !== undefined ? list[0]!.candidate.groupKey : undefined));
+    const asked = keys.flatMap((list, i) => (grouped[i] === undefined ? [] : [{ i, id: flowId(name, { group: grouped[i]! }), tokens: list.map((g) => g.token) }]));
+    if (asked.length === 0) return keys.map((list) => list.length);
+    const rules: PermitRules = { concurrency: group!.concurrency, concurrencyKind: 'group' };
+    const got = await this.permits.acquireMany(asked.map(({ id, tokens }) => ({ id, tokens, rules })), ctx.now, ctx.lease.until);
+    const slots = keys.map((list) => list.length);
+    asked.forEach(({ i, id }, j) => {
+      const grant = got[j]!;
       grants.add(id, grant.granted);
-      tokens = grant.granted;
+      slots[i] = grant.granted.length;
       if (grant.hold) {
-        ctx.holds.push({ name, key: first.groupKey, ...grant.hold });
-        skip.push(first.flowKey!);
+        ctx.holds.push({ name, key: grouped[i]!, ...grant.hold });
+        skip.push(keys[i]![0]!.candidate.flowKey!);
       }
-    }
-    if (limits.rateLimit?.keyed && tokens.length > 0) {
-      // Candidates of one group may have several rate-limit keys: each asks its own key's document.
-      let kept = 0;
-      for (const { candidate, token } of group.slice(0, tokens.length)) {
-        const key = candidate.rateLimitKey ?? '';
-        const id = flowId(name, { rate: key });
-        const grant = await this.permits.acquire(id, [token], { rate: { limit: limits.rateLimit.limit, perMs: limits.rateLimit.perMs }, concurrencyKind: 'group' }, now, lease.until);
-        if (grant.hold) {
-          ctx.holds.push({ name, key, ...grant.hold });
-          if (!limits.group) skip.push(first.flowKey!);
-          break;
-        }
-        grants.add(id, grant.granted);
-        kept += 1;
+    });
+    return slots;
+  }
+
+  /**
+   * The per-key rate-limit starts of one key's candidates that got their group slot: a start of
+   * each candidate's rate-limit key, in order. Returns how many of them (a prefix) got one; a key
+   * refused is reported held (and, without a group, left out of this claim's later rounds).
+   */
+  async #acquireRates(ctx: ClaimContext, name: string, limits: FlowLimits, group: { candidate: KeyedCandidate; token: string }[], grants: RoundGrants, skip: string[]): Promise<number> {
+    if (!limits.rateLimit?.keyed || group.length === 0) return group.length;
+    const { now, lease } = ctx;
+    // Candidates of one group may have several rate-limit keys: each asks its own key's document.
+    let kept = 0;
+    for (const { candidate, token } of group) {
+      const key = candidate.rateLimitKey ?? '';
+      const id = flowId(name, { rate: key });
+      const grant = await this.permits.acquire(id, [token], { rate: { limit: limits.rateLimit.limit, perMs: limits.rateLimit.perMs }, concurrencyKind: 'group' }, now, lease.until);
+      if (grant.hold) {
+        ctx.holds.push({ name, key, ...grant.hold });
+        if (!limits.group) skip.push(group[0]!.candidate.flowKey!);
+        break;
       }
-      return kept;
+      grants.add(id, grant.granted);
+      kept += 1;
     }
-    return tokens.length;
+    return kept;
   }
 
   /**

@@ -1,10 +1,10 @@
-import type { ClientSession, Collection, Document } from 'mongodb';
+import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type WriteError } from 'mongodb';
 import type { FlowHeldBy, FlowHold, FlowHoldRecord } from '@loom/core';
 import { requireDate, requireString } from './arguments.js';
 import type { FlowDocument, FlowId, JobDocument } from './documents.js';
 import type { StoreLogger } from './options.js';
 import { FLOW_FULL_INDEX } from './indexes.js';
-import { isDuplicateKey } from './store-errors.js';
+import { DUPLICATE_KEY, isDuplicateKey } from './store-errors.js';
 
 /** The id of a name's flow document, or of one of its keys'. Always this field order. */
 export function flowId(name: string, key?: { group: string } | { rate: string }): FlowId {
@@ -84,6 +84,9 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   return [...stages, { $set: { f: full } }];
 }
 
+/** A flow document's id as a map key. */
+const flowKeyOf = (id: FlowId): string => JSON.stringify([id.n, id.g ?? null, id.r ?? null]);
+
 /** How many of `tokens` the document after an acquisition holds (they were appended in order). */
 function grantedOf(doc: FlowDocument | null, tokens: string[], rules: PermitRules): string[] {
   if (!doc) return [];
@@ -139,6 +142,43 @@ export class FlowPermits {
     }
     const granted = grantedOf(doc, tokens, rules);
     return granted.length === tokens.length || !doc ? { granted } : { granted, hold: holdOf(doc, rules, now) };
+  }
+
+  /**
+   * Permits of several documents at once (each request as {@link acquire}): one unordered bulk of
+   * the same atomic updates, one per document, then one read of those documents to see which tokens
+   * each granted. Two commands for any number of documents, where asking each would be one command
+   * per document; the grants are decided by the updates alone (a token is only ever appended by the
+   * update that grants it, and only its own claim takes it out), the read just learns them.
+   */
+  async acquireMany(requests: { id: FlowId; tokens: string[]; rules: PermitRules }[], now: Date, leaseUntil: Date): Promise<Grant[]> {
+    const asked = requests.filter((r) => r.tokens.length > 0);
+    if (asked.length <= 1 || asked.some((r) => r.rules.concurrency === undefined && r.rules.rate === undefined)) {
+      return Promise.all(requests.map((r) => this.acquire(r.id, r.tokens, r.rules, now, leaseUntil)));
+    }
+    let pending = asked;
+    for (let round = 0; pending.length > 0; round++) {
+      const statements = pending.map((r) => ({
+        updateOne: { filter: { _id: r.id }, update: acquirePipeline(r.tokens, r.rules, now, leaseUntil, r.id.g !== undefined || r.id.r !== undefined), upsert: true },
+      }));
+      try {
+        await this.flow.bulkWrite(statements, { ordered: false });
+        pending = [];
+      } catch (err) {
+        // Claims creating a document at once: the losers' updates now find it, so they go again.
+        const writeErrors = err instanceof MongoBulkWriteError ? [(err.writeErrors as WriteError[] | WriteError)].flat() : [];
+        if (writeErrors.length === 0 || !writeErrors.every((e) => e.code === DUPLICATE_KEY) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;
+        pending = writeErrors.map((e) => pending[e.index]!);
+      }
+    }
+    const docs = await this.flow.find({ _id: { $in: asked.map((r) => r.id) } }).toArray();
+    const byId = new Map(docs.map((doc) => [flowKeyOf(doc._id), doc]));
+    return requests.map((r) => {
+      if (r.tokens.length === 0) return { granted: [] };
+      const doc = byId.get(flowKeyOf(r.id)) ?? null;
+      const granted = grantedOf(doc, r.tokens, r.rules);
+      return granted.length === r.tokens.length || !doc ? { granted } : { granted, hold: holdOf(doc, r.rules, now) };
+    });
   }
 
   /**

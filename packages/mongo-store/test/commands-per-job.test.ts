@@ -147,4 +147,24 @@ describe('MongoDB commands per job', () => {
       await store.close();
     }
   });
+  it('flow limits: a claim of one sends the permit and the lease (2 commands); a claim of 10 over 10 groups, 7', async () => {
+    const { store, commands } = await monitoredStore();
+    try {
+      await store.enqueue(Array.from({ length: 12 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i}` })), { now: at(0) });
+      const counted = async (flow: NonNullable<Parameters<MongoStore['claim']>[0]['flow']>, limit: number): Promise<Record<string, number>> => {
+        commands.length = 0;
+        const jobs = await store.claim({ ...claimRequest('w', at(1), limit), flow });
+        expect(jobs).toHaveLength(limit);
+        return commands.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {});
+      };
+      // The permit (an update of the name's flow document), then the lease under it.
+      expect(await counted([{ name: 'send', globalConcurrency: 100 }], 1)).toEqual({ findAndModify: 2 });
+      expect(await counted([{ name: 'send', rateLimit: { limit: 100, perMs: 1_000 } }], 1)).toEqual({ findAndModify: 2 });
+      // Full keys and the name's hold (one round trip), the candidates, every group's slot in one
+      // bulk update and one read, the leases in one bulk update and one read: 7, not one update per group.
+      expect(await counted([{ name: 'send', group: { concurrency: 5 } }], 10)).toEqual({ find: 5, update: 2 });
+    } finally {
+      await store.close();
+    }
+  });
 });
