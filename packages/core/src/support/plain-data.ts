@@ -27,8 +27,8 @@ export interface PlainDataProblem {
  * the serialized (BSON) size and refuses values over `maxBytes`.
  */
 export function findPlainDataProblem(value: unknown, maxBytes = MAX_PLAIN_DATA_BYTES): PlainDataProblem | null {
-  const { problem, size } = inspectPlainData(value);
-  if (problem) return problem;
+  const size = sizeOf(value, undefined);
+  if (size === NOT_PLAIN) return inspectPlainData(value).problem;
   if (size > maxBytes) {
     return { path: '', reason: `is about ${size} bytes serialized, over the ${maxBytes}-byte limit; store large data elsewhere and pass a reference` };
   }
@@ -37,11 +37,75 @@ export function findPlainDataProblem(value: unknown, maxBytes = MAX_PLAIN_DATA_B
 
 /** The estimated serialized (BSON) size of a plain value in bytes, or null when it is not plain data. */
 export function plainDataSize(value: unknown): number | null {
-  const { problem, size } = inspectPlainData(value);
-  return problem ? null : size;
+  const size = sizeOf(value, undefined);
+  return size === NOT_PLAIN ? null : size;
 }
 
-function inspectPlainData(value: unknown): { problem: PlainDataProblem | null; size: number } {
+const NOT_PLAIN = -1;
+
+/**
+ * The fast path of the rule, run on every payload and outcome: the estimated BSON size, or
+ * NOT_PLAIN. It builds no paths and no entry arrays (a payload check allocated about 1.5 KB per
+ * job, bench/README.md "MemoryStore"); only a value that breaks the rule goes through
+ * {@link inspectPlainData}, which says where. The two must agree on what is plain and on the size.
+ */
+function sizeOf(v: unknown, ancestors: object[] | undefined): number {
+  switch (typeof v) {
+    case 'string':
+      return 5 + Buffer.byteLength(v, 'utf8');
+    case 'number':
+      return 8;
+    case 'boolean':
+      return 1;
+    case 'undefined':
+      return 0;
+    case 'function':
+    case 'symbol':
+    case 'bigint':
+      return NOT_PLAIN;
+  }
+  if (v === null) return 0;
+  const obj = v as object;
+  if (obj instanceof Date) return Number.isNaN(obj.getTime()) ? NOT_PLAIN : 8;
+  if (ancestors !== undefined && (ancestors.length >= MAX_PLAIN_DATA_DEPTH || ancestors.includes(obj))) return NOT_PLAIN;
+  const isArray = Array.isArray(obj);
+  if (isArray && (obj as unknown[]).length === 0) return 5;
+  ancestors ??= [];
+  let size = 5;
+  ancestors.push(obj);
+  if (isArray) {
+    const arr = obj as unknown[];
+    for (let i = 0; i < arr.length; i++) {
+      const child = sizeOf(arr[i], ancestors);
+      if (child === NOT_PLAIN) return NOT_PLAIN;
+      size += 2 + decimalDigits(i) + child;
+    }
+  } else {
+    const proto = Object.getPrototypeOf(obj);
+    if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(obj).length > 0) return NOT_PLAIN;
+    for (const key in obj) {
+      if (!Object.hasOwn(obj, key)) continue;
+      const child = sizeOf((obj as Record<string, unknown>)[key], ancestors);
+      if (child === NOT_PLAIN) return NOT_PLAIN;
+      size += 2 + Buffer.byteLength(key, 'utf8') + child;
+    }
+  }
+  ancestors.pop();
+  return size;
+}
+
+/** `String(i).length` for an array index, without the string. */
+function decimalDigits(i: number): number {
+  let digits = 1;
+  while (i >= 10) {
+    i = Math.floor(i / 10);
+    digits++;
+  }
+  return digits;
+}
+
+/** The slow path: the first problem with its path (and the size), for a value {@link sizeOf} refused. @internal exported for its test */
+export function inspectPlainData(value: unknown): { problem: PlainDataProblem | null; size: number } {
   const ancestors: object[] = [];
   const ancestorPaths: string[] = [];
   let problem: PlainDataProblem | null = null;
