@@ -60,4 +60,28 @@ describe('CompletionBatch (group commit of completions)', () => {
     expect(await memory.getJob(b.id)).toMatchObject({ status: 'running', lease: { owner: 'other' } });
     expect(await memory.getJob(c.id)).toMatchObject({ status: 'running' });
   });
+
+  it('gives each waiting completion up at its own deadline (StoreTimeoutError), on one timer, and sends it all the same', async () => {
+    const { store, memory, batches, release } = heldStore();
+    const [a, b, c] = await claimed(memory, 3);
+    const clock = new FakeClock(at(1));
+    const batch = new CompletionBatch({ store, clock, leaseMs: 30_000 });
+    const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: unknown) => (LoomError.is(err, 'STORE_ERROR') ? (err as Error).message : err));
+    // a is sent and hangs; b and c wait behind it with deadlines of 1 s and 3 s.
+    const first = outcome(batch.complete({ jobId: a.id, token: a.lease!.token }, 'a', 5_000));
+    const second = outcome(batch.complete({ jobId: b.id, token: b.lease!.token }, 'b', 1_000));
+    const third = outcome(batch.complete({ jobId: c.id, token: c.lease!.token }, 'c', 3_000));
+    expect(clock.pendingTimers()).toBe(2); // the deadline timer, and the hung batch's own (one lease)
+    clock.advance(1_000);
+    expect(await second).toBe('store.complete did not answer within 1000 ms; the engine stopped waiting for it');
+    clock.advance(2_000);
+    expect(await third).toBe('store.complete did not answer within 3000 ms; the engine stopped waiting for it');
+    release();
+    expect(await first).toBe('committed');
+    await new Promise((resolve) => setImmediate(resolve));
+    // b and c went in the next batch all the same: fenced, a completion that lands late counts.
+    expect(batches).toEqual([1, 2]);
+    expect(await memory.getJob(c.id)).toMatchObject({ status: 'completed', result: 'c' });
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });

@@ -2,10 +2,15 @@ import type { Clock } from '../support/clock.js';
 import { CancelledError, LeaseLostError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
-import { withDeadline } from './store-deadline.js';
+import { StoreTimeoutError, withDeadline } from './store-deadline.js';
 
 interface Waiting {
   item: CompletionItem;
+  /** The clock's instant (ms) after which this caller stops waiting; Infinity: never. */
+  due: number;
+  /** Resolved, rejected or timed out: later answers about it are ignored. */
+  settled: boolean;
+  deadlineMs: number | undefined;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -21,27 +26,44 @@ interface Waiting {
  * `CancelledError` (the job's cancel was requested), the store's error for that job alone, or the
  * batch's error. The lease's write loop (budget, retries) treats those exactly as before.
  *
+ * Each caller gives its own deadline (the budget of its lease), and gets a `StoreTimeoutError` at
+ * that instant if its completion is not committed by then, as `withDeadline` would give it. The
+ * callers share one timer, armed for the earliest deadline pending: a timer per completion was a
+ * measurable part of a no-op job's CPU on a MemoryStore (bench/README.md, "MemoryStore").
+ *
  * A batch is waited for at most one lease: a store that hangs on one `completeMany` must not hold
  * every later completion of the engine behind it (each caller has given up by then anyway).
  */
 export class CompletionBatch {
   private waiting: Waiting[] = [];
+  private inFlight: Waiting[] = [];
   private writing = false;
+  /** The instant the deadline timer is armed for (Infinity: not armed), and its cancel. */
+  private timerDue = Infinity;
+  private cancelTimer: (() => void) | undefined;
 
   constructor(private readonly deps: { store: JobStore; clock: Clock; leaseMs: number }) {}
 
-  /** Completes the job of `lease` with `result` (fenced); resolves once committed. */
-  complete(lease: LeaseRef, result: unknown): Promise<void> {
+  /**
+   * Completes the job of `lease` with `result` (fenced); resolves once committed. Rejects with a
+   * `StoreTimeoutError` once `deadlineMs` of the clock's time passed without an answer, if given.
+   */
+  complete(lease: LeaseRef, result: unknown, deadlineMs?: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ item: result === undefined ? { lease } : { lease, result }, resolve, reject });
+      const due = deadlineMs === undefined ? Infinity : this.deps.clock.now().getTime() + deadlineMs;
+      this.waiting.push({ item: result === undefined ? { lease } : { lease, result }, due, settled: false, deadlineMs, resolve, reject });
+      if (due < this.timerDue) this.armTimer(due);
       if (!this.writing) this.write();
     });
   }
 
   private write(): void {
+    // A completion whose caller gave up is sent all the same: fenced, it counts if it lands, as a
+    // late `store.complete` would.
     const batch = this.waiting;
     if (batch.length === 0) return;
     this.waiting = [];
+    this.inFlight = batch;
     this.writing = true;
     let outcomes: Promise<CompletionOutcome[]>;
     try {
@@ -55,20 +77,58 @@ export class CompletionBatch {
     withDeadline(this.deps.clock, 'completeMany', this.deps.leaseMs, outcomes)
       .then(
         (results) => batch.forEach((w, i) => settle(w, results[i])),
-        (err: unknown) => batch.forEach((w) => w.reject(err)),
+        (err: unknown) => batch.forEach((w) => fail(w, err)),
       )
       .finally(() => {
+        this.inFlight = [];
         this.writing = false;
         this.write();
+        if (this.waiting.length === 0 && this.inFlight.length === 0) this.disarmTimer();
       });
+  }
+
+  private armTimer(due: number): void {
+    this.cancelTimer?.();
+    this.timerDue = due;
+    this.cancelTimer = this.deps.clock.setTimer(() => this.timedOut(), Math.max(0, due - this.deps.clock.now().getTime()));
+  }
+
+  private disarmTimer(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.timerDue = Infinity;
+  }
+
+  /** The timer fired: every caller whose deadline has come gives up; the timer moves to the next deadline. */
+  private timedOut(): void {
+    this.cancelTimer = undefined;
+    this.timerDue = Infinity;
+    const now = this.deps.clock.now().getTime();
+    let next = Infinity;
+    for (const list of [this.inFlight, this.waiting]) {
+      for (const w of list) {
+        if (w.settled) continue;
+        if (w.due <= now) fail(w, new StoreTimeoutError('complete', w.deadlineMs!));
+        else next = Math.min(next, w.due);
+      }
+    }
+    if (next < Infinity) this.armTimer(next);
   }
 }
 
 function settle(w: Waiting, outcome: CompletionOutcome | undefined): void {
+  if (w.settled) return;
+  w.settled = true;
   const { jobId } = w.item.lease;
   if (outcome === 'completed') w.resolve();
   else if (outcome === 'lost') w.reject(new LeaseLostError(jobId));
   else if (outcome === 'cancelled') w.reject(new CancelledError(jobId, undefined, 'its cancel was requested, so its completion was refused and nothing changed; the run ends cancelled'));
   else if (outcome === undefined) w.reject(new Error(`the store answered completeMany without an outcome for job ${jobId}`));
   else w.reject(outcome.error);
+}
+
+function fail(w: Waiting, error: unknown): void {
+  if (w.settled) return;
+  w.settled = true;
+  w.reject(error);
 }

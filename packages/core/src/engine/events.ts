@@ -75,7 +75,9 @@ export class EventBus {
   }
 
   emit<E extends LoomEventName>(event: E, payload: LoomEventMap[E]): void {
-    for (const listener of this.listeners.get(event) ?? []) {
+    const listeners = this.listeners.get(event);
+    if (listeners === undefined || listeners.size === 0) return;
+    for (const listener of listeners) {
       try {
         const result = (listener as LoomEventListener<E>)(payload) as unknown;
         if (result instanceof Promise) result.catch((err: unknown) => this.listenerFailed(event, err));

@@ -13,6 +13,7 @@ import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
 import { RunLease, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
+import { RunEnds } from './run-ends.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
@@ -83,23 +84,6 @@ export interface JobRunnerDeps {
   flow: Pick<FlowControl, 'holdFor' | 'noteHold'>;
 }
 
-/** The two ends of one run, as the worker pool sees them. */
-export interface RunHandle {
-  /** Resolves when the run's outcome is stored (or given up on). Never rejects. */
-  settled: Promise<void>;
-  /**
-   * Resolves when the handler has also returned: only then is the worker slot free. A handler that
-   * ignores `ctx.signal` after a timeout or the shutdown grace keeps its slot until it returns, so
-   * one process never runs a job twice at once. Never rejects.
-   */
-  done: Promise<void>;
-  /**
-   * The job's cancel was requested through this process (`jobs.cancel`): abort `ctx.signal` now
-   * rather than at the next heartbeat. The run then ends the job cancelled once the handler returned.
-   */
-  cancel(reason?: string): void;
-}
-
 /**
  * Runs one claimed job to a stored outcome: checks the payload, calls the handler with a
  * {@link RunContext}, enforces the timeout, and records completion, retry, dead letter, suspension
@@ -114,41 +98,38 @@ export class JobRunner {
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
   }
 
-  /** Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over. */
-  run(job: JobRecord, shutdown: ShutdownSignal): RunHandle {
-    let handlerDone: Promise<unknown> = Promise.resolve();
+  /**
+   * Runs `job` (as returned by `store.claim`). `shutdown` aborts when the engine's grace is over.
+   * `onDone` is called once the outcome is stored and the handler has returned (the slot is free).
+   */
+  run(job: JobRecord, shutdown: ShutdownSignal, onDone: () => void): RunEnds {
     const cancel = new RunCancel();
-    const settled = this.runClaimed(job, shutdown, cancel, (p) => (handlerDone = p)).catch((err: unknown) => {
-      const error = toError(err);
-      this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
-      this.deps.events.emit('worker:error', { error, operation: 'run', jobId: job.id });
-    });
-    const done = settled.then(() => handlerDone).then(
-      () => undefined,
-      () => undefined,
-    );
-    return { settled, done, cancel: (reason) => cancel.request(reason) };
+    const ends = new RunEnds(onDone, (reason) => cancel.request(reason));
+    void this.runClaimed(job, shutdown, cancel, ends);
+    return ends;
   }
 
-  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, cancel: RunCancel, track: (handler: Promise<unknown>) => void): Promise<void> {
+  /** The whole run, one async function: never rejects (an unexpected failure is logged); `ends` hears when it settles. */
+  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, cancel: RunCancel, ends: RunEnds): Promise<void> {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
     const lease = new RunLease({ store, clock, events, leaseMs, completions: this.completions }, job, log, (err) => controller.abort(err), () => cancel.request());
-    cancel.bind(() => {
-      log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
-      controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
-    });
-    const def = registry.byName(job.name);
-    const instance = instances.get(job.name);
-    if (!def || !instance) {
-      log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
-      await lease.write('release', () => store.release(lease.ref, clock.now()));
-      return;
-    }
-    const run: Run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job), cancel };
-    lease.start();
+    let run: Run | undefined;
     try {
+      cancel.bind(() => {
+        log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
+        controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
+      });
+      const def = registry.byName(job.name);
+      const instance = instances.get(job.name);
+      if (!def || !instance) {
+        log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
+        await lease.write('release', () => store.release(lease.ref, clock.now()));
+        return;
+      }
+      run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job), cancel };
+      lease.start();
       // Reclaimed after its holder died with the cancel requested: end it, never run it.
       if (job.cancelRequestedAt !== undefined) return await this.endCancelled(run);
       if (job.attempt > job.maxAttempts) return await this.deadLetterAfterLeaseExpiries(run);
@@ -161,12 +142,17 @@ export class JobRunner {
       }
       const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow, telemetry: run.telemetry, events, info: run.info });
       const startedAt = clock.now().getTime();
-      const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, track);
+      const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       await this.settle(run, outcome, ctx, startedAt);
+    } catch (err) {
+      const error = toError(err);
+      this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
+      events.emit('worker:error', { error, operation: 'run', jobId: job.id });
     } finally {
       lease.stop();
       // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
-      run.telemetry.end('lost');
+      run?.telemetry.end('lost');
+      ends.settle();
     }
   }
 
@@ -174,7 +160,7 @@ export class JobRunner {
    * Calls the handler. Resolves when it settles, when the timeout fires (even if the handler
    * ignores `ctx.signal`), or when the engine's shutdown grace is over. A lost lease aborts
    * `ctx.signal` but the runner keeps waiting, so the handler's outcome reaches the store and is
-   * refused there. `track` receives the handler's own promise, which holds the worker slot.
+   * refused there. `ends` hears when the handler returns: until then it holds the worker slot.
    */
   private invoke(
     run: Run,
@@ -183,7 +169,7 @@ export class JobRunner {
     ctx: RunContext,
     controller: LazyAbort,
     shutdown: ShutdownSignal,
-    track: (handler: Promise<unknown>) => void,
+    ends: RunEnds,
   ): Promise<Outcome> {
     const { job, def, log } = run;
     return new Promise<Outcome>((resolve) => {
@@ -221,75 +207,97 @@ export class JobRunner {
         }),
       );
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
-      const handler = Promise.resolve().then(() => (done ? undefined : run.telemetry.call(instance.run, instance, payload, ctx)));
-      track(handler);
-      handler
-        .finally(() => {
-          handlerReturned = true;
-        })
+      // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
+      ends.handlerCalled();
+      Promise.resolve()
+        .then(() => (done ? undefined : run.telemetry.call(instance.run, instance, payload, ctx)))
         .then(
-          (result) => finish(suspendedOr({ kind: 'returned', result })),
-          (err: unknown) => finish(suspendedOr({ kind: 'threw', error: toError(err) })),
+          (result) => {
+            handlerReturned = true;
+            ends.handlerReturned();
+            finish(suspendedOr({ kind: 'returned', result }));
+          },
+          (err: unknown) => {
+            handlerReturned = true;
+            ends.handlerReturned();
+            finish(suspendedOr({ kind: 'threw', error: toError(err) }));
+          },
         );
     });
   }
 
-  private async settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number): Promise<void> {
-    const { store, clock, events } = this.deps;
-    const { lease, log, info } = run;
-    const jobId = lease.ref.jobId;
-    const durationMs = (): number => clock.now().getTime() - startedAt;
+  /** Stores the outcome of a run whose handler has returned (or was abandoned). */
+  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number): Promise<void> {
+    const { events } = this.deps;
     // A cancel requested while the handler ran discards whatever it came to (unless a
     // ctx.transaction had completed the job before: then the store kept the completion).
     if (run.cancel.requested && !ctx.completedInTransaction) return this.endCancelled(run);
     switch (outcome.kind) {
       case 'released':
-        if ((await this.write(run, 'release', () => store.release(lease.ref, clock.now()))).kind === 'written') {
-          log.warn({}, `Job ${jobId}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
-          run.telemetry.end('released');
-        }
-        return;
-      case 'suspended': {
-        const { suspension } = outcome;
-        if ((await this.write(run, 'suspend', () => suspension.commit(lease.ref, clock.now()))).kind === 'written') {
-          log.debug({ until: suspension.until }, `Job ${jobId}: suspended (${suspension.reason})`);
-          run.telemetry.end('suspended');
-          events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
-        }
-        return;
-      }
+        return this.released(run);
+      case 'suspended':
+        return this.suspended(run, outcome.suspension);
       case 'threw':
         if (!ctx.completedInTransaction) {
           if (LoomError.is(outcome.error, 'RATE_LIMITED')) return this.rateLimited(run, outcome.error as RateLimitedError);
           return this.fail(run, outcome.error);
         }
-        log.warn({ err: outcome.error }, `Job ${jobId}: the handler threw after ctx.transaction completed the job; it stays completed`);
+        run.log.warn({ err: outcome.error }, `Job ${run.info.id}: the handler threw after ctx.transaction completed the job; it stays completed`);
         run.telemetry.end('completed');
-        events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
-        return;
-      case 'returned': {
+        events.emit('job:completed', { job: run.info, result: undefined, durationMs: this.since(startedAt) });
+        return Promise.resolve();
+      case 'returned':
         if (ctx.completedInTransaction) {
           run.telemetry.end('completed');
-          events.emit('job:completed', { job: info, result: undefined, durationMs: durationMs() });
-          return;
+          events.emit('job:completed', { job: run.info, result: undefined, durationMs: this.since(startedAt) });
+          return Promise.resolve();
         }
-        await ctx.finishSteps();
-        let result = outcome.result;
-        const problem = result === undefined ? null : findPlainDataProblem(result);
-        if (problem) {
-          log.warn({ path: problem.path }, `Job ${jobId}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`);
-          result = undefined;
-        }
-        const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
-        if (tooLarge) return this.fail(run, tooLarge);
-        const written = await this.completeRun(run, result);
-        if (written.kind === 'written') {
-          run.telemetry.end('completed');
-          events.emit('job:completed', { job: info, result, durationMs: durationMs() });
-        } else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(jobId, 'complete', written.error));
-        return;
-      }
+        return this.complete(run, outcome.result, ctx, startedAt);
     }
+  }
+
+  /** The handler returned `returned`: the job's completion, group-committed with other runs' by the lease. */
+  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number): Promise<void> {
+    const { lease, log, info } = run;
+    const steps = ctx.finishSteps();
+    if (steps) await steps;
+    let result = returned;
+    const problem = result === undefined ? null : findPlainDataProblem(result);
+    if (problem) {
+      log.warn({ path: problem.path }, `Job ${info.id}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`);
+      result = undefined;
+    }
+    const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
+    if (tooLarge) return this.fail(run, tooLarge);
+    const written = await lease.complete(result);
+    if (written.kind === 'written') {
+      run.telemetry.end('completed');
+      this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(startedAt) });
+    } else if (written.kind === 'cancelled') await this.cancelRefused(run);
+    else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(info.id, 'complete', written.error));
+  }
+
+  /** The shutdown grace ended while the handler ran: the job goes back to the queue, attempt not counted. */
+  private async released(run: Run): Promise<void> {
+    const { store, clock } = this.deps;
+    const { lease } = run;
+    if ((await this.write(run, 'release', () => store.release(lease.ref, clock.now()))).kind !== 'written') return;
+    run.log.warn({}, `Job ${run.info.id}: still running when the shutdown grace ended; released for another worker (attempt not counted)`);
+    run.telemetry.end('released');
+  }
+
+  /** The run parked itself (a durable sleep or wait). */
+  private async suspended(run: Run, suspension: RunSuspension): Promise<void> {
+    const { lease, info } = run;
+    if ((await this.write(run, 'suspend', () => suspension.commit(lease.ref, this.deps.clock.now()))).kind !== 'written') return;
+    run.log.debug({ until: suspension.until }, `Job ${info.id}: suspended (${suspension.reason})`);
+    run.telemetry.end('suspended');
+    this.deps.events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
+  }
+
+  /** Milliseconds of the engine's clock since `startedAt` (ms). */
+  private since(startedAt: number): number {
+    return this.deps.clock.now().getTime() - startedAt;
   }
 
   /**
@@ -356,20 +364,15 @@ export class JobRunner {
 
   /** An outcome write through the run's lease; refused because the job's cancel was requested, it ends the job cancelled. */
   private async write(run: Run, op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
-    return this.endIfCancelled(run, await run.lease.write(op, fn));
-  }
-
-  /** The run's completion (group-committed with other runs' by the lease), as {@link write}. */
-  private async completeRun(run: Run, result: unknown): Promise<WriteResult> {
-    return this.endIfCancelled(run, await run.lease.complete(result));
-  }
-
-  private async endIfCancelled(run: Run, written: WriteResult): Promise<WriteResult> {
-    if (written.kind === 'cancelled') {
-      run.cancel.request();
-      await this.endCancelled(run);
-    }
+    const written = await run.lease.write(op, fn);
+    if (written.kind === 'cancelled') await this.cancelRefused(run);
     return written;
+  }
+
+  /** The store refused an outcome write because the job's cancel was requested: the run ends the job cancelled. */
+  private cancelRefused(run: Run): Promise<void> {
+    run.cancel.request();
+    return this.endCancelled(run);
   }
 
   /** `running → cancelled` with this run's lease (the handler has returned, or never ran), then `job:cancelled`. */

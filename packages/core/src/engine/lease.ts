@@ -188,7 +188,8 @@ export class RunLease {
    * per job: a lease taken over reports `lost`, as a lone `complete` would.
    */
   complete(result: unknown): Promise<WriteResult> {
-    return this.write('complete', () => this.deps.completions.complete(this.ref, result));
+    // The batch applies the write's deadline itself (one timer for all the completions pending).
+    return this.writeWithin('complete', (ms) => this.deps.completions.complete(this.ref, result, ms));
   }
 
   /**
@@ -197,13 +198,18 @@ export class RunLease {
    * backoff until the lease ends; the write itself is given until then to answer (at least one
    * heartbeat interval, so a write that starts late still gets a real chance).
    */
-  async write(op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
+  write(op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
+    return this.writeWithin(op, (ms) => withDeadline(this.deps.clock, op, ms, fn()));
+  }
+
+  /** {@link write}, with `fn` given the deadline (ms) it must answer within or reject with a `StoreTimeoutError`. */
+  private async writeWithin(op: string, fn: (deadlineMs: number) => Promise<unknown>): Promise<WriteResult> {
     this.settle();
     const { clock, store, events } = this.deps;
     const jobId = this.ref.jobId;
     for (let i = 0; ; i++) {
       try {
-        await withDeadline(clock, op, Math.max(this.remaining(), this.interval()), fn());
+        await fn(Math.max(this.remaining(), this.interval()));
         return { kind: 'written' };
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {

@@ -213,10 +213,14 @@ export class RunContext implements JobContext {
 
   /**
    * Called by the runner when the handler returned: wait failures it caught become final, so the
-   * finished job's steps say what happened. Best effort: the job completes either way.
+   * finished job's steps say what happened. Best effort: the job completes either way. Nothing to
+   * wait for (undefined) when the run used no workflow feature, as most do.
    */
-  async finishSteps(): Promise<void> {
-    if (!this.lazyScope) return;
+  finishSteps(): Promise<void> | undefined {
+    return this.lazyScope ? this.finishWaits() : undefined;
+  }
+
+  private async finishWaits(): Promise<void> {
     try {
       await this.moveOn();
     } catch (err) {

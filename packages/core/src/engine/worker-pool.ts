@@ -3,6 +3,7 @@ import type { EventBus } from './events.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRunner } from './job-runner.js';
+import type { RunEnds } from './run-ends.js';
 import { claimLeases } from './lease.js';
 import { ClaimDemand, type EnqueuedJob } from './claim-demand.js';
 import { ShutdownSignal } from '../support/lazy-abort.js';
@@ -20,12 +21,8 @@ export interface InFlightRun {
 }
 
 interface Slot extends InFlightRun {
-  /** The run's outcome is stored (or given up on). */
-  settled: Promise<void>;
-  /** The handler has returned too: the slot is free. */
-  done: Promise<void>;
-  /** Aborts the run for a cancel of its job (see `RunHandle.cancel`). */
-  cancel: (reason?: string) => void;
+  /** The run's two ends (outcome stored; handler returned too) and its cancel. */
+  ends: RunEnds;
 }
 
 export interface WorkerPoolOptions {
@@ -145,7 +142,7 @@ export class WorkerPool {
     let found = false;
     for (const slot of this.slots) {
       if (slot.jobId !== jobId) continue;
-      slot.cancel(reason);
+      slot.ends.cancel(reason);
       found = true;
     }
     return found;
@@ -207,7 +204,7 @@ export class WorkerPool {
   }
 
   private all(end: 'settled' | 'done'): Promise<void> {
-    return Promise.all([...this.slots].map((s) => s[end])).then(() => undefined);
+    return Promise.all([...this.slots].map((s) => s.ends[end])).then(() => undefined);
   }
 
   /**
@@ -298,18 +295,20 @@ export class WorkerPool {
 
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const { settled, done, cancel } = this.o.runner.run(job, this.shutdown);
-    const slot: Slot = { jobId: job.id, name: job.name, attempt: job.attempt, settled, done, cancel };
-    void done.then(() => {
-      this.slots.delete(slot);
-      this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 1) - 1);
-      this.o.flow?.runEnded(job.name);
-      this.activity++;
-      if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
-      // A claim that came back short saw every claimable job: a freed slot alone finds nothing new.
-      if (this.demand.runEnded(job.name)) void this.claimNow();
-    });
+    const slot = { jobId: job.id, name: job.name, attempt: job.attempt } as Slot;
     this.slots.add(slot);
+    slot.ends = this.o.runner.run(job, this.shutdown, () => this.runDone(slot));
+  }
+
+  /** A run's slot is free (its outcome stored, its handler returned). */
+  private runDone(slot: Slot): void {
+    this.slots.delete(slot);
+    this.runningByName.set(slot.name, (this.runningByName.get(slot.name) ?? 1) - 1);
+    this.o.flow?.runEnded(slot.name);
+    this.activity++;
+    if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
+    // A claim that came back short saw every claimable job: a freed slot alone finds nothing new.
+    if (this.demand.runEnded(slot.name)) void this.claimNow();
   }
 
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
