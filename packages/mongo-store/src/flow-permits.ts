@@ -130,10 +130,13 @@ export class FlowPermits {
       return until ? { granted: [], hold: { by: 'rateLimit', until } } : { granted: tokens };
     }
     const update = acquirePipeline(tokens, rules, now, leaseUntil, id.g !== undefined || id.r !== undefined);
+    // Granted tokens are appended last: the reply carries only the last entries of the list that
+    // says, not every slot or start in the window (hundreds under a high rate limit).
+    const projection = { [rules.concurrency !== undefined ? 'h' : 's']: { $slice: -tokens.length } };
     let doc: FlowDocument | null = null;
     for (let round = 0; ; round++) {
       try {
-        doc = await this.flow.findOneAndUpdate({ _id: id }, update, { upsert: true, returnDocument: 'after' });
+        doc = await this.flow.findOneAndUpdate({ _id: id }, update, { upsert: true, returnDocument: 'after', projection });
         break;
       } catch (err) {
         // Two claims creating the document at once: the loser's update now finds it.
@@ -141,7 +144,10 @@ export class FlowPermits {
       }
     }
     const granted = grantedOf(doc, tokens, rules);
-    return granted.length === tokens.length || !doc ? { granted } : { granted, hold: holdOf(doc, rules, now) };
+    if (granted.length === tokens.length || !doc) return { granted };
+    // Not all granted: when it opens again takes the whole document (one more read, on refusals only).
+    const whole = await this.flow.findOne({ _id: id });
+    return { granted, hold: holdOf(whole ?? doc, rules, now) };
   }
 
   /**
