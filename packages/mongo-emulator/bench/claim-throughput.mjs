@@ -10,31 +10,16 @@
 // Run: node packages/mongo-emulator/bench/claim-throughput.mjs [documents=100000] [claims=2000] [loom|or]
 // The emulator runs as its own process (its bin); its CPU is read from /proc/<pid>/task/*/schedstat
 // (nanoseconds, every thread), so the driver's CPU is measured apart from it (Linux only).
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
+import { startEmulatorProcess } from './emulator-process.mjs';
 
 const total = Number(process.argv[2] ?? 100_000);
 const claims = Number(process.argv[3] ?? 2_000);
 const shape = process.argv[4] ?? 'loom';
 const ROUND = 50;
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const server = spawn(process.execPath, [...(process.env.EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const uri = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
-/** CPU nanoseconds every thread of the emulator process has used so far. */
-const serverCpuNs = () => {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${server.pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${server.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // a thread that ended between the listing and the read
-    }
-  }
-  return ns;
-};
+const server = await startEmulatorProcess();
+const { uri } = server;
+const serverCpuNs = server.cpuNs;
 const client = new MongoClient(uri);
 const jobs = client.db('bench').collection('jobs');
 const now = Date.now();
@@ -115,4 +100,4 @@ const pingNs0 = serverCpuNs();
 for (let i = 0; i < 5_000; i++) await client.db('admin').command({ ping: 1 });
 console.log(`ping: ${Math.round((serverCpuNs() - pingNs0) / 1000 / 5_000)} µs emulator CPU (the floor of any command over the wire)`);
 await client.close();
-server.kill('SIGTERM');
+server.stop();

@@ -1,6 +1,6 @@
 /**
  * The emulator's oplog: every committed write appends one change event. Change stream cursors
- * read from it by sequence number; waiters are woken as soon as an event arrives.
+ * read from it by sequence number; subscribers hear of every append as it happens.
  */
 import type { Binary, Timestamp } from 'bson';
 import { CommandError } from './errors.js';
@@ -89,7 +89,7 @@ export function describeUpdate(before: Doc, after: Doc): Doc {
 export class ChangeLog {
   private readonly events: ChangeEvent[] = [];
   private seq = 0;
-  private readonly waiters = new Set<() => void>();
+  private readonly listeners = new Set<() => void>();
   private readonly now: () => Date;
 
   constructor(
@@ -110,9 +110,7 @@ export class ChangeLog {
     const clusterTime = this.clock.tick();
     this.events.push({ ...event, seq: this.seq, clusterTime, wallTime });
     if (this.events.length > MAX_EVENTS + TRIM_BATCH) this.events.splice(0, this.events.length - MAX_EVENTS);
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
+    for (const listener of this.listeners) listener();
   }
 
   /** The position just before the first event at or after `ts` (startAtOperationTime). */
@@ -121,34 +119,31 @@ export class ChangeLog {
     return this.seq;
   }
 
-  /** Events after `seq`; throws ChangeStreamHistoryLost if they were already trimmed. */
-  since(seq: number): ChangeEvent[] {
-    if (this.events.length === 0) return [];
+  /**
+   * The index in `events` of the first event after `seq` (`events.length` when there is none);
+   * throws ChangeStreamHistoryLost if events after `seq` were already trimmed. Read the events
+   * with `at(i)` from there: no copy of the log's tail per read.
+   */
+  indexAfter(seq: number): number {
+    if (this.events.length === 0) return 0;
     const first = this.events[0].seq;
     if (seq < first - 1) {
       throw new CommandError('ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.');
     }
-    return this.events.slice(Math.max(0, seq - first + 1));
+    return Math.min(this.events.length, Math.max(0, seq - first + 1));
   }
 
-  /** Resolves when a new event is appended or after `ms` (a real timer: it bounds a network wait). */
-  waitForEvent(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      timer.unref?.();
-      this.waiters.add(wake);
-    });
+  /** The event at index `i` (from `indexAfter`), or undefined past the end. */
+  at(i: number): ChangeEvent | undefined {
+    return this.events[i];
   }
 
-  /** Wakes every waiter (used on shutdown). */
-  wakeAll(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
+  /**
+   * Calls `listener` synchronously after every append, until the returned function is called.
+   * Awaiting change stream cursors use it to look at new events as they arrive.
+   */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 }

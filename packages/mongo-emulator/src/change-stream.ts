@@ -1,10 +1,14 @@
 /**
  * A change stream cursor over the change log: events for one collection, database or the whole
  * cluster, shaped as mongod shapes them, filtered by the user's pipeline, with resume tokens
- * and an awaiting getMore that answers as soon as an event arrives or after maxAwaitTimeMS.
+ * and an awaiting getMore that answers as soon as an event passing the pipeline arrives, or with
+ * an empty batch after maxAwaitTimeMS, as mongod's does: writes the stream does not report (other
+ * collections, events its `$match` drops) do not end the wait.
  */
 import { Timestamp } from 'bson';
 import { MongoAggregator as Aggregator } from './query/mingo-context.js';
+import { compileFilter } from './query/filter.js';
+import { compileInclusion } from './query/inclusion-projection.js';
 import { CommandError } from './errors.js';
 import { EXPANDED_EVENTS, resumeToken, seqFromToken, type ChangeEvent, type ChangeLog } from './change-log.js';
 import { assertKnownStage } from './query/pipeline-stages.js';
@@ -29,10 +33,12 @@ export class ChangeStreamSource implements CursorSource {
   private readonly fullDocument: string;
   private readonly beforeChange: string;
   private readonly expanded: boolean;
-  private readonly aggregator?: Aggregator;
+  private readonly pipeline: (event: Doc) => Doc[];
   private first = true;
   private closed = false;
   private invalidated = false;
+  /** Ends a getMore waiting for events (set while one waits). */
+  private interrupt?: () => void;
 
   constructor(
     private readonly log: ChangeLog,
@@ -59,7 +65,7 @@ export class ChangeStreamSource implements CursorSource {
       this.position = log.positionAt(ts);
     } else this.position = log.latest;
     // Fail now, not on the first getMore, if the history is gone.
-    log.since(this.position);
+    log.indexAfter(this.position);
     for (const s of pipeline) {
       const name = isPlainObject(s) ? Object.keys(s)[0] : undefined;
       assertKnownStage(String(name));
@@ -67,7 +73,7 @@ export class ChangeStreamSource implements CursorSource {
         throw new CommandError('IllegalOperation', `${String(name)} is not permitted in a $changeStream pipeline`);
       }
     }
-    if (pipeline.length > 0) this.aggregator = new Aggregator(pipeline);
+    this.pipeline = compilePipeline(pipeline);
   }
 
   /** A drop or rename of the watched collection (or a drop of its database) ends the stream. */
@@ -121,7 +127,7 @@ export class ChangeStreamSource implements CursorSource {
 
   private collect(batchSize: number): Doc[] {
     const out: Doc[] = [];
-    for (const e of this.log.since(this.position)) {
+    for (let i = this.log.indexAfter(this.position), e = this.log.at(i); e !== undefined; e = this.log.at(++i)) {
       if (batchSize > 0 && out.length >= batchSize) break;
       this.position = e.seq;
       if (!this.inScope(e)) continue;
@@ -138,7 +144,7 @@ export class ChangeStreamSource implements CursorSource {
   }
 
   private filtered(event: Doc): Doc[] {
-    const results = this.aggregator ? (this.aggregator.run([event]) as Doc[]) : [event];
+    const results = this.pipeline(event);
     for (const r of results) {
       if (!isPlainObject(r) || compareBson(r._id, event._id) !== 0) {
         throw new CommandError('ChangeStreamFatalError', "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.");
@@ -150,17 +156,89 @@ export class ChangeStreamSource implements CursorSource {
   async nextBatch(batchSize: number, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean; extra: Doc }> {
     if (this.invalidated) return { docs: [], exhausted: true, extra: { postBatchResumeToken: resumeToken(this.position) } };
     let docs = this.collect(batchSize);
-    if (docs.length === 0 && !this.first && !this.closed) {
-      await this.log.waitForEvent(maxTimeMS ?? DEFAULT_AWAIT_MS);
-      docs = this.closed ? [] : this.collect(batchSize);
-    }
+    if (docs.length === 0 && !this.first && !this.closed) docs = await this.awaitEvents(batchSize, maxTimeMS ?? DEFAULT_AWAIT_MS);
     this.first = false;
     return { docs, exhausted: this.invalidated, extra: { postBatchResumeToken: resumeToken(this.position) } };
   }
 
+  /**
+   * Waits until events pass the pipeline (or the stream is invalidated), at most `ms` (a real
+   * timer: it bounds a network wait), then answers with them, or with none when the time is up
+   * or the cursor is killed. New events are looked at a microtask after they are appended, once
+   * the write that appended them has applied all of its statements' events.
+   */
+  private awaitEvents(batchSize: number, ms: number): Promise<Doc[]> {
+    return new Promise<Doc[]>((resolve, reject) => {
+      let done = false;
+      let looking = false;
+      const finish = (docs: Doc[], err?: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        unsubscribe();
+        this.interrupt = undefined;
+        if (err === undefined) resolve(docs);
+        else reject(err);
+      };
+      const look = () => {
+        looking = false;
+        if (done) return;
+        if (this.closed) return finish([]);
+        try {
+          const docs = this.collect(batchSize);
+          if (docs.length > 0 || this.invalidated) finish(docs);
+        } catch (err) {
+          finish([], err);
+        }
+      };
+      const unsubscribe = this.log.subscribe(() => {
+        if (looking) return;
+        looking = true;
+        queueMicrotask(look);
+      });
+      const timer = setTimeout(() => finish([]), ms);
+      timer.unref?.();
+      this.interrupt = () => finish([]);
+    });
+  }
+
   close(): void {
     this.closed = true;
+    this.interrupt?.();
   }
+}
+
+/**
+ * The stream's pipeline as one function of an event. Leading `$match` stages and inclusions of
+ * plain paths (`$project`) are compiled once here; mingo's aggregator, which builds its stages
+ * anew for every document it runs, only gets the stages after them, if any.
+ */
+function compilePipeline(pipeline: Doc[]): (event: Doc) => Doc[] {
+  const leading: ((event: Doc) => Doc | undefined)[] = [];
+  let i = 0;
+  for (; i < pipeline.length; i++) {
+    const stage = pipeline[i];
+    const keys = Object.keys(stage);
+    if (keys.length !== 1) break;
+    const arg = stage[keys[0]];
+    if (keys[0] === '$match' && isPlainObject(arg)) {
+      const matcher = compileFilter(arg);
+      leading.push((event) => (matcher.test(event) ? event : undefined));
+      continue;
+    }
+    const project = keys[0] === '$project' ? compileInclusion(arg) : undefined;
+    if (!project) break;
+    leading.push(project);
+  }
+  const rest = i < pipeline.length ? new Aggregator(pipeline.slice(i)) : undefined;
+  return (event) => {
+    let current: Doc | undefined = event;
+    for (const stage of leading) {
+      current = stage(current);
+      if (current === undefined) return [];
+    }
+    return rest ? (rest.run([current]) as Doc[]) : [current];
+  };
 }
 
 /**

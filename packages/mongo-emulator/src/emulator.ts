@@ -105,7 +105,6 @@ export class MongoEmulator {
     clearInterval(this.ttlTimer);
     this.engine.sessions.abortAll();
     this.engine.cursors.killAll();
-    this.engine.changeLog.wakeAll();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;

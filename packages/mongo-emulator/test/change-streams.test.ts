@@ -69,6 +69,14 @@ describe('change streams', () => {
     expect([(a as { documentKey: { _id: unknown } }).documentKey._id, (b as { documentKey: { _id: unknown } }).documentKey._id]).toEqual(['x', 'y']);
   });
 
+  it('projects events with $project as mongod does: input field order, paths through arrays', async () => {
+    const s = await started(watch([{ $match: { operationType: 'insert' } }, { $project: { 'fullDocument.a.b': 1, operationType: 1 } }]));
+    await coll.insertOne({ _id: 1 as never, a: [1, { b: 2, c: 3 }, { c: 4 }, [{ b: 5 }]], z: 6 });
+    const event = await s.next();
+    expect(Object.keys(event)).toEqual(['_id', 'operationType', 'fullDocument']);
+    expect((event as { fullDocument: unknown }).fullDocument).toEqual({ a: [{ b: 2 }, {}, [{ b: 5 }]] });
+  });
+
   it("looks up the current document for updates with fullDocument: 'updateLookup'", async () => {
     const s = await started(watch([], { fullDocument: 'updateLookup' }));
     await coll.insertOne({ _id: 1 as never, n: 1 });
@@ -121,5 +129,55 @@ describe('change streams', () => {
     expect((await s.next()).operationType).toBe('insert');
     expect((await s.next()).operationType).toBe('drop');
     expect((await s.next()).operationType).toBe('invalidate');
+  });
+});
+
+/** The raw commands of a change stream (one session: a cursor's getMore must use its session). */
+async function openStream(pipeline: Document[]): Promise<{ id: unknown; getMore(maxTimeMS: number): Promise<{ nextBatch: Document[]; postBatchResumeToken: ResumeToken }>; close(): Promise<void> }> {
+  const session = t.client.startSession();
+  const opened = await t.db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }, ...pipeline], cursor: {} }, { session });
+  const id = (opened.cursor as { id: unknown }).id;
+  return {
+    id,
+    async getMore(maxTimeMS) {
+      const reply = await t.db.command({ getMore: id, collection: coll.collectionName, maxTimeMS }, { session });
+      return reply.cursor as { nextBatch: Document[]; postBatchResumeToken: ResumeToken };
+    },
+    async close() {
+      await t.db.command({ killCursors: coll.collectionName, cursors: [id] }, { session });
+      await session.endSession();
+    },
+  };
+}
+
+describe("a change stream's awaiting getMore", () => {
+  it('answers when an event passing its pipeline arrives, not on writes the stream does not report', async () => {
+    const other = t.db.collection(`${coll.collectionName}_other`);
+    await coll.insertOne({ _id: 'old' as never });
+    const stream = await openStream([{ $match: { operationType: 'insert' } }]);
+    // A minute: far longer than the test, so only an event can end this getMore.
+    const pending = stream.getMore(60_000);
+    await coll.updateOne({ _id: 'old' as never }, { $set: { x: 1 } });
+    await other.insertOne({ _id: 'elsewhere' as never });
+    await coll.deleteOne({ _id: 'old' as never });
+    await coll.insertOne({ _id: 'new' as never });
+    const batch = await pending;
+    expect(batch.nextBatch.map((e) => [e.operationType, (e.documentKey as { _id: unknown })._id])).toEqual([['insert', 'new']]);
+    await stream.close();
+  });
+
+  it('answers with an empty batch at maxAwaitTimeMS, its resume token past the events it skipped', async () => {
+    const stream = await openStream([{ $match: { operationType: 'insert' } }]);
+    await coll.insertOne({ _id: 'seen' as never });
+    expect((await stream.getMore(50)).nextBatch.map((e) => e.operationType)).toEqual(['insert']);
+    await coll.updateOne({ _id: 'seen' as never }, { $set: { skipped: true } });
+    const empty = await stream.getMore(50);
+    expect(empty.nextBatch).toEqual([]);
+    await coll.insertOne({ _id: 'after' as never });
+    // Resuming from that token (without the filter) starts after the update the stream skipped.
+    const resumed = watch([], { startAfter: empty.postBatchResumeToken });
+    const next = await resumed.next();
+    expect([next.operationType, (next as { documentKey: { _id: unknown } }).documentKey._id]).toEqual(['insert', 'after']);
+    await stream.close();
   });
 });
