@@ -19,7 +19,7 @@ export async function openAgendaOnMongo(
   define: (agenda: Agenda) => void,
   opts: { concurrency: number; processEveryMs?: number },
 ): Promise<AgendaOnMongo> {
-  const counter = new CommandCounter(target.uri);
+  const counter = new CommandCounter(target.uri, 'agendaJobs'); // @agendajs/mongo-backend's default collection
   await counter.client.connect();
   const db = counter.client.db(target.db);
   await db.dropDatabase();

@@ -15,7 +15,7 @@ export interface LoomOnMongo {
 
 /** Builds Loom on a fresh database of the target, with a command-monitored client. */
 export async function openLoomOnMongo(target: MongoTargetRef, jobs: JobClass[], concurrency: number): Promise<LoomOnMongo> {
-  const counter = new CommandCounter(target.uri);
+  const counter = new CommandCounter(target.uri, 'loom_jobs'); // MongoStore's default collection names
   await counter.client.connect();
   await counter.client.db(target.db).dropDatabase();
   const store = new MongoStore({ client: counter.client, database: target.db, logger: benchLogger });

@@ -167,7 +167,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
     for (const e of ['loom', 'agenda'] as const) want.push([e, 'throughputJobsPerSec'], [e, 'throughputCommandsPerJob'], [e, 'peakRssMb']);
   if (c.groups.includes('batched')) want.push(['loom', 'batchedThroughputJobsPerSec'], ['loom', 'batchedThroughputCommandsPerJob']);
   if (c.groups.includes('latency'))
-    want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
+    want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['loom', 'lifecycleJobCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
   if (c.groups.includes('bullmq') && !c.bullmqSkipped) want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);

@@ -41,6 +41,7 @@ export async function steadyRate(
   const interval = 1000 / spec.ratePerSec;
   const server = new ServerCpu(spec.serverPid);
   const c0 = counter.snapshot();
+  const k0 = counter.categorySnapshot?.();
   const begin = performance.now();
   const pending: Promise<unknown>[] = [];
   for (let i = 0; i < spec.jobs; i++) {
@@ -50,6 +51,7 @@ export async function steadyRate(
   await Promise.all(pending);
   await completed.wait(spec.timeoutMs);
   const commands = counter.since(c0);
+  const categories = k0 === undefined ? undefined : counter.categoriesSince?.(k0);
   const { serverCpuUsPerJob } = server.perJob(spec.jobs);
   return {
     metrics: {
@@ -57,6 +59,15 @@ export async function steadyRate(
       latencyP99Ms: percentile(samples, 99),
       latencyMaxMs: Math.max(...samples),
       lifecycleCommandsPerJob: totalCommands(commands) / spec.jobs,
+      // The same commands split by what they were for (see CommandCategory): the job's own
+      // (insert, claim, complete), the change stream's, and the rest (e.g. paused-queue reads).
+      ...(categories === undefined
+        ? {}
+        : {
+            lifecycleJobCommandsPerJob: (categories.job ?? 0) / spec.jobs,
+            lifecycleChangeStreamCommandsPerJob: (categories.changeStream ?? 0) / spec.jobs,
+            lifecycleOtherCommandsPerJob: (categories.other ?? 0) / spec.jobs,
+          }),
       ...(serverCpuUsPerJob === undefined ? {} : { lifecycleServerCpuUsPerJob: serverCpuUsPerJob }),
     },
     commands,
