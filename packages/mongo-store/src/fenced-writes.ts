@@ -63,9 +63,12 @@ export class FencedWrites {
     if (!(await this.tryWrite(lease, update, conditions, session))) throw await this.refusal(lease, session);
   }
 
-  /** A lease extension: works after a cancel request too, and says whether one was made. */
-  async extend(lease: LeaseRef, update: UpdateFilter<JobDocument>): Promise<LeaseExtension> {
-    const filter = fencedFilter(this.jobIdOf(lease), lease.token, { cancelRequested: true });
+  /**
+   * A lease extension at `now`: works after a cancel request too, and says whether one was made. A
+   * lease that ran out before `now` is lost, taken over or not (see {@link FenceConditions.unexpiredAt}).
+   */
+  async extend(lease: LeaseRef, update: UpdateFilter<JobDocument>, now: Date): Promise<LeaseExtension> {
+    const filter = fencedFilter(this.jobIdOf(lease), lease.token, { cancelRequested: true, unexpiredAt: now });
     const before = await this.jobs.findOneAndUpdate(filter, update, { projection: { cancelRequestedAt: 1 } });
     if (!before) throw new LeaseLostError(lease.jobId);
     return before.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';

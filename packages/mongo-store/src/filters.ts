@@ -55,6 +55,11 @@ export interface FenceConditions {
    * pass the fence then: no other write of the run is accepted after a cancel.
    */
   cancelRequested?: boolean;
+  /**
+   * Only if the lease has not run out at this instant (a heartbeat): an expired lease is over even
+   * if nobody took the job yet, since its flow slot may have gone to another run meanwhile.
+   */
+  unexpiredAt?: Date;
 }
 
 /**
@@ -70,6 +75,7 @@ export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceCond
   }
   if (conditions.absentSignal !== undefined) filter['signals.name'] = { $ne: requireString(conditions.absentSignal, 'signal name') };
   if (conditions.signalId !== undefined) filter['signals.sid'] = conditions.signalId;
+  if (conditions.unexpiredAt !== undefined) filter['lease.until'] = { $gte: conditions.unexpiredAt };
   return filter;
 }
 

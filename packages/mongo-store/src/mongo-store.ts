@@ -176,7 +176,7 @@ export class MongoStore implements JobStore {
   // control); a heartbeat moves their end with the lease.
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
-    const extension = await this.ending(lease, () => this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now'))));
+    const extension = await this.ending(lease, () => this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now')), now));
     await this.permits.extend(lease.token, until, now, lease.jobId);
     return extension;
   }

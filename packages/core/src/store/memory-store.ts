@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toMs, type Duration } from '../support/duration.js';
-import { CancelledError, LeaseLostError, LoomError } from '../support/errors.js';
+import { CancelledError, LEASE_EXPIRED_BEFORE_HEARTBEAT, LeaseLostError, LoomError } from '../support/errors.js';
 import {
   ACTIVE_STATUSES,
   type DeadLetter,
@@ -231,6 +231,9 @@ export class MemoryStore implements JobStore {
     assertDate(until, 'extendLease until');
     assertDate(now, 'extendLease now');
     const job = this.#leased(lease, true);
+    // A lease that ran out is over even if nobody took the job yet: its flow slot may have gone to
+    // another run meanwhile, so reviving it could run the job over its limit (a worker resumed after SIGSTOP).
+    if (job.record.lease!.until.getTime() < now.getTime()) throw new LeaseLostError(lease.jobId, LEASE_EXPIRED_BEFORE_HEARTBEAT);
     this.#transition(job, 'running', now, (record) => {
       record.lease = { ...record.lease!, until: copyDate(until) };
     });

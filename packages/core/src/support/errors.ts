@@ -109,6 +109,12 @@ export class LeaseLostError extends LoomError {
   }
 }
 
+/**
+ * Why a heartbeat was refused although the job still runs under its token: the lease had already
+ * run out. Its concurrency slot may have gone to another run meanwhile, so the run must end.
+ */
+export const LEASE_EXPIRED_BEFORE_HEARTBEAT = 'it had run out before this heartbeat arrived (the worker stalled, e.g. was stopped); another run may hold its slot';
+
 /** A handler ran past its `timeout`; `ctx.signal` was aborted and the attempt failed. */
 export class JobTimeoutError extends LoomError {
   constructor(readonly jobId: string, readonly timeoutMs: number) {

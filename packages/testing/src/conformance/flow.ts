@@ -1,6 +1,6 @@
 /// <reference types="jest" />
 import type { FlowHold, FlowLimits, JobRecord, JobStore, NewJob } from '@loom/core';
-import { at, claimJobs, HEAVY_TEST_MS, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
+import { at, claimJobs, expectLeaseLost, HEAVY_TEST_MS, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
 
 /** A claim with flow limits: the jobs, and what the store reported holding back. */
 async function claimFlow(store: JobStore, flow: FlowLimits[], opts: ClaimOptions = {}): Promise<{ jobs: JobRecord[]; holds: FlowHold[] }> {
@@ -108,6 +108,22 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(after.jobs).toHaveLength(1);
         expect(after.jobs[0]).toMatchObject({ id: jobs[0].id, attempt: 2 });
         expect((await claimFlow(ctx.store, limits, { now: at(50_002) })).jobs).toEqual([]);
+      });
+
+      it('a heartbeat arriving after the lease ran out is refused: the slot given to another run meanwhile stays with it', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 1);
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 1 }];
+        const { jobs } = await claimFlow(ctx.store, limits, { now: at(0) });
+        expect(jobs).toHaveLength(1);
+        // Its worker stalls past the lease (30 s); a more urgent job of the name takes the free slot.
+        await enqueueMany(peer, 1, { priority: 10 });
+        const other = await claimFlow(peer, limits, { now: at(30_001), owner: 'worker-b' });
+        expect(other.jobs).toHaveLength(1);
+        expect(other.jobs[0]!.id).not.toBe(jobs[0]!.id);
+        // The stalled worker resumes: its heartbeat must not take the job back over the limit.
+        await expectLeaseLost(ctx.store.extendLease(leaseOf(jobs[0]!), at(60_002), at(30_002)));
+        expect((await claimFlow(peer, limits, { now: at(30_003), owner: 'worker-c' })).jobs).toEqual([]);
       });
 
       it('a name at its limit does not hold back other names, and nothing is reported when nothing is due', async () => {

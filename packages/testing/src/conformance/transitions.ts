@@ -1,6 +1,6 @@
 /// <reference types="jest" />
 import type { ErrorRecord } from '@loom/core';
-import { at, claimJobs, enqueueAndClaim, idsOf, mustGet, type ConformanceContext } from './harness.js';
+import { at, claimJobs, enqueueAndClaim, expectLeaseLost, idsOf, mustGet, type ConformanceContext } from './harness.js';
 
 export const sampleError = (attempt: number, message = `attempt ${attempt} failed`): ErrorRecord => ({
   attempt,
@@ -138,6 +138,17 @@ export function describeTransitions(ctx: ConformanceContext): void {
       const after = await mustGet(ctx.store, id);
       expect(after.lease).toEqual({ ...job.lease, until: at(90_000) });
       expect(after.attempt).toBe(1);
+    });
+
+    it('refuses (LEASE_LOST) a heartbeat arriving after the lease ran out, even when nobody took the job over; nothing changes', async () => {
+      // A worker stopped (SIGSTOP) past its lease: resumed, its heartbeat must not revive the lease.
+      const { id, lease } = await enqueueAndClaim(ctx.store, {}, { now: at(0), leaseMs: 1_000 });
+      expect(await ctx.store.extendLease(lease, at(2_000), at(1_000))).toBe('extended'); // at the lease's last instant: still held
+      const before = await mustGet(ctx.store, id);
+      await expectLeaseLost(ctx.store.extendLease(lease, at(40_000), at(2_001)));
+      expect(await mustGet(ctx.store, id)).toEqual(before);
+      // The job is still there for a reclaim, with a new lease.
+      expect(idsOf(await claimJobs(ctx.store, { now: at(2_002), owner: 'worker-b' }))).toEqual([id]);
     });
   });
 }
