@@ -2,7 +2,7 @@ import { LoomError, type JobRecord, type JobStore, type LeaseRef } from '@loom/c
 import type { Ledger } from './ledger.js';
 
 /**
- * Wraps a store so that every claim, every accepted lease extension and every completion attempt (each item of a `completeMany`) is written to the ledger, and
+ * Wraps a store so that every claim, every accepted lease extension (each item of a `heartbeatMany`) and every completion attempt (each item of a `completeMany`) is written to the ledger, and
  * keeps the leases this process holds (for a best-effort release on a hard stop). Everything else
  * passes through untouched.
  *
@@ -43,6 +43,18 @@ export function recordingStore(store: JobStore, ledger: Ledger, owner: string): 
           const [lease, until] = args;
           ledger.append({ t: 'beat', job: lease.jobId, token: lease.token, owner, at: Date.now(), until: until.getTime() });
           return extension;
+        };
+      }
+      if (prop === 'heartbeatMany') {
+        // The engine's batched heartbeats: each item the store extended is noted as one extension.
+        return async (...args: Parameters<JobStore['heartbeatMany']>) => {
+          const outcomes = await target.heartbeatMany(...args);
+          const at = Date.now();
+          args[0].forEach(({ lease, until }, i) => {
+            const outcome = outcomes[i];
+            if (outcome === 'extended' || outcome === 'cancel-requested') ledger.append({ t: 'beat', job: lease.jobId, token: lease.token, owner, at, until: until.getTime() });
+          });
+          return outcomes;
         };
       }
       if (prop === 'complete') {

@@ -146,13 +146,13 @@ describe('Loom options and lifecycle', () => {
   });
 
   it('keeps the run going when one heartbeat fails but the next succeeds', async () => {
-    const faulty = faultyStore(new MemoryStore(), { extendLease: 1 });
+    const faulty = faultyStore(new MemoryStore(), { heartbeatMany: 1 });
     const t = await createTestLoom({ jobs: [Long], store: faulty.store, lease: '30s' });
     const errors: string[] = [];
     t.loom.on('worker:error', (e) => errors.push(e.operation));
     const { id } = await t.enqueue(Long);
     await t.advance('2m');
-    expect(faulty.caused.extendLease).toBe(1);
+    expect(faulty.caused.heartbeatMany).toBe(1);
     expect(errors).toEqual(['extendLease']);
     expect((await t.getJob(id))?.status).toBe('running');
     gate?.();

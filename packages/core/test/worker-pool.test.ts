@@ -169,7 +169,7 @@ describe('worker pool', () => {
       const clock = new FakeClock();
       const shared = new MemoryStore();
       // Engine A cannot reach the store to extend its lease (a partition); its handler hangs.
-      const partitioned = faultyStore(shared, { extendLease: Infinity });
+      const partitioned = faultyStore(shared, { heartbeatMany: Infinity });
       // concurrency 1: the hanging run fills A, so only B can take the job over.
       const a = await testLoom({ jobs: [SlowFirst], store: partitioned.store, clock, lease: '30s', concurrency: 1 });
       const b = await testLoom({ jobs: [SlowFirst], store: shared, clock, lease: '30s', start: false });
@@ -180,7 +180,7 @@ describe('worker pool', () => {
       expect(started).toEqual(['slow-first']);
 
       await a.advance('30s');
-      expect(partitioned.caused.extendLease).toBeGreaterThanOrEqual(2);
+      expect(partitioned.caused.heartbeatMany).toBeGreaterThanOrEqual(2);
       expect(signals[0]?.aborted).toBe(true);
       expect(LoomError.is(signals[0]?.reason, 'LEASE_LOST')).toBe(true);
 
@@ -201,7 +201,7 @@ describe('worker pool', () => {
     it('dead-letters a job whose lease expired on every attempt', async () => {
       const clock = new FakeClock();
       const shared = new MemoryStore();
-      const a = await testLoom({ jobs: [CrashesWorker], store: faultyStore(shared, { extendLease: Infinity }).store, clock, lease: '30s', concurrency: 1 });
+      const a = await testLoom({ jobs: [CrashesWorker], store: faultyStore(shared, { heartbeatMany: Infinity }).store, clock, lease: '30s', concurrency: 1 });
       const { id } = await a.enqueue(CrashesWorker);
       await a.advance('31s');
       const b = await testLoom({ jobs: [CrashesWorker], store: shared, clock, lease: '30s', start: false });
@@ -220,7 +220,7 @@ describe('worker pool', () => {
       const shared = new MemoryStore();
       const hanging = new Proxy(shared, {
         get: (target, prop) => {
-          if (prop === 'extendLease') return () => new Promise(() => {});
+          if (prop === 'heartbeatMany') return () => new Promise(() => {});
           const value = Reflect.get(target, prop, target) as unknown;
           return typeof value === 'function' ? value.bind(target) : value;
         },

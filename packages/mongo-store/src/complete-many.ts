@@ -1,9 +1,10 @@
-import { MongoBulkWriteError, type Collection, type ObjectId } from 'mongodb';
+import type { Collection, ObjectId } from 'mongodb';
 import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
 import { requireDate } from './arguments.js';
 import type { JobDocument } from './documents.js';
 import type { FencedWrites } from './fenced-writes.js';
 import { fencedFilter } from './filters.js';
+import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
 import { completionStatements } from './retention-holds.js';
 import { completeUpdate } from './updates.js';
 
@@ -34,34 +35,20 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
   requireDate(now, 'now');
   const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
-  const ids: (ObjectId | undefined)[] = items.map((item, i) => {
-    try {
-      return deps.fenced.jobIdOf(item.lease);
-    } catch (err) {
-      if (!LoomError.is(err, 'LEASE_LOST')) throw err; // a malformed token: bad input, nothing written
-      outcomes[i] = 'lost'; // no job can have this id
-      return undefined;
-    }
-  });
+  const ids = leaseIdsOf(deps.fenced, items, outcomes);
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
   const alone = pending.length === 1 ? pending : pending.filter((i) => deps.needsOwnWrite(items[i]!));
   const batch = pending.filter((i) => !alone.includes(i));
   const slow = [...alone];
   if (batch.length > 0) {
     const refused = new Map<number, Error>();
-    let matched: number;
-    try {
-      const statements = batch.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true));
-      matched = (await deps.jobs.bulkWrite(statements, { ordered: false })).matchedCount;
-    } catch (err) {
-      if (!(err instanceof MongoBulkWriteError) || err.writeErrors === undefined) throw err;
-      const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-      for (const writeError of writeErrors) {
-        const i = batch[Math.floor(writeError.index / 2)]!; // two statements per job
-        refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${writeError.errmsg}`, { cause: err }));
-      }
-      matched = err.result.matchedCount;
+    const statements = batch.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true));
+    const written = await bulkWriteFenced(deps.jobs, statements);
+    for (const { index, message, cause } of written.refused) {
+      const i = batch[Math.floor(index / 2)]!; // two statements per job
+      refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
     }
+    const { matched } = written;
     for (const [i, error] of refused) outcomes[i] = { error };
     const rest = batch.filter((i) => !refused.has(i));
     if (matched === rest.length) for (const i of rest) outcomes[i] = 'completed';

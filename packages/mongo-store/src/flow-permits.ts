@@ -247,6 +247,22 @@ export class FlowPermits {
   }
 
   /**
+   * {@link extend} for the leases of one batch of heartbeats: one bulk write moves every slot they
+   * hold. When one did not match (its slot was pruned), each lease takes {@link extend}'s path,
+   * which retakes what it can (setting a slot's end again to the same value changes nothing).
+   */
+  async extendMany(leases: { token: string; jobId: string; until: Date }[], now: Date): Promise<void> {
+    const slots = leases.flatMap((lease) => (this.#held.get(lease.token) ?? []).map((slot) => ({ lease, slot })));
+    if (slots.length === 0) return;
+    const res = await this.flow.bulkWrite(
+      slots.map(({ lease, slot }) => ({ updateOne: { filter: { _id: slot.id, 'h.t': lease.token }, update: { $set: { 'h.$.u': lease.until } } } })),
+      { ordered: false },
+    );
+    if (res.matchedCount === slots.length) return;
+    for (const lease of new Set(slots.map((s) => s.lease))) await this.extend(lease.token, lease.until, now, lease.jobId);
+  }
+
+  /**
    * The run of lease `token` ended (or went back to the queue): its slots are freed. Inside a
    * transaction the slots are freed once the session ends, if the job no longer runs under this
    * token by then (a transaction that aborted leaves the run going). A failure to free is logged:

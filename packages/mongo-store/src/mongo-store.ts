@@ -21,6 +21,8 @@ import {
   type LeaseRef,
   type CompletionItem,
   type CompletionOutcome,
+  type HeartbeatItem,
+  type HeartbeatOutcome,
   type NewJob,
   type QueueSummary,
   type RemoveOutcome,
@@ -46,6 +48,7 @@ import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
 import { watchInserts, type InsertListener } from './insert-watcher.js';
 import { completeCancelUpdate, deadLetterIndexFor, JobControl } from './job-control.js';
 import { completeMany } from './complete-many.js';
+import { heartbeatMany } from './heartbeat-many.js';
 import { QueueRepository } from './queues.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
@@ -179,6 +182,20 @@ export class MongoStore implements JobStore {
     const extension = await this.ending(lease, () => this.fenced.extend(lease, extendLeaseUpdate(until, requireDate(now, 'now')), now));
     await this.permits.extend(lease.token, until, now, lease.jobId);
     return extension;
+  }
+
+  heartbeatMany(items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]> {
+    return heartbeatMany(
+      {
+        jobs: this.collections.jobs,
+        fenced: this.fenced,
+        extendOne: (item, at) => this.extendLease(item.lease, item.until, at),
+        extendSlots: (extended, at) => this.permits.extendMany(extended.map(({ lease, until }) => ({ token: lease.token, jobId: lease.jobId, until })), at),
+        forget: (token) => this.permits.forget(token),
+      },
+      items,
+      now,
+    );
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {

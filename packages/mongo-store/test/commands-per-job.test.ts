@@ -28,6 +28,35 @@ class Noop {
   async run(): Promise<void> {}
 }
 
+const gates: Array<() => void> = [];
+@Job({ name: 'long' })
+class Long {
+  async run(_payload: undefined, ctx: { signal: AbortSignal }): Promise<void> {
+    await new Promise<void>((resolve) => {
+      gates.push(resolve);
+      ctx.signal.addEventListener('abort', () => resolve());
+    });
+  }
+}
+
+/** The store, with the promise of every heartbeat kept, so a test can wait for those in flight. */
+function watchHeartbeats(store: MongoStore): { store: MongoStore; inFlight: () => Promise<unknown> } {
+  const beats: Promise<unknown>[] = [];
+  const watched = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (prop !== 'heartbeatMany' && prop !== 'extendLease') return (value as (...a: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        const p = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        beats.push(p.catch(() => undefined));
+        return p;
+      };
+    },
+  });
+  return { store: watched, inFlight: () => Promise.all(beats.splice(0)) };
+}
+
 /** The change streams' own commands: one long poll per delivered event, not per job's lifecycle. */
 const CHANGE_STREAM = new Set(['aggregate', 'getMore', 'killCursors']);
 
@@ -147,6 +176,7 @@ describe('MongoDB commands per job', () => {
       await store.close();
     }
   });
+
   it('flow limits: a claim of one sends the permit and the lease (2 commands); a claim of 10 over 10 groups, 7', async () => {
     const { store, commands } = await monitoredStore();
     try {
@@ -165,6 +195,60 @@ describe('MongoDB commands per job', () => {
       expect(await counted([{ name: 'send', group: { concurrency: 5 } }], 10)).toEqual({ find: 5, update: 2 });
     } finally {
       await store.close();
+    }
+  });
+
+  it('long jobs at concurrency 50, started at different times: one heartbeat command per beat interval for all of them', async () => {
+    const { store: monitored, commands } = await monitoredStore();
+    const { store, inFlight } = watchHeartbeats(monitored);
+    const clock = new FakeClock();
+    const loom = await Loom.create({ store, jobs: [Long], clock, logger: new CaptureLogger(), concurrency: 50, lease: '30s' });
+    gates.length = 0;
+    try {
+      let started = 0;
+      let onStarted: () => void = () => {};
+      loom.on('job:started', () => {
+        started++;
+        onStarted();
+      });
+      const startedAtLeast = (n: number) => new Promise<void>((resolve) => ((onStarted = () => started >= n && resolve()), onStarted()));
+      let lost = 0;
+      loom.on('worker:error', () => lost++);
+      await loom.start();
+      // Five waves of ten, 2 s apart: alone, each run would beat on its own phase.
+      for (let wave = 1; wave <= 5; wave++) {
+        await loom.enqueueMany(Long, Array.from({ length: 10 }, () => undefined));
+        await startedAtLeast(wave * 10);
+        clock.advance(2_000);
+        await inFlight();
+      }
+      // The heartbeats' commands: those on the jobs collection (the engine's poll of flow holds reads
+      // the flow collection every poll interval, whatever runs).
+      const jobCommands: string[] = [];
+      monitored.client.on('commandStarted', (e: CommandStartedEvent) => {
+        if (!IGNORED.has(e.commandName) && !CHANGE_STREAM.has(e.commandName) && e.command[e.commandName] === 'loom_jobs') jobCommands.push(e.commandName);
+      });
+      commands.length = 0;
+      const intervals = 6; // a minute: six heartbeat intervals of a 30 s lease
+      // Second by second, each heartbeat answered before time moves on (as on a real clock, where a
+      // run schedules its next heartbeat when this one is answered).
+      for (let second = 0; second < intervals * 10; second++) {
+        clock.advance(1_000);
+        await inFlight();
+      }
+      const lifecycle = jobCommands.splice(0);
+      const counts = lifecycle.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {});
+      const perJobPerInterval = lifecycle.length / (50 * intervals);
+      console.log(`[mongo-store] heartbeat commands per job per beat interval, 50 long jobs: ${perJobPerInterval.toFixed(3)} (${JSON.stringify(counts)} on the jobs collection over ${intervals} intervals; all commands: ${commands.length})`);
+      // One bulk update per interval carries all 50 heartbeats; a heartbeat per job would be 1.
+      expect(counts).toEqual({ update: intervals });
+      expect(perJobPerInterval).toBeLessThanOrEqual(0.05);
+      expect(lost).toBe(0);
+      expect(gates).toHaveLength(50);
+    } finally {
+      gates.splice(0).forEach((open) => open());
+      await loom.stop();
+      await monitored.close();
     }
   });
 });

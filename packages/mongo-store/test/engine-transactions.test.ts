@@ -33,9 +33,9 @@ function watchHeartbeats(store: JobStore): { store: JobStore; beats: Promise<unk
   const wrapped = new Proxy(store, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
-      if (prop === 'extendLease') {
-        return (...args: Parameters<JobStore['extendLease']>) => {
-          const p = target.extendLease(...args);
+      if (prop === 'extendLease' || prop === 'heartbeatMany') {
+        return (...args: unknown[]) => {
+          const p = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           beats.push(p.catch(() => undefined));
           return p;
         };

@@ -2,6 +2,7 @@
 import type { JobStore } from '@loom/core';
 import { describeClaim } from './conformance/claim.js';
 import { describeCompleteMany } from './conformance/complete-many.js';
+import { describeHeartbeatMany } from './conformance/heartbeat-many.js';
 import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFinishedCounts } from './conformance/finished-counts.js';
@@ -112,6 +113,7 @@ export function describeStoreConformance(
     describeClaim(ctx);
     describeTransitions(ctx);
     describeCompleteMany(ctx);
+    describeHeartbeatMany(ctx);
     describeFencing(ctx);
     describeDeadLetters(ctx);
     describeSignals(ctx);

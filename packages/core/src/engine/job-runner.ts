@@ -11,9 +11,10 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { RunLease, type WriteResult } from './lease.js';
+import { heartbeatInterval, RunLease, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
 import { RunEnds } from './run-ends.js';
+import { HeartbeatBatch } from './heartbeat-batch.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
@@ -93,9 +94,12 @@ export interface JobRunnerDeps {
 export class JobRunner {
   /** One group commit of completions for every run of this engine. */
   private readonly completions: CompletionBatch;
+  /** The shared beat of every run's heartbeats: those due at one instant go as one batch. */
+  private readonly heartbeats: HeartbeatBatch;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
+    this.heartbeats = new HeartbeatBatch({ store: deps.store, clock: deps.clock, intervalMs: heartbeatInterval(deps.leaseMs) });
   }
 
   /**
@@ -114,7 +118,7 @@ export class JobRunner {
     const { store, clock, events, registry, instances, leaseMs } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
-    const lease = new RunLease({ store, clock, events, leaseMs, completions: this.completions }, job, log, (err) => controller.abort(err), () => cancel.request());
+    const lease = new RunLease({ store, clock, events, leaseMs, completions: this.completions, heartbeats: this.heartbeats }, job, log, (err) => controller.abort(err), () => cancel.request());
     let run: Run | undefined;
     try {
       cancel.bind(() => {

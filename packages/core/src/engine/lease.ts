@@ -8,6 +8,7 @@ import type { ClaimRequest, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
 import { StoreTimeoutError, withDeadline } from './store-deadline.js';
 import type { CompletionBatch } from './completion-batch.js';
+import type { HeartbeatBatch } from './heartbeat-batch.js';
 
 /**
  * A run's lease, end to end, in one place:
@@ -15,7 +16,8 @@ import type { CompletionBatch } from './completion-batch.js';
  * 1. **claimed** — {@link claimLeases} asks the store for jobs and waits at most one lease for the
  *    answer; jobs from an answer that came too late are released at once (nobody runs them).
  * 2. **heartbeats** — {@link RunLease.start} extends the lease every third of it while the handler
- *    runs. A watchdog armed while an extension is in flight declares the lease lost at its end
+ *    runs, on the engine's shared beat: a {@link HeartbeatBatch} sends the heartbeats of every run
+ *    due at one instant as one `store.heartbeatMany`, still fenced per job. A watchdog armed while an extension is in flight declares the lease lost at its end
  *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
  *    (the runner aborts `ctx.signal`). An extension that reports a requested cancel (`jobs.cancel`)
  *    calls `onCancelRequested` once and goes on beating: the lease is held until the handler returns.
@@ -58,9 +60,10 @@ export interface LeaseDeps {
   leaseMs: number;
 }
 
-/** What a run's lease needs besides {@link LeaseDeps}: the engine's group commit of completions. */
+/** What a run's lease needs besides {@link LeaseDeps}: the engine's group commit of completions and its batched heartbeats. */
 export interface RunLeaseDeps extends LeaseDeps {
   completions: CompletionBatch;
+  heartbeats: HeartbeatBatch;
 }
 
 /**
@@ -262,7 +265,7 @@ export class RunLease {
 
   private scheduleBeat(ms: number): void {
     if (this.state !== 'beating') return;
-    this.cancelBeat = this.deps.clock.setTimer(() => void this.beat(), ms);
+    this.cancelBeat = this.deps.heartbeats.schedule(() => void this.beat(), ms);
   }
 
   /** A watchdog at the lease's end: armed while an extension is in flight (or the lease is about to end). */
@@ -282,12 +285,12 @@ export class RunLease {
   private async beat(): Promise<void> {
     if (this.state !== 'beating') return;
     const generation = this.generation;
-    const { store, clock, leaseMs, events } = this.deps;
-    const now = clock.now();
-    const until = now.getTime() + leaseMs;
+    const { heartbeats, clock, leaseMs, events } = this.deps;
+    const until = clock.now().getTime() + leaseMs;
     this.armWatchdog();
     try {
-      const extension = store.extendLease(this.ref, new Date(until), now);
+      // Called before any await: the heartbeat joins the batch of the instant being fired.
+      const extension = heartbeats.extend(this.ref, new Date(until));
       this.beatInFlight = extension.catch(() => undefined);
       const extended = await extension;
       if (this.generation !== generation || this.state !== 'beating') return;

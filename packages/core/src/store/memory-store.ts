@@ -43,7 +43,7 @@ import {
   type RemoveOutcome,
   type RetryOutcome,
 } from './operations.js';
-import type { ClaimRequest, CompletionItem, CompletionOutcome, DeadLetterFilter, FinishedCountQuery, JobFilter, JobStore, LeaseExtension } from './store.js';
+import type { ClaimRequest, CompletionItem, CompletionOutcome, DeadLetterFilter, FinishedCountQuery, HeartbeatItem, HeartbeatOutcome, JobFilter, JobStore, LeaseExtension } from './store.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './memory-store/stored-job.js';
 
@@ -230,6 +230,25 @@ export class MemoryStore implements JobStore {
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
     assertDate(until, 'extendLease until');
     assertDate(now, 'extendLease now');
+    return this.#extend(lease, until, now);
+  }
+
+  async heartbeatMany(items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]> {
+    const valid = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
+    if (!valid) throw new LoomError('INVALID_ARGUMENT', 'heartbeatMany items must be an array of { lease, until: Date }');
+    assertDate(now, 'heartbeatMany now');
+    return items.map(({ lease, until }) => {
+      try {
+        return this.#extend(lease, until, now);
+      } catch (error) {
+        if (LoomError.is(error, 'LEASE_LOST')) return 'lost';
+        return { error: error as Error };
+      }
+    });
+  }
+
+  /** One heartbeat (see {@link JobStore.extendLease}). */
+  #extend(lease: LeaseRef, until: Date, now: Date): LeaseExtension {
     const job = this.#leased(lease, true);
     // A lease that ran out is over even if nobody took the job yet: its flow slot may have gone to
     // another run meanwhile, so reviving it could run the job over its limit (a worker resumed after SIGSTOP).

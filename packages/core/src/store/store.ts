@@ -88,11 +88,23 @@ export interface JobStore {
   flowHolds(now: Date): Promise<FlowHoldRecord[]>;
 
   /**
-   * Heartbeat: moves `lease.until` to `until`. Fenced. Resolves `'cancel-requested'` (having
+   * Heartbeat: moves `lease.until` to `until`. Fenced; a lease that already ran out at `now` is lost
+   * (`LEASE_LOST`) even if nobody took the job over — its flow slot may be another run's now. Resolves `'cancel-requested'` (having
    * extended the lease all the same) when a cancel of the job was requested: the holder then aborts
    * its handler and, once it returned, ends the job with {@link completeCancel}.
    */
   extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension>;
+
+  /**
+   * Batched heartbeats: {@link extendLease} for many leases in one round trip where the store can,
+   * each fenced on its own lease. One outcome per item, in order: `'extended'`, `'cancel-requested'`
+   * (extended, and the job's cancel was requested), `'lost'` (the lease is no longer held — taken
+   * over, finished, unknown, or already run out at `now`: nothing changed), or `{ error }` when the
+   * store refused that item alone. A lease's flow slots move with it, as with `extendLease`.
+   * Rejects only when the call as a whole failed (bad input, an unreachable store): then any item
+   * may or may not be extended.
+   */
+  heartbeatMany(items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]>;
 
   /** `running → completed` with the handler's result. Fenced. May run inside a transaction. */
   complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void>;
@@ -356,6 +368,15 @@ export interface CompletionItem {
 
 /** How one completion of {@link JobStore.completeMany} ended. */
 export type CompletionOutcome = 'completed' | 'lost' | 'cancelled' | { error: Error };
+
+/** One heartbeat of {@link JobStore.heartbeatMany}: the run's lease and its new end. */
+export interface HeartbeatItem {
+  lease: LeaseRef;
+  until: Date;
+}
+
+/** How one heartbeat of {@link JobStore.heartbeatMany} ended. */
+export type HeartbeatOutcome = LeaseExtension | 'lost' | { error: Error };
 
 /** What a lease extension found: `'extended'`, or `'cancel-requested'` (extended, and the job's cancel was requested). */
 export type LeaseExtension = 'extended' | 'cancel-requested';

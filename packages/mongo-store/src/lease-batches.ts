@@ -1,0 +1,38 @@
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type ObjectId } from 'mongodb';
+import { LoomError, type LeaseRef } from '@loom/core';
+import type { JobDocument } from './documents.js';
+import type { FencedWrites } from './fenced-writes.js';
+
+/**
+ * The job id of each item's lease, for a batch of fenced writes (`completeMany`, `heartbeatMany`).
+ * An id that no job can have is that item's `'lost'` (undefined here); a malformed lease is bad
+ * input for the whole call (thrown, nothing written).
+ */
+export function leaseIdsOf(fenced: FencedWrites, items: { lease: LeaseRef }[], outcomes: unknown[]): (ObjectId | undefined)[] {
+  return items.map((item, i) => {
+    try {
+      return fenced.jobIdOf(item.lease);
+    } catch (err) {
+      if (!LoomError.is(err, 'LEASE_LOST')) throw err;
+      outcomes[i] = 'lost';
+      return undefined;
+    }
+  });
+}
+
+/**
+ * One unordered bulk write of `statements`: how many matched, and the statements the server
+ * refused alone (by index, with its message). Anything else — the call failed as a whole — is thrown.
+ */
+export async function bulkWriteFenced(
+  jobs: Collection<JobDocument>,
+  statements: AnyBulkWriteOperation<JobDocument>[],
+): Promise<{ matched: number; refused: { index: number; message: string; cause: unknown }[] }> {
+  try {
+    return { matched: (await jobs.bulkWrite(statements, { ordered: false })).matchedCount, refused: [] };
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError) || err.writeErrors === undefined) throw err;
+    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    return { matched: err.result.matchedCount, refused: writeErrors.map((e) => ({ index: e.index, message: e.errmsg ?? 'refused', cause: err })) };
+  }
+}
