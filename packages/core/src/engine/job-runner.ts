@@ -11,7 +11,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { heartbeatInterval, RunLease, type WriteResult } from './lease.js';
+import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
 import { RunEnds } from './run-ends.js';
 import { HeartbeatBatch } from './heartbeat-batch.js';
@@ -96,10 +96,13 @@ export class JobRunner {
   private readonly completions: CompletionBatch;
   /** The shared beat of every run's heartbeats: those due at one instant go as one batch. */
   private readonly heartbeats: HeartbeatBatch;
+  /** What every run's lease needs, made once rather than per run. */
+  private readonly leaseDeps: RunLeaseDeps;
 
   constructor(private readonly deps: JobRunnerDeps) {
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
     this.heartbeats = new HeartbeatBatch({ store: deps.store, clock: deps.clock, intervalMs: heartbeatInterval(deps.leaseMs) });
+    this.leaseDeps = { store: deps.store, clock: deps.clock, events: deps.events, leaseMs: deps.leaseMs, completions: this.completions, heartbeats: this.heartbeats };
   }
 
   /**
@@ -115,10 +118,10 @@ export class JobRunner {
 
   /** The whole run, one async function: never rejects (an unexpected failure is logged); `ends` hears when it settles. */
   private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, cancel: RunCancel, ends: RunEnds): Promise<void> {
-    const { store, clock, events, registry, instances, leaseMs } = this.deps;
+    const { store, clock, events, registry, instances } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
-    const lease = new RunLease({ store, clock, events, leaseMs, completions: this.completions, heartbeats: this.heartbeats }, job, log, (err) => controller.abort(err), () => cancel.request());
+    const lease = new RunLease(this.leaseDeps, job, log, (err) => controller.abort(err), () => cancel.request());
     let run: Run | undefined;
     try {
       cancel.bind(() => {
@@ -149,15 +152,24 @@ export class JobRunner {
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       await this.settle(run, outcome, ctx, startedAt);
     } catch (err) {
-      const error = toError(err);
-      this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
-      events.emit('worker:error', { error, operation: 'run', jobId: job.id });
+      this.failedUnexpectedly(job, err);
     } finally {
-      lease.stop();
-      // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
-      run?.telemetry.end('lost');
+      try {
+        lease.stop();
+        // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
+        run?.telemetry.end('lost');
+      } catch (err) {
+        this.failedUnexpectedly(job, err);
+      }
+      // Whatever happened above, the slot must be given back.
       ends.settle();
     }
+  }
+
+  private failedUnexpectedly(job: JobRecord, err: unknown): void {
+    const error = toError(err);
+    this.deps.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: the runner failed unexpectedly; the job will run again when its lease ends`);
+    this.deps.events.emit('worker:error', { error, operation: 'run', jobId: job.id });
   }
 
   /**
