@@ -62,7 +62,8 @@ class RoundGrants {
  *   A claim of one job asks the permit, then leases under it (see `#claimOne`).
  * - Names with keys (a group, a per-key rate limit) are claimed key by key from the `loom_flow_key`
  *   index, in key order starting after the last key this store served: keys whose document says
- *   they are full until later (`f`) are left out of the index range, never scanned; each key met
+ *   they are full until later (`f`) are left out of the index range after the first read (made
+ *   beside the read of the full keys, so their candidates there are dropped); each key met
  *   gets as many of its jobs as it has room for and the claim needs, then the next key's turn.
  * - The two kinds take turns being served first, claim by claim, so neither starves the other.
  */
@@ -207,21 +208,33 @@ export class MongoFlowClaims implements FlowClaims {
     const rules = nameRules(limits);
     // A name that counts nothing itself (only its keys do) has only a hold to respect: read once,
     // beside the full keys, instead of once per round.
-    const [full, nameHeld] = await Promise.all([this.permits.fullKeys(name, kind, now), counts(rules) ? undefined : this.permits.heldUntil(flowId(name), now)]);
+    let after = this.#lastKey.get(name);
+    // The first candidates are read beside the full keys and the name's hold (one round trip, not
+    // two): candidates of keys found full are dropped, and later reads leave those keys out.
+    const [full, nameHeld, firstRead] = await Promise.all([
+      this.permits.fullKeys(name, kind, now),
+      counts(rules) ? undefined : this.permits.heldUntil(flowId(name), now),
+      this.#readKeyed(queues, name, after, [], budget, now),
+    ]);
     if (nameHeld) {
       ctx.holds.push({ name, by: 'rateLimit', until: nameHeld });
       return;
     }
-    // Keys full until later are not read at all; they are reported held so the engine wakes when they open.
+    // Keys full until later are not read (after the first read); they are reported held so the engine wakes when they open.
     for (const { key, until } of full) ctx.holds.push({ name, key, by: kind === 'g' ? 'group' : 'rateLimit', until });
     const skip = full.map((f) => f.key);
-    let after = this.#lastKey.get(name);
     let wrapped = after === undefined;
     let served = 0;
     for (let round = 0; served < budget && round < MAX_ROUNDS; round++) {
       const wanted = budget - served;
-      const candidates = await this.#readKeyed(queues, name, after, skip, wanted, now);
+      const read = round === 0 ? firstRead : await this.#readKeyed(queues, name, after, skip, wanted, now);
+      const candidates = round === 0 && skip.length > 0 ? read.filter((c) => !skip.includes(c.flowKey!)) : read;
       if (candidates.length === 0) {
+        if (read.length === wanted) {
+          // Only candidates of keys found full: past them, the next keys.
+          after = read[read.length - 1]!.flowKey!;
+          continue;
+        }
         if (wrapped) break;
         wrapped = true;
         after = undefined;
@@ -271,7 +284,7 @@ export class MongoFlowClaims implements FlowClaims {
         }
         continue;
       }
-      if (candidates.length < wanted) {
+      if (read.length < wanted) {
         // Every key after the cursor was seen: the keys before it get their turn next.
         if (wrapped) break;
         wrapped = true;
