@@ -18,7 +18,7 @@ export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_STATUSES, ...FINISH
 export interface Lease {
   /** Which engine instance holds it (for humans and logs). */
   owner: string;
-  /** Fresh random token per claim: the fence every later write is checked against. */
+  /** A token unique to this claim (never reused by any claim): the fence every later write is checked against. */
   token: string;
   /** The lease is presumed dead after this instant; the job can then be reclaimed. */
   until: Date;
