@@ -60,30 +60,39 @@ export function seqFromToken(token: unknown): number {
  * truncatedArrays), so `$set: { 'a.0.b': 1 }` reports `a.0.b`, not the whole array.
  */
 export function describeUpdate(before: Doc, after: Doc): Doc {
-  const updatedFields: Doc = {};
-  const removedFields: string[] = [];
-  const truncatedArrays: Doc[] = [];
-  const differs = (x: unknown, y: unknown) => compareBson(x, y) !== 0 || Array.isArray(x) !== Array.isArray(y);
-  const diffArray = (a: unknown[], b: unknown[], path: string) => {
-    if (b.length < a.length) truncatedArrays.push({ field: path, newSize: b.length });
-    for (let i = 0; i < b.length; i++) {
-      if (i >= a.length) updatedFields[`${path}.${i}`] = b[i];
-      else if (isPlainObject(a[i]) && isPlainObject(b[i])) walk(a[i] as Doc, b[i] as Doc, `${path}.${i}.`);
-      else if (differs(a[i], b[i])) updatedFields[`${path}.${i}`] = b[i];
-    }
-  };
-  const walk = (a: Doc, b: Doc, prefix: string) => {
-    for (const key of Object.keys(b)) {
-      const path = prefix + key;
-      if (!(key in a)) updatedFields[path] = b[key];
-      else if (isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key] as Doc, b[key] as Doc, path + '.');
-      else if (Array.isArray(a[key]) && Array.isArray(b[key])) diffArray(a[key] as unknown[], b[key] as unknown[], path);
-      else if (differs(a[key], b[key])) updatedFields[path] = b[key];
-    }
-    for (const key of Object.keys(a)) if (!(key in b)) removedFields.push(prefix + key);
-  };
-  walk(before, after, '');
-  return { updatedFields, removedFields, truncatedArrays };
+  const diff: UpdateDiff = { updatedFields: {}, removedFields: [], truncatedArrays: [] };
+  diffDocuments(before, after, '', diff);
+  return diff as unknown as Doc;
+}
+
+interface UpdateDiff {
+  updatedFields: Doc;
+  removedFields: string[];
+  truncatedArrays: Doc[];
+}
+
+function differs(x: unknown, y: unknown): boolean {
+  return compareBson(x, y) !== 0 || Array.isArray(x) !== Array.isArray(y);
+}
+
+function diffDocuments(a: Doc, b: Doc, prefix: string, diff: UpdateDiff): void {
+  for (const key of Object.keys(b)) {
+    const path = prefix + key;
+    if (!(key in a)) diff.updatedFields[path] = b[key];
+    else if (isPlainObject(a[key]) && isPlainObject(b[key])) diffDocuments(a[key] as Doc, b[key] as Doc, path + '.', diff);
+    else if (Array.isArray(a[key]) && Array.isArray(b[key])) diffArrays(a[key] as unknown[], b[key] as unknown[], path, diff);
+    else if (differs(a[key], b[key])) diff.updatedFields[path] = b[key];
+  }
+  for (const key of Object.keys(a)) if (!(key in b)) diff.removedFields.push(prefix + key);
+}
+
+function diffArrays(a: unknown[], b: unknown[], path: string, diff: UpdateDiff): void {
+  if (b.length < a.length) diff.truncatedArrays.push({ field: path, newSize: b.length });
+  for (let i = 0; i < b.length; i++) {
+    if (i >= a.length) diff.updatedFields[`${path}.${i}`] = b[i];
+    else if (isPlainObject(a[i]) && isPlainObject(b[i])) diffDocuments(a[i] as Doc, b[i] as Doc, `${path}.${i}.`, diff);
+    else if (differs(a[i], b[i])) diff.updatedFields[`${path}.${i}`] = b[i];
+  }
 }
 
 export class ChangeLog {
@@ -104,11 +113,14 @@ export class ChangeLog {
     return this.seq;
   }
 
+  /** Appends `event` (taken over, not copied) with its sequence number, cluster time and wall time. */
   append(event: Omit<ChangeEvent, 'seq' | 'clusterTime' | 'wallTime'>): void {
     this.seq++;
-    const wallTime = this.now();
-    const clusterTime = this.clock.tick();
-    this.events.push({ ...event, seq: this.seq, clusterTime, wallTime });
+    const stamped = event as ChangeEvent;
+    stamped.seq = this.seq;
+    stamped.wallTime = this.now();
+    stamped.clusterTime = this.clock.tick();
+    this.events.push(stamped);
     if (this.events.length > MAX_EVENTS + TRIM_BATCH) this.events.splice(0, this.events.length - MAX_EVENTS);
     for (const listener of this.listeners) listener();
   }

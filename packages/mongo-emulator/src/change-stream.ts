@@ -22,6 +22,8 @@ const STAGE_OPTIONS = new Set(['fullDocument', 'fullDocumentBeforeChange', 'resu
 const FULL_DOCUMENT = new Set(['default', 'updateLookup', 'whenAvailable', 'required']);
 const BEFORE_CHANGE = new Set(['off', 'whenAvailable', 'required']);
 const DEFAULT_AWAIT_MS = 1000;
+/** Events about one document (they carry its documentKey). */
+const DOCUMENT_EVENTS = new Set(['insert', 'update', 'replace', 'delete']);
 
 export interface StreamScope {
   db?: string;
@@ -98,7 +100,7 @@ export class ChangeStreamSource implements CursorSource {
       ns: e.operationType === 'dropDatabase' ? { db: e.db } : { db: e.db, coll: e.coll },
     };
     if (this.expanded && e.collectionUUID && e.operationType !== 'dropDatabase') event.collectionUUID = e.collectionUUID;
-    if (e.documentId !== undefined || ['insert', 'update', 'replace', 'delete'].includes(e.operationType)) event.documentKey = { _id: e.documentId };
+    if (e.documentId !== undefined || DOCUMENT_EVENTS.has(e.operationType)) event.documentKey = { _id: e.documentId };
     if (e.to) event.to = e.to;
     if (this.expanded && e.operationDescription) event.operationDescription = e.operationDescription;
     if (e.operationType === 'insert' || e.operationType === 'replace') event.fullDocument = e.fullDocument;
@@ -110,7 +112,7 @@ export class ChangeStreamSource implements CursorSource {
         event.fullDocument = this.image(e, e.postImage, this.fullDocument, 'post');
       }
     }
-    if (this.beforeChange !== 'off' && ['update', 'replace', 'delete'].includes(e.operationType)) {
+    if (this.beforeChange !== 'off' && e.operationType !== 'insert' && DOCUMENT_EVENTS.has(e.operationType)) {
       event.fullDocumentBeforeChange = this.image(e, e.preImage, this.beforeChange, 'pre');
     }
     return event;

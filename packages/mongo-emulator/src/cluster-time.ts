@@ -14,6 +14,8 @@ export class LogicalClock {
   private seconds = 0;
   private increment = 0;
   private latest: Timestamp;
+  private fieldsFor?: Timestamp;
+  private fields?: Doc;
 
   constructor(private readonly now: () => Date) {
     this.latest = this.tick();
@@ -37,8 +39,15 @@ export class LogicalClock {
     return this.latest;
   }
 
-  /** The fields a replica set member adds to every reply. */
+  /**
+   * The fields a replica set member adds to every reply. The same object while no write ticked the
+   * clock (replies only read it): most replies in a row carry the same time.
+   */
   replyFields(): Doc {
-    return { $clusterTime: { clusterTime: this.latest, signature: NO_SIGNATURE }, operationTime: this.latest };
+    if (this.fieldsFor !== this.latest) {
+      this.fieldsFor = this.latest;
+      this.fields = { $clusterTime: { clusterTime: this.latest, signature: NO_SIGNATURE }, operationTime: this.latest };
+    }
+    return this.fields!;
   }
 }

@@ -80,10 +80,13 @@ export class RetryableWrite {
 interface SessionState {
   txn?: Transaction;
   retryable?: RetryableWrite;
-  /** Wall-clock time of the last command (for $listLocalSessions). */
-  lastUse: Date;
+  /** Wall-clock time (ms) of the last command (for $listLocalSessions). */
+  lastUse: number;
   lsid: Doc;
 }
+
+/** Session keys by lsid object (each command's body has its own, so this lives as long as the command). */
+const SESSION_KEYS = new WeakMap<object, string>();
 
 function lockKey(ns: string, idKey: string): string {
   return `${ns}\u0000${idKey}`;
@@ -130,7 +133,7 @@ export class SessionRegistry {
     const key = SessionRegistry.sessionKey(lsid);
     let session = this.sessions.get(key);
     if (!session) {
-      session = { lastUse: new Date(), lsid: lsid as Doc };
+      session = { lastUse: Date.now(), lsid: lsid as Doc };
       this.sessions.set(key, session);
     }
     return session;
@@ -138,12 +141,12 @@ export class SessionRegistry {
 
   /** Notes that a command used this session (mongod keeps a cache of sessions in use). */
   touch(lsid: unknown): void {
-    this.session(lsid).lastUse = new Date();
+    this.session(lsid).lastUse = Date.now();
   }
 
   /** Sessions in this server's cache, as $listLocalSessions reports them. */
   localSessions(): Doc[] {
-    return [...this.sessions.values()].map((s) => ({ _id: s.lsid, lastUse: s.lastUse }));
+    return [...this.sessions.values()].map((s) => ({ _id: s.lsid, lastUse: new Date(s.lastUse) }));
   }
 
   /**
@@ -163,7 +166,12 @@ export class SessionRegistry {
   static sessionKey(lsid: unknown): string {
     const id = (lsid as { id?: unknown } | undefined)?.id;
     if (id === undefined) throw new CommandError('BadValue', 'lsid.id is required');
-    return valueKey(id);
+    // A command asks for its lsid's key several times (dispatch, retryable write, transaction).
+    const known = typeof lsid === 'object' && lsid !== null ? SESSION_KEYS.get(lsid) : undefined;
+    if (known !== undefined) return known;
+    const key = valueKey(id);
+    if (typeof lsid === 'object' && lsid !== null) SESSION_KEYS.set(lsid, key);
+    return key;
   }
 
   /** The transaction a command runs in, following the driver's startTransaction/txnNumber protocol. */

@@ -47,6 +47,30 @@ describe('query semantics that MongoDB defines', () => {
     expect(await ids({ a: { $elemMatch: { b: 2 } } })).toEqual([5]);
   });
 
+  it('follows dotted paths into sub-documents and arrays, negations holding when no value on the path matches', async () => {
+    const paths = t.db.collection('semantics_paths');
+    await paths.insertMany([
+      { _id: 1, lease: { token: 'x' }, steps: [] },
+      { _id: 2, lease: { token: 'y' }, steps: [{ kind: 'step' }, { kind: 'enqueue' }] },
+      { _id: 3, lease: 'x', steps: [{ kind: 'step' }, 7, { other: 1 }] },
+      { _id: 4, steps: { kind: 'enqueue' } },
+      { _id: 5, lease: { token: ['x', 'z'] }, steps: [{ kind: ['a', 'enqueue'] }] },
+      { _id: 6, lease: [{ token: 'x' }, { token: 'q' }], steps: [{ sub: [{ kind: 'enqueue' }] }] },
+    ] as never[]);
+    const found = async (filter: Document) => (await paths.find(filter).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    expect(await found({ 'lease.token': 'x' })).toEqual([1, 5, 6]);
+    expect(await found({ 'lease.token': { $eq: 'x' }, 'steps.kind': { $ne: 'enqueue' } })).toEqual([1, 6]);
+    expect(await found({ 'lease.token': { $ne: 'x' } })).toEqual([2, 3, 4]);
+    expect(await found({ 'lease.token': { $in: ['y', 'q'] } })).toEqual([2, 6]);
+    expect(await found({ 'lease.token': { $nin: ['x', 'y'] } })).toEqual([3, 4]);
+    expect(await found({ 'lease.token': { $gt: 'x' } })).toEqual([2, 5]);
+    expect(await found({ 'lease.token': { $exists: true } })).toEqual([1, 2, 5, 6]);
+    expect(await found({ 'steps.kind': { $exists: false } })).toEqual([1, 6]);
+    expect(await found({ 'steps.sub.kind': 'enqueue' })).toEqual([6]);
+    expect(await found({ $or: [{ 'steps.kind': 'enqueue' }, { _id: 1 }] })).toEqual([1, 2, 4, 5]);
+    expect(await found({ $and: [{ 'lease.token': 'x' }, { $or: [{ 'steps.kind': { $exists: false } }, { _id: { $gte: 5 } }] }] })).toEqual([1, 5, 6]);
+  });
+
   it('brackets comparisons by type', async () => {
     expect(await ids({ a: { $gte: 0 } })).toEqual([3, 4, 9]);
     expect(await ids({ a: { $lt: new Date(2000) } })).toEqual([7]);

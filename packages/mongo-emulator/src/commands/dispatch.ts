@@ -41,6 +41,9 @@ const COMMIT_OR_ABORT = new Set(['commitTransaction', 'abortTransaction']);
 const NEVER_FAILED = new Set(['configureFailPoint']);
 
 export class Dispatcher {
+  /** Each command's accepted fields as a set, built once (not per command run). */
+  private readonly fieldSets = new Map<CommandSpec, Set<string>>();
+
   constructor(
     private readonly engine: Engine,
     private readonly table: CommandTable,
@@ -112,8 +115,11 @@ export class Dispatcher {
     if (spec.adminOnly && db !== 'admin') {
       throw new CommandError('Unauthorized', `${name} may only be run against the admin database.`);
     }
-    const fields = new Set(spec.fields);
-    for (const field of Object.keys(body).slice(1)) {
+    let fields = this.fieldSets.get(spec);
+    if (!fields) this.fieldSets.set(spec, (fields = new Set(spec.fields)));
+    const keys = Object.keys(body);
+    for (let i = 1; i < keys.length; i++) {
+      const field = keys[i];
       // Refused options are checked first: a known field must never be accepted and then ignored.
       if (spec.unsupported?.includes(field)) throw notImplemented(`option '${field}' of command '${name}'`);
       if (GENERIC_FIELDS.has(field) || fields.has(field)) continue;

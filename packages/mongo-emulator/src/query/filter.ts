@@ -37,8 +37,8 @@ function simpleMatcher(tests: FieldTest[], general: () => Matcher): Matcher {
   let fallback: Matcher | undefined;
   return {
     test(doc: Doc): boolean {
-      for (const { field, test } of tests) {
-        const verdict = test(Object.hasOwn(doc, field) ? doc[field] : undefined);
+      for (const { test } of tests) {
+        const verdict = test(doc);
         if (verdict === undefined) return (fallback ??= general()).test(doc);
         if (!verdict) return false;
       }
