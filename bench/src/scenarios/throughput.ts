@@ -6,6 +6,7 @@ import { NoopJob } from '../loom-jobs.js';
 import { openLoomOnMongo } from '../loom-on-mongo.js';
 import { openAgendaOnMongo } from '../agenda-on-mongo.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
+import { WindowProfiler } from '../window-profiler.js';
 
 type ThroughputSpec = Extract<ScenarioSpec, { kind: 'throughput' }>;
 type BatchedSpec = Extract<ScenarioSpec, { kind: 'batched' }>;
@@ -18,6 +19,8 @@ interface Phases {
   processMs: number;
   /** CPU time of this (worker) process while processing, ms. */
   processCpuMs: number;
+  /** Of which in the kernel (socket reads and writes, mostly), ms. */
+  processSystemCpuMs: number;
   /** Server CPU per job over both phases, when readable. */
   server: { serverCpuUsPerJob?: number };
   enqueueCommands: CommandCounts;
@@ -36,6 +39,7 @@ export function figures(jobs: number, p: Phases): ScenarioResult {
       enqueueCommandsPerJob: totalCommands(p.enqueueCommands) / jobs,
       processCommandsPerJob: totalCommands(p.processCommands) / jobs,
       workerCpuUsPerJob: (p.processCpuMs * 1000) / jobs,
+      workerSystemCpuUsPerJob: (p.processSystemCpuMs * 1000) / jobs,
       ...p.server,
     },
     commands: all,
@@ -57,15 +61,18 @@ export async function measure(
   const t1 = performance.now();
   const enqueueCommands = counter.since(c0);
   const c1 = counter.snapshot();
+  const profiler = await WindowProfiler.fromEnv('process');
   const cpu = process.cpuUsage();
   await start();
   await done.wait(spec.timeoutMs);
   const t2 = performance.now();
   const used = process.cpuUsage(cpu);
+  await profiler?.stop();
   return {
     enqueueMs: t1 - t0,
     processMs: t2 - t1,
     processCpuMs: (used.user + used.system) / 1000,
+    processSystemCpuMs: used.system / 1000,
     server: server.perJob(spec.jobs),
     enqueueCommands,
     processCommands: counter.since(c1),

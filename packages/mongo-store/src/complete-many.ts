@@ -1,11 +1,12 @@
-import type { Collection, ObjectId } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, ObjectId } from 'mongodb';
 import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
 import { requireDate } from './arguments.js';
 import type { JobDocument } from './documents.js';
 import type { FencedWrites } from './fenced-writes.js';
-import { fencedFilter } from './filters.js';
+import { fencedFilter, fencedManyFilter } from './filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
 import { completionStatements } from './retention-holds.js';
+import { isTransientMongoError } from './transient-errors.js';
 import { completeUpdate } from './updates.js';
 
 /** What {@link completeMany} needs of the store besides the collection. */
@@ -19,16 +20,20 @@ export interface CompleteManyDeps {
 }
 
 /**
- * Group commit of completions: one unordered bulk `update` carrying, per job, the two statements
- * of a lone `complete`'s fast path (fenced by `_id` + lease token + `running` with no cancel
- * requested, for a job that enqueued no children; retention-held or not: at most one matches). When
- * every job matched — the common case — that is the only command. Otherwise one read tells which
- * did not: a job still `running` under the item's token takes the store's own `complete` (it has
- * children to release first, or its cancel was requested: `'cancelled'`); one completed at this
- * very `now` was completed by this call; anything else (taken over, finished by another worker,
- * gone) is `'lost'`. A statement the server refused alone (e.g. a result that makes the document
- * too large) is that item's `{ error }`; the others stand. A single item, or one whose lease holds
- * a flow permit, goes through `complete` directly.
+ * Group commit of completions: one unordered bulk `update` carrying the statements of a lone
+ * `complete`'s fast path (fenced by `_id` + lease token + `running` with no cancel requested, for a
+ * job that enqueued no children; retention-held or not: of the two statements, at most one
+ * matches a job). Jobs completed without a result share one pair of `updateMany` statements
+ * fenced per job by `fencedManyFilter` (two statements for the whole batch instead of two per job:
+ * building and serialising them per job was the largest part of a completion's client CPU, see
+ * bench/README.md); a job with a result has its own pair. When every job matched — the common
+ * case — that is the only command. Otherwise one read tells which did not: a job still `running`
+ * under the item's token takes the store's own `complete` (it has children to release first, or
+ * its cancel was requested: `'cancelled'`); one completed at this very `now` was completed by this
+ * call; anything else (taken over, finished by another worker, gone) is `'lost'`. A statement of
+ * one job the server refused alone (e.g. a result that makes the document too large) is that
+ * item's `{ error }`; the others stand. A single item, or one whose lease holds a flow permit,
+ * goes through `complete` directly.
  */
 export async function completeMany(deps: CompleteManyDeps, items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
@@ -41,21 +46,49 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   const batch = pending.filter((i) => !alone.includes(i));
   const slow = [...alone];
   if (batch.length > 0) {
+    // Jobs completed without a result all take the same update: two statements for all of them.
+    const shared = batch.filter((i) => items[i]!.result === undefined);
+    const own = batch.filter((i) => items[i]!.result !== undefined);
+    const sharedStatements = shared.length === 0 ? 0 : 2;
+    const statements = [
+      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter(shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
+      ...own.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
+    ];
     const refused = new Map<number, Error>();
-    const statements = batch.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true));
-    const written = await bulkWriteFenced(deps.jobs, statements);
+    let sharedRefused = false;
+    const written = await bulkWriteOnceMore(deps.jobs, statements);
     for (const { index, message, cause } of written.refused) {
-      const i = batch[Math.floor(index / 2)]!; // two statements per job
-      refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+      // A shared statement's refusal names no job: sortOut below tells which completed.
+      if (index < sharedStatements) sharedRefused = true;
+      else {
+        const i = own[Math.floor((index - sharedStatements) / 2)]!; // two statements per job
+        refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+      }
     }
     const { matched } = written;
     for (const [i, error] of refused) outcomes[i] = { error };
     const rest = batch.filter((i) => !refused.has(i));
-    if (matched === rest.length) for (const i of rest) outcomes[i] = 'completed';
+    if (!sharedRefused && matched === rest.length) for (const i of rest) outcomes[i] = 'completed';
     else slow.push(...(await sortOut(deps.jobs, rest, ids, items, now, outcomes)));
   }
   await Promise.all(slow.map(async (i) => (outcomes[i] = await completeAlone(deps, items[i]!, now))));
   return outcomes as CompletionOutcome[];
+}
+
+/**
+ * The completion bulk write, sent once more when it failed on the way (a network error, a primary
+ * stepping down). A bulk with `updateMany` statements is not a retryable write, so the driver does
+ * not resend it by itself as it does a bulk of `updateOne`s. Sending it again is safe: every
+ * statement is fenced on `running` under the item's token, so a job the first attempt completed
+ * is not matched again, and {@link sortOut} finds it completed at this very `now`.
+ */
+async function bulkWriteOnceMore(jobs: Collection<JobDocument>, statements: AnyBulkWriteOperation<JobDocument>[]): ReturnType<typeof bulkWriteFenced> {
+  try {
+    return await bulkWriteFenced(jobs, statements);
+  } catch (err) {
+    if (!isTransientMongoError(err)) throw err;
+    return bulkWriteFenced(jobs, statements);
+  }
 }
 
 /**

@@ -35,9 +35,16 @@ export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
   };
 }
 
-/** One candidate of a batch claim, re-checked by the update that takes it. */
-export function claimCandidateFilter(req: Parameters<typeof claimFilter>[0], id: ObjectId): Filter<JobDocument> {
-  return { ...claimFilter(req), _id: id };
+/**
+ * One candidate of a batch claim, re-checked by the update that takes it: still claimable at
+ * `now`. `claimAt <= now` alone says so, because `claimAt` is set exactly while a job can become
+ * claimable (only in the states of {@link CLAIMABLE}, see `updates.ts`) and a job's queue and name
+ * never change, so the candidate read by {@link claimFilter} still has those it was read with.
+ * One statement per candidate, so what it leaves out is client CPU saved per claimed job (about
+ * 8 % of a batch claim's, see bench/README.md).
+ */
+export function claimCandidateFilter(req: Pick<ClaimRequest, 'now'>, id: ObjectId): Filter<JobDocument> {
+  return { _id: id, claimAt: { $lte: requireDate(req.now, 'claim now') } };
 }
 
 /** Extra conditions a fenced write can carry on top of the lease check. */
@@ -77,6 +84,21 @@ export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceCond
   if (conditions.signalId !== undefined) filter['signals.sid'] = conditions.signalId;
   if (conditions.unexpiredAt !== undefined) filter['lease.until'] = { $gte: conditions.unexpiredAt };
   return filter;
+}
+
+/**
+ * The fence of {@link fencedFilter} for many jobs at once: each of `ids`, still running, under one
+ * of `tokens`, its cancel not requested. As strict as one `fencedFilter` per job, because a token
+ * is fresh and random per job and claim: a job's current lease token is among `tokens` only when
+ * it is the token its own item was claimed with (no other job or claim ever held it).
+ */
+export function fencedManyFilter(ids: ObjectId[], tokens: unknown[]): Filter<JobDocument> {
+  return {
+    _id: { $in: ids },
+    'lease.token': { $in: tokens.map((token) => requireString(token, 'lease token')) },
+    status: 'running',
+    cancelRequestedAt: { $exists: false },
+  };
 }
 
 /** A job waiting for the job `awaitedId` (among others). */

@@ -56,15 +56,23 @@ async function completeHeldOrNot(
 /**
  * The two statements of one completion (see {@link completeHeldOrNot}): at most one matches.
  * `childless` adds the fast path's condition (the job enqueued no children to release first).
+ * `many`: the fence matches many jobs (`fencedManyFilter`), each completed by the same update.
  */
 export function completionStatements(
   fence: Filter<JobDocument>,
   update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
   childless = false,
+  many = false,
 ): AnyBulkWriteOperation<JobDocument>[] {
   const { finishedAt, ...set } = update.$set;
   const held: UpdateFilter<JobDocument> = { ...update, $set: { ...set, heldFinishedAt: finishedAt } };
   const filter = childless ? { ...fence, ...NO_CHILDREN } : fence;
+  if (many) {
+    return [
+      { updateMany: { filter: { ...filter, ...UNHELD }, update } },
+      { updateMany: { filter: { ...filter, ...HELD }, update: held } },
+    ];
+  }
   return [
     { updateOne: { filter: { ...filter, ...UNHELD }, update } },
     { updateOne: { filter: { ...filter, ...HELD }, update: held } },

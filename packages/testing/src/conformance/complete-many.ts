@@ -27,15 +27,19 @@ export function describeCompleteMany(ctx: ConformanceContext): void {
       }
     });
 
-    it('a job whose lease was taken over is not completed and is reported lost; the others complete', async () => {
+    /** Three jobs claimed; the second one's lease expires and worker-b takes it over (`again`). */
+    async function secondTakenOver() {
       const [first, second, third] = await claimed(3);
-      // The second job's lease expires and another worker takes it over.
       const stale = leaseOf(second);
       await ctx.store.extendLease(leaseOf(first), at(100_000), at(2));
       await ctx.store.extendLease(leaseOf(third), at(100_000), at(2));
       const [again] = await claimJobs(ctx.store, { now: at(40_000), owner: 'worker-b' });
       expect(again.id).toBe(second.id);
-      const before = await mustGet(ctx.store, second.id);
+      return { first, second, third, stale, again, before: await mustGet(ctx.store, second.id) };
+    }
+
+    it('a job whose lease was taken over is not completed and is reported lost; the others complete', async () => {
+      const { first, second, third, stale, before } = await secondTakenOver();
       const outcomes = await ctx.store.completeMany(
         [first, second, third].map((job) => ({ lease: job === second ? stale : leaseOf(job), result: 'stale?' })),
         at(40_001),
@@ -44,6 +48,21 @@ export function describeCompleteMany(ctx: ConformanceContext): void {
       expect(await mustGet(ctx.store, second.id)).toEqual(before);
       expect(await mustGet(ctx.store, first.id)).toMatchObject({ status: 'completed' });
       expect(await mustGet(ctx.store, third.id)).toMatchObject({ status: 'completed' });
+    });
+
+    it('without results too: a job whose lease was taken over is lost and unchanged, the others complete, and the new holder completes it', async () => {
+      const { first, second, third, stale, again, before } = await secondTakenOver();
+      // The stale lease's token and the new holder's are both of this store; only the new one fences the job.
+      const outcomes = await ctx.store.completeMany(
+        [first, second, third].map((job) => ({ lease: job === second ? stale : leaseOf(job) })),
+        at(40_001),
+      );
+      expect(outcomes).toEqual(['completed', 'lost', 'completed']);
+      expect(await mustGet(ctx.store, second.id)).toEqual(before);
+      for (const job of [first, third]) expect(await mustGet(ctx.store, job.id)).toMatchObject({ status: 'completed', finishedAt: at(40_001) });
+      expect(await ctx.store.completeMany([{ lease: leaseOf(again) }, { lease: leaseOf(first) }], at(40_002))).toEqual(['completed', 'lost']);
+      expect(await mustGet(ctx.store, second.id)).toMatchObject({ status: 'completed', finishedAt: at(40_002) });
+      expect(await mustGet(ctx.store, first.id)).toMatchObject({ finishedAt: at(40_001) });
     });
 
     it('reports lost for a job already completed, a forged token and an unknown job, changing nothing', async () => {

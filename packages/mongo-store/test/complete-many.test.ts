@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { ObjectId } from 'mongodb';
+import type { MongoStore } from '../src/index.js';
+import { failPointsOn, itWithFailPoints } from './fail-points.js';
+import { useMongoFixture } from './fixture.js';
+import { at, claimRequest, newJob } from './jobs.js';
+
+// completeMany sends the completions of jobs without a result as one pair of `updateMany`
+// statements for the whole batch (complete-many.ts). What MongoDB-specific behaviour that pair
+// must keep: retention holds (a held job keeps its finish time aside), and a completion whose
+// connection drops is sent again (a bulk with `updateMany` is no retryable write for the driver).
+const fixture = useMongoFixture();
+const failPoints = failPointsOn(() => fixture.mongo.client);
+const itFp = itWithFailPoints(() => fixture.mongo.client);
+const APP = 'loom-complete-many';
+
+let store: MongoStore | undefined;
+afterEach(async () => {
+  await failPoints.off();
+  await store?.close();
+  store = undefined;
+});
+
+let database = '';
+async function openStore(): Promise<MongoStore> {
+  database = fixture.mongo.newDatabaseName('complete-many');
+  store = fixture.newStore({ url: fixture.mongo.uri, client: undefined, clientOptions: { appName: APP }, database, retention: { completed: false } });
+  await store.init();
+  return store;
+}
+
+describe('completeMany of jobs without a result', () => {
+  it('keeps the finish time of retention-held jobs aside and sets it on the others, in one batch', async () => {
+    const s = await openStore();
+    // Children (parentId set) are held while their parent has not finished.
+    const [parent] = await s.enqueue([newJob({ name: 'parent' })], { now: at(0) });
+    await s.enqueue([newJob(), newJob({ parentId: parent!.id }), newJob(), newJob({ parentId: parent!.id })], { now: at(0) });
+    const claimed = await s.claim(claimRequest('worker-a', at(1), 4));
+    expect(claimed).toHaveLength(4);
+    const outcomes = await s.completeMany(
+      claimed.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+      at(10),
+    );
+    expect(outcomes).toEqual(['completed', 'completed', 'completed', 'completed']);
+    const jobs = fixture.mongo.client.db(database).collection('loom_jobs');
+    for (const job of claimed) {
+      expect(await s.getJob(job.id)).toMatchObject({ status: 'completed', finishedAt: at(10) });
+      const stored = await jobs.findOne({ _id: new ObjectId(job.id) });
+      if (job.parentId === undefined) {
+        expect(stored).toMatchObject({ finishedAt: at(10) });
+        expect(stored?.heldFinishedAt).toBeUndefined();
+      } else {
+        expect(stored).toMatchObject({ heldFinishedAt: at(10), holdForParent: true });
+        expect(stored?.finishedAt).toBeUndefined();
+      }
+    }
+  });
+
+  itFp('sends the batch again when its connection dropped before the server applied it: every job completed', async () => {
+    const s = await openStore();
+    await s.enqueue([newJob(), newJob(), newJob()], { now: at(0) });
+    const claimed = await s.claim(claimRequest('worker-a', at(1), 3));
+    expect(claimed).toHaveLength(3);
+    await failPoints.set('failCommand', { times: 1 }, { failCommands: ['update'], closeConnection: true, appName: APP });
+    const outcomes = await s.completeMany(
+      claimed.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+      at(10),
+    );
+    expect(outcomes).toEqual(['completed', 'completed', 'completed']);
+    for (const job of claimed) expect(await s.getJob(job.id)).toMatchObject({ status: 'completed', finishedAt: at(10) });
+  });
+});
