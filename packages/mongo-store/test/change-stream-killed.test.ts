@@ -7,7 +7,7 @@ import { waitUntil } from './wait-until.js';
 
 // The change stream that wakes idle workers, killed in the middle: whether the driver resumes it
 // by itself or the store has to reopen it, every job enqueued meanwhile must still be heard.
-const fixture = useMongoFixture();
+const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
 const failPoints = failPointsOn(() => fixture.mongo.client);
 const itFp = itWithFailPoints(() => fixture.mongo.client);
 const LISTENER = 'loom-stream-listener';

@@ -8,7 +8,7 @@ import { at, claimRequest, newJob } from './jobs.js';
 // same transaction number. If the first attempt had already been applied (the reply was lost),
 // the server must answer the retry from its record instead of claiming a second job, and the job
 // the first attempt leased must come back to this claim, not stay leased to nobody.
-const fixture = useMongoFixture();
+const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
 const failPoints = failPointsOn(() => fixture.mongo.client);
 const itFp = itWithFailPoints(() => fixture.mongo.client);
 const APP = 'loom-claim-lost-reply';

@@ -12,7 +12,7 @@ import { at, claimRequest, newJob } from './jobs.js';
 // commit's reply lost, or a write concern error after it was applied) and transactions that keep
 // meeting write conflicts. The driver retries the commit, or the whole transaction, and the store
 // must come out with each effect exactly once: one dead letter, one receipt, one completion.
-const fixture = useMongoFixture();
+const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
 const failPoints = failPointsOn(() => fixture.mongo.client);
 const itFp = itWithFailPoints(() => fixture.mongo.client);
 const APP = 'loom-unknown-commit';

@@ -10,4 +10,12 @@
  *
  * @packageDocumentation
  */
-export { startTestMongo, type StartTestMongoOptions, type TestMongo, type TestMongoKind } from './test-mongo.js';
+export {
+  SHARED_TEST_MONGO_ENV,
+  startSharedTestMongo,
+  startTestMongo,
+  type SharedTestMongo,
+  type StartTestMongoOptions,
+  type TestMongo,
+  type TestMongoKind,
+} from './test-mongo.js';

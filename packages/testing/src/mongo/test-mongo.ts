@@ -34,6 +34,29 @@ export interface StartTestMongoOptions {
   log?: (line: string) => void;
   /** How long mongodb-memory-server may take to start a cached mongod before we move on. @default 20s */
   memoryServerTimeoutMs?: number;
+  /**
+   * Start a server of this caller's own even when the test run shares one (see
+   * {@link startSharedTestMongo}): for tests with server-wide effects (fail points, stopping the
+   * server). `memoryServer: false` also starts one of its own. @default false
+   */
+  ownServer?: boolean;
+}
+
+/** The variable through which a test run's shared servers reach its test files (worker processes inherit it). */
+export const SHARED_TEST_MONGO_ENV = 'LOOM_TEST_MONGO_SHARED';
+
+interface SharedDescription {
+  /** Why the sources after MONGODB_URI were passed over when the run chose. */
+  notUsed: string[];
+  servers: Record<'replica-set' | 'standalone', { uri: string; kind: TestMongoKind }>;
+}
+
+/** Servers started once for a whole test run; `stop()` them when the run ends. */
+export interface SharedTestMongo {
+  readonly kind: TestMongoKind;
+  /** The variables that point `startTestMongo()` in test files at these servers (already set on `process.env`). */
+  readonly env: Record<string, string>;
+  stop(): Promise<void>;
 }
 
 interface StartedServer {
@@ -60,6 +83,7 @@ export async function startTestMongo(options: StartTestMongoOptions = {}): Promi
   const reasons: string[] = [];
   const server =
     (await fromEnvironment(topology, reasons)) ??
+    (options.ownServer || options.memoryServer === false ? undefined : fromShared(topology, reasons)) ??
     (options.memoryServer === false
       ? void reasons.push('mongodb-memory-server skipped (memoryServer: false)')
       : await fromMemoryServer(topology, options.memoryServerTimeoutMs ?? 20_000, reasons)) ??
@@ -183,6 +207,57 @@ async function fromMemoryServer(topology: string, timeoutMs: number, reasons: st
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Starts the servers a whole test run shares, chosen as `startTestMongo()` chooses (mongodb-memory-server
+ * when it has a cached mongod, else the emulator): a replica set and a standalone. Meant for a test
+ * runner's global setup (jest's `globalSetup`): it sets {@link SHARED_TEST_MONGO_ENV}, so that
+ * `startTestMongo()` in every test file then connects to these instead of starting a server per
+ * file; each file still gets databases of its own. With `MONGODB_URI` set it starts nothing (the
+ * files use that), and returns undefined.
+ */
+export async function startSharedTestMongo(options: Pick<StartTestMongoOptions, 'memoryServer' | 'memoryServerTimeoutMs'> = {}): Promise<SharedTestMongo | undefined> {
+  if (process.env.MONGODB_URI) return undefined;
+  /** Why mongodb-memory-server was not used for the replica set (MONGODB_URI's reason each file finds itself). */
+  const notUsed: string[] = [];
+  const start = async (topology: 'replica-set' | 'standalone', reasons: string[]): Promise<StartedServer> => {
+    if (options.memoryServer === false) reasons.push('mongodb-memory-server skipped (memoryServer: false)');
+    const viaMemoryServer = options.memoryServer === false ? undefined : await fromMemoryServer(topology, options.memoryServerTimeoutMs ?? 20_000, reasons);
+    return viaMemoryServer ?? (await fromEmulator(topology));
+  };
+  const replicaSet = await start('replica-set', notUsed);
+  let standalone: StartedServer;
+  try {
+    standalone = replicaSet.kind === 'emulator' ? await fromEmulator('standalone') : await start('standalone', []);
+  } catch (err) {
+    await replicaSet.stop();
+    throw err;
+  }
+  const description: SharedDescription = {
+    notUsed,
+    servers: { 'replica-set': { uri: replicaSet.uri, kind: replicaSet.kind }, standalone: { uri: standalone.uri, kind: standalone.kind } },
+  };
+  const env = { [SHARED_TEST_MONGO_ENV]: JSON.stringify(description) };
+  Object.assign(process.env, env);
+  return {
+    kind: replicaSet.kind,
+    env,
+    async stop() {
+      delete process.env[SHARED_TEST_MONGO_ENV];
+      await Promise.all([replicaSet.stop(), standalone.stop()]);
+    },
+  };
+}
+
+/** The run's shared server of `topology`, when a global setup started them (see startSharedTestMongo). */
+function fromShared(topology: 'replica-set' | 'standalone', reasons: string[]): StartedServer | undefined {
+  const raw = process.env[SHARED_TEST_MONGO_ENV];
+  if (!raw) return undefined;
+  const shared = JSON.parse(raw) as SharedDescription;
+  reasons.push(...shared.notUsed);
+  const { uri, kind } = shared.servers[topology];
+  return { uri, kind, detail: `${uri}, shared by this test run`, stop: async () => {} };
 }
 
 interface EmulatorModule {
