@@ -10,9 +10,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 const positional = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--prof');
-const WT = positional[0] ?? fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+const WT = resolve(positional[0] ?? fileURLToPath(new URL('../..', import.meta.url)));
 const rounds = Number(positional[1] ?? 3);
 const claims = Number(positional[2] ?? 100);
 const profDir = process.argv.indexOf('--prof') > 0 ? process.argv[process.argv.indexOf('--prof') + 1] : undefined;
