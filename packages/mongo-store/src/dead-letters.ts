@@ -1,4 +1,4 @@
-import type { ClientSession, ObjectId } from 'mongodb';
+import type { ClientSession, Collection, Filter, ObjectId } from 'mongodb';
 import { LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
 import { inTransaction, withSession, type StoreCollections } from './collections.js';
 import type { DeadLetterDocument } from './documents.js';
@@ -63,6 +63,25 @@ export async function moveToDeadLetters(
     await deadLetters.deleteOne({ _id: id, leaseToken: lease.token });
     throw await fenceRefusal(jobs, id, lease);
   });
+}
+
+/** Letters deleted per command by {@link purgeNewestDeadLetters}. */
+const PURGE_BATCH = 500;
+
+/**
+ * Purges the newest `limit` dead letters matching `where` (newest death first): reads the identity
+ * of each — its id, the lease token that moved it and its death time — and deletes only those very
+ * letters. Between the read and the delete a letter can be replayed and its job die again: the new
+ * letter has the same id but another lease token, and it is not the one this purge chose, so it stays.
+ */
+export async function purgeNewestDeadLetters(deadLetters: Collection<DeadLetterDocument>, where: Filter<DeadLetterDocument>, limit: number, hint: string): Promise<number> {
+  const read = await deadLetters.find(where, { sort: { diedAt: -1, _id: -1 }, limit, projection: { _id: 1, leaseToken: 1, diedAt: 1 }, hint }).toArray();
+  let deleted = 0;
+  for (let i = 0; i < read.length; i += PURGE_BATCH) {
+    const letters = read.slice(i, i + PURGE_BATCH).map(({ _id, leaseToken, diedAt }) => ({ _id, leaseToken: leaseToken ?? null, diedAt }));
+    deleted += (await deadLetters.deleteMany({ $or: letters })).deletedCount;
+  }
+  return deleted;
 }
 
 /**

@@ -38,7 +38,7 @@ import { claimJobs } from './claims.js';
 import { MongoFlowClaims } from './flow-claims.js';
 import { FlowPermits } from './flow-permits.js';
 import { inTransaction, openCollections, type StoreCollections } from './collections.js';
-import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
+import { moveToDeadLetters, purgeNewestDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
 import { detectDeployment, type Deployment } from './deployment.js';
 import { enqueueJobs } from './enqueue.js';
 import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
@@ -436,8 +436,7 @@ export class MongoStore implements JobStore {
     const limit = this.limitOf(filter?.limit);
     if (limit === undefined) return (await deadLetters.deleteMany(where)).deletedCount;
     if (limit === 0) return 0;
-    const ids = await deadLetters.find(where, { sort: { diedAt: -1, _id: -1 }, limit, projection: { _id: 1 }, hint: deadLetterIndexFor(filter ?? {}) }).toArray();
-    return (await deadLetters.deleteMany({ _id: { $in: ids.map((d) => d._id) } })).deletedCount;
+    return purgeNewestDeadLetters(deadLetters, where, limit, deadLetterIndexFor(filter ?? {}));
   }
 
   // ---- schedules ---------------------------------------------------------------------------
