@@ -6,6 +6,7 @@ import type { JobDocument } from './documents.js';
 import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
 import { CLAIM_INDEX_KEY } from './indexes.js';
 import type { StoreLogger } from './options.js';
+import { isMaxTimeExpired } from './store-errors.js';
 import { toJobRecord } from './records.js';
 import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from './updates.js';
 
@@ -43,8 +44,26 @@ export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
 /**
  * Leases up to `req.limit` claimable jobs. One job: a single atomic `findOneAndUpdate` on the
  * claim index. More (or more (queue, name) pairs than one query merges): see {@link claimBatch}.
+ *
+ * Every write of a claim carries `maxTimeMS`: a job written by a transaction that stays open (its
+ * worker died inside `ctx.transaction`) holds every write that reaches it until the server aborts
+ * the transaction, 60 s by default. A claim that ran out of time gave back what it may have leased;
+ * it is logged and answers no jobs, and the engine claims again at its next poll.
  */
-export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow?: FlowClaims): Promise<JobRecord[]> {
+export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow?: FlowClaims, maxTimeMS?: number): Promise<JobRecord[]> {
+  try {
+    return await claimWithin(jobs, req, logger, flow, maxTimeMS);
+  } catch (err) {
+    if (!isMaxTimeExpired(err)) throw err;
+    logger.warn(
+      { err, maxTimeMS },
+      `a claim ran past its maxTimeMS${maxTimeMS === undefined ? '' : ` (${maxTimeMS} ms, MongoStore option claimTimeout)`} and claimed nothing this time: a job it reached is most likely held by a transaction left open by a worker that died inside ctx.transaction, until the server aborts it`,
+    );
+    return [];
+  }
+}
+
+async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow: FlowClaims | undefined, maxTimeMS: number | undefined): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
@@ -54,10 +73,10 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
   const groups = claimGroups(req);
   if (groups.length === 0) return [];
   if (limit === 1 && groups.length === 1) {
-    const doc = await claimBest(jobs, groups[0], { ...lease, token: randomUUID() }, now);
+    const doc = await claimBest(jobs, groups[0], { ...lease, token: randomUUID() }, now, maxTimeMS);
     return doc ? [toJobRecord(doc)] : [];
   }
-  return claimBatch(jobs, req, groups, lease, now, limit, logger);
+  return claimBatch(jobs, req, groups, lease, now, limit, logger, maxTimeMS);
 }
 
 /**
@@ -65,9 +84,9 @@ export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest
  * index. If the command fails, a lease it may have written anyway is given back (as in
  * {@link takeCandidates}) before the error surfaces.
  */
-export async function claimBest(jobs: Collection<JobDocument>, group: ClaimGroup, lease: { owner: string; token: string; until: Date }, now: Date): Promise<JobDocument | null> {
+export async function claimBest(jobs: Collection<JobDocument>, group: ClaimGroup, lease: { owner: string; token: string; until: Date }, now: Date, maxTimeMS?: number): Promise<JobDocument | null> {
   try {
-    return await jobs.findOneAndUpdate(claimFilter(group), claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after' });
+    return await jobs.findOneAndUpdate(claimFilter(group), claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after', ...bounded(maxTimeMS) });
   } catch (err) {
     // Found by its queue, name and lease (running jobs of the claim's queues are indexed), never by a scan.
     const ours = { queue: { $in: group.queues }, name: { $in: group.names }, claimAt: leaseExpiredAt(lease.until), 'lease.token': lease.token };
@@ -107,6 +126,7 @@ async function claimBatch(
   now: Date,
   limit: number,
   logger: StoreLogger,
+  maxTimeMS: number | undefined,
 ): Promise<JobRecord[]> {
   const claimed: JobDocument[] = [];
   for (let round = 0; claimed.length < limit && round < MAX_BATCH_ROUNDS; round++) {
@@ -115,7 +135,7 @@ async function claimBatch(
     try {
       const candidates = await readCandidates(jobs, groups, wanted);
       found = candidates.length;
-      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates.map(({ _id }) => ({ _id, token: randomUUID() })), lease, now)));
+      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates.map(({ _id }) => ({ _id, token: randomUUID() })), lease, now, maxTimeMS)));
     } catch (err) {
       if (claimed.length === 0) throw err;
       // Jobs of earlier rounds are leased and read back: hand them out rather than strand them.
@@ -144,17 +164,18 @@ export async function takeCandidates(
   candidates: { _id: ObjectId; token: string }[],
   lease: { owner: string; until: Date },
   now: Date,
+  maxTimeMS?: number,
 ): Promise<JobDocument[]> {
   const leases = candidates.map(({ _id, token }) => ({ _id, lease: { ...lease, token } }));
   const ours = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
   try {
     if (leases.length === 1) {
-      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), { returnDocument: 'after' });
+      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), { returnDocument: 'after', ...bounded(maxTimeMS) });
       return doc ? [doc] : [];
     }
     const taken = await jobs.bulkWrite(
       leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
-      { ordered: false },
+      { ordered: false, ...bounded(maxTimeMS) },
     );
     return taken.modifiedCount > 0 ? await jobs.find(ours).toArray() : [];
   } catch (err) {
@@ -180,6 +201,11 @@ async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>
       { cause: err },
     );
   }
+}
+
+/** The `maxTimeMS` option of a claim's write, when the claim has one (see {@link claimJobs}). */
+function bounded(maxTimeMS: number | undefined): { maxTimeMS?: number } {
+  return maxTimeMS === undefined ? {} : { maxTimeMS };
 }
 
 /** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */

@@ -76,6 +76,8 @@ export class MongoFlowClaims implements FlowClaims {
     private readonly jobs: Collection<JobDocument>,
     private readonly permits: FlowPermits,
     private readonly logger: StoreLogger,
+    /** The `maxTimeMS` of the claim's writes (see `claimJobs`). */
+    private readonly maxTimeMS?: number,
   ) {}
 
   async claim(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
@@ -125,7 +127,7 @@ export class MongoFlowClaims implements FlowClaims {
     if (open.length === 0) return;
     let doc: JobDocument | null;
     try {
-      doc = await claimBest(this.jobs, { queues, names: open, now }, { ...lease, token }, now);
+      doc = await claimBest(this.jobs, { queues, names: open, now }, { ...lease, token }, now, this.maxTimeMS);
     } catch (err) {
       if (granted && counts(rules)) await this.permits.giveBack(flowId(limitedName), [token]);
       throw err;
@@ -363,7 +365,7 @@ export class MongoFlowClaims implements FlowClaims {
   async #take(ctx: ClaimContext, query: { queues: string[]; names: string[]; now: Date }, leases: { _id: ObjectId; token: string }[], grants: RoundGrants): Promise<JobDocument[]> {
     let won: JobDocument[] = [];
     try {
-      if (leases.length > 0) won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now);
+      if (leases.length > 0) won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now, this.maxTimeMS);
     } finally {
       await grants.giveBackUnused(this.permits, new Set(won.map((doc) => doc.lease!.token)));
     }

@@ -100,7 +100,7 @@ export class MongoStore implements JobStore {
 
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
-    this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger);
+    this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger, this.options.claimTimeoutMs);
     this.control = new JobControl(
       this.collections,
       () => this.moveContext(),
@@ -162,7 +162,7 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims);
+    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs);
   }
 
   async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {

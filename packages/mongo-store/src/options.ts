@@ -43,6 +43,13 @@ export interface MongoStoreOptions {
    * timeouts still govern every later operation. @default '5s'
    */
   connectTimeout?: Duration;
+  /**
+   * How long one claim command may run on the server (its `maxTimeMS`). A worker that died inside
+   * `ctx.transaction` leaves its transaction open until the server aborts it (60 s by default), and a
+   * claim whose write reaches a job that transaction wrote waits for it; past this bound the claim
+   * gives up, claims nothing this time (logged) and the engine claims again later. @default '5s'
+   */
+  claimTimeout?: Duration;
 }
 
 /** The options after defaults and validation. */
@@ -54,6 +61,7 @@ export interface ResolvedOptions {
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
   connectTimeoutMs: number;
+  claimTimeoutMs: number;
   logger: StoreLogger;
 }
 
@@ -98,6 +106,14 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
     throw bad('connectTimeout', (err as Error).message);
   }
   if (connectTimeoutMs <= 0) throw bad('connectTimeout', 'must be more than 0');
+  let claimTimeoutMs: number;
+  try {
+    claimTimeoutMs = toMs(options.claimTimeout ?? '5s');
+  } catch (err) {
+    throw bad('claimTimeout', (err as Error).message);
+  }
+  // maxTimeMS is a whole number of milliseconds, and 0 would mean "no limit" to the server.
+  if (!Number.isInteger(claimTimeoutMs) || claimTimeoutMs < 1) throw bad('claimTimeout', 'must be a whole number of milliseconds, at least 1ms');
   return {
     database: options.database,
     writeConcern: options.writeConcern ?? { w: 'majority' },
@@ -116,6 +132,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
     dedupe,
     pollIntervalMs,
     connectTimeoutMs,
+    claimTimeoutMs,
     logger: options.logger ?? new ConsoleLogger({ bindings: { component: 'mongo-store' } }),
   };
 }

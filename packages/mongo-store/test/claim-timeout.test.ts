@@ -1,0 +1,58 @@
+import { describe, expect, it } from '@jest/globals';
+import { ObjectId } from 'mongodb';
+import { LoomError } from '@loom/core';
+import { openCollections } from '../src/collections.js';
+import { MongoStore } from '../src/index.js';
+import { resolveOptions } from '../src/options.js';
+import { useMongoFixture } from './fixture.js';
+import { at, claimRequest, newJob } from './jobs.js';
+
+// A worker that died inside ctx.transaction leaves its transaction open until the server aborts it
+// (60 s on mongod). A claim whose write reaches a job that transaction wrote waits for it: without
+// a bound, every claim meeting that job hangs for the rest of the minute (this test then times out).
+// Claims carry maxTimeMS (option claimTimeout): past it, the claim claims nothing, logged.
+const fixture = useMongoFixture();
+
+describe('a claim meeting a job held by a transaction left open', () => {
+  it.each([
+    ['one job (findAndModify)', 1, 1],
+    ['a batch (bulk update)', 10, 3],
+  ])('claiming %s gives up after claimTimeout, logged, with nothing leased; once the transaction ends the jobs are claimed', async (_what, limit, queued) => {
+    const database = fixture.mongo.newDatabaseName('claim-timeout');
+    const warnings: string[] = [];
+    const logger = { debug: () => {}, warn: (_obj: Record<string, unknown>, msg?: string) => void warnings.push(msg ?? ''), error: () => {} };
+    const store = fixture.newStore({ database, claimTimeout: '100ms', logger });
+    await store.init();
+    const [{ id }, ...others] = await store.enqueue(Array.from({ length: queued }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+    // A worker's transaction wrote the queued job (e.g. a debounced enqueue inside ctx.transaction), then the worker died.
+    const { jobs } = openCollections(fixture.mongo.client, resolveOptions({ client: fixture.mongo.client, database }));
+    const session = fixture.mongo.client.startSession();
+    try {
+      session.startTransaction();
+      await jobs.updateOne({ _id: ObjectId.createFromHexString(id) }, { $set: { 'payload.n': 2 } }, { session });
+      expect(await store.claim(claimRequest('worker-a', at(1), limit))).toEqual([]);
+      expect(warnings).toEqual([expect.stringMatching(/a claim ran past its maxTimeMS \(100 ms, MongoStore option claimTimeout\)/)]);
+      for (const jobId of [id, ...others.map((r) => r.id)]) expect(await store.getJob(jobId)).toMatchObject({ status: 'queued', attempt: 0 });
+    } finally {
+      await session.abortTransaction().catch(() => undefined);
+      await session.endSession();
+    }
+    const claimed = await store.claim(claimRequest('worker-a', at(2), limit));
+    expect(claimed.map((job) => job.id).sort()).toEqual([id, ...others.map((r) => r.id)].sort());
+    for (const job of claimed) expect(job).toMatchObject({ status: 'running', attempt: 1 });
+    await store.close();
+  });
+
+  it('refuses a claimTimeout that is not a positive whole number of milliseconds', () => {
+    for (const claimTimeout of ['0s', '-1s', 0.5, 'soon']) {
+      let error: unknown;
+      try {
+        new MongoStore({ client: fixture.mongo.client, database: 'never-used', claimTimeout: claimTimeout as never });
+      } catch (err) {
+        error = err;
+      }
+      expect(LoomError.is(error, 'INVALID_ARGUMENT')).toBe(true);
+      expect((error as Error).message).toMatch(/claimTimeout/);
+    }
+  });
+});
