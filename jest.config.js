@@ -18,10 +18,9 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
   },
   testTimeout: 30000,
-  // One MongoDB (emulator, or a cached mongod) for the whole run, instead of one per file: see
-  // scripts/jest-global-setup.mjs. MONGODB_URI, when set, still wins.
-  globalSetup: '<rootDir>/scripts/jest-global-setup.mjs',
-  globalTeardown: '<rootDir>/scripts/jest-global-teardown.mjs',
+  // Not yet: one MongoDB for the whole run (scripts/jest-global-setup.mjs and -teardown.mjs, as
+  // globalSetup/globalTeardown) cut mongo-store's CPU by ~30 %, but workflows.test.ts on MongoStore
+  // failed in 2 of 4 full runs with it (a dead-child case read 'queued'): to be understood first.
   // One test file per core. jest's default (cores - 1) runs everything in one process on a 2-core
   // machine such as CI's, leaving a core idle while files wait on child processes and real I/O.
   // Tests must (and do) pass on a loaded machine; `--maxWorkers=1` still runs them in band.
