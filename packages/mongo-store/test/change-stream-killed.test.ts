@@ -1,15 +1,12 @@
 import { afterEach, describe, expect } from '@jest/globals';
 import type { MongoStore } from '../src/index.js';
-import { failPointsOn, itWithFailPoints } from './fail-points.js';
-import { useMongoFixture } from './fixture.js';
+import { useFailPointFixture } from './fail-points.js';
 import { at, newJob } from './jobs.js';
 import { waitUntil } from './wait-until.js';
 
 // The change stream that wakes idle workers, killed in the middle: whether the driver resumes it
 // by itself or the store has to reopen it, every job enqueued meanwhile must still be heard.
-const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
-const failPoints = failPointsOn(() => fixture.mongo.client);
-const itFp = itWithFailPoints(() => fixture.mongo.client);
+const { fixture, failPoints, itFp } = useFailPointFixture();
 const LISTENER = 'loom-stream-listener';
 
 const stores: MongoStore[] = [];

@@ -1,16 +1,13 @@
 import { afterEach, describe, expect } from '@jest/globals';
 import type { MongoStore } from '../src/index.js';
-import { failPointsOn, itWithFailPoints } from './fail-points.js';
-import { useMongoFixture } from './fixture.js';
+import { useFailPointFixture } from './fail-points.js';
 import { at, claimRequest, newJob } from './jobs.js';
 
 // A claim is a retryable write: when the connection drops, the driver sends it again with the
 // same transaction number. If the first attempt had already been applied (the reply was lost),
 // the server must answer the retry from its record instead of claiming a second job, and the job
 // the first attempt leased must come back to this claim, not stay leased to nobody.
-const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
-const failPoints = failPointsOn(() => fixture.mongo.client);
-const itFp = itWithFailPoints(() => fixture.mongo.client);
+const { fixture, failPoints, itFp } = useFailPointFixture();
 const APP = 'loom-claim-lost-reply';
 
 let store: MongoStore | undefined;

@@ -1,17 +1,14 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ObjectId } from 'mongodb';
 import type { MongoStore } from '../src/index.js';
-import { failPointsOn, itWithFailPoints } from './fail-points.js';
-import { useMongoFixture } from './fixture.js';
+import { useFailPointFixture } from './fail-points.js';
 import { at, claimRequest, newJob } from './jobs.js';
 
 // completeMany sends the completions of jobs without a result as one pair of `updateMany`
 // statements for the whole batch (complete-many.ts). What MongoDB-specific behaviour that pair
 // must keep: retention holds (a held job keeps its finish time aside), and a completion whose
 // connection drops is sent again (a bulk with `updateMany` is no retryable write for the driver).
-const fixture = useMongoFixture();
-const failPoints = failPointsOn(() => fixture.mongo.client);
-const itFp = itWithFailPoints(() => fixture.mongo.client);
+const { fixture, failPoints, itFp } = useFailPointFixture();
 const APP = 'loom-complete-many';
 
 let store: MongoStore | undefined;

@@ -1,5 +1,6 @@
 import { it } from '@jest/globals';
 import type { Document, MongoClient } from 'mongodb';
+import { useMongoFixture, type MongoFixture } from './fixture.js';
 
 /**
  * Server fail points (`configureFailPoint`), for tests that need the server to fail at a precise
@@ -51,4 +52,15 @@ export function itWithFailPoints(client: () => MongoClient): (name: string, fn: 
       },
       timeout,
     );
+}
+
+/**
+ * The fixture of a test file that arms fail points: a MongoDB of its own (fail points act
+ * server-wide, so never on a server other files share), its fail points, and `it` run only where
+ * the server has them.
+ */
+export function useFailPointFixture(): { fixture: MongoFixture; failPoints: FailPoints; itFp: ReturnType<typeof itWithFailPoints> } {
+  const fixture = useMongoFixture({ ownServer: true });
+  const client = (): MongoClient => fixture.mongo.client;
+  return { fixture, failPoints: failPointsOn(client), itFp: itWithFailPoints(client) };
 }

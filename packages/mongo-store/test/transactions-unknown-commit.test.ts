@@ -4,17 +4,14 @@ import { Job, type JobContext } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 import type { ClientSession, Collection, Document } from 'mongodb';
 import type { MongoStore } from '../src/index.js';
-import { failPointsOn, itWithFailPoints } from './fail-points.js';
-import { useMongoFixture } from './fixture.js';
+import { useFailPointFixture } from './fail-points.js';
 import { at, claimRequest, newJob } from './jobs.js';
 
 // Transactions whose commit outcome the client cannot know (UnknownTransactionCommitResult: the
 // commit's reply lost, or a write concern error after it was applied) and transactions that keep
 // meeting write conflicts. The driver retries the commit, or the whole transaction, and the store
 // must come out with each effect exactly once: one dead letter, one receipt, one completion.
-const fixture = useMongoFixture({ ownServer: true }); // fail points act server-wide: not on a server other files share
-const failPoints = failPointsOn(() => fixture.mongo.client);
-const itFp = itWithFailPoints(() => fixture.mongo.client);
+const { fixture, failPoints, itFp } = useFailPointFixture();
 const APP = 'loom-unknown-commit';
 
 let store: MongoStore | undefined;
