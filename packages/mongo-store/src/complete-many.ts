@@ -15,8 +15,11 @@ export interface CompleteManyDeps {
   fenced: FencedWrites;
   /** The store's own `complete` of one job (retention holds, children, flow permits): the slow path. */
   completeOne: (item: CompletionItem, now: Date) => Promise<void>;
-  /** Whether this item must take the slow path whatever happens (e.g. its lease holds a flow permit to free). */
-  needsOwnWrite: (item: CompletionItem) => boolean;
+  /**
+   * After the batch: the runs it completed end (their flow slots are freed, all at once), and those
+   * it found lost are no longer this store's (their slots ended with their leases).
+   */
+  settleSlots: (completed: CompletionItem[], lost: CompletionItem[]) => Promise<void>;
 }
 
 /**
@@ -32,8 +35,8 @@ export interface CompleteManyDeps {
  * its cancel was requested: `'cancelled'`); one completed at this very `now` was completed by this
  * call; anything else (taken over, finished by another worker, gone) is `'lost'`. A statement of
  * one job the server refused alone (e.g. a result that makes the document too large) is that
- * item's `{ error }`; the others stand. A single item, or one whose lease holds a flow permit,
- * goes through `complete` directly.
+ * item's `{ error }`; the others stand. A single item goes through `complete` directly. The flow
+ * slots of the runs the batch completed are freed together, by one more write, after the batch.
  */
 export async function completeMany(deps: CompleteManyDeps, items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
@@ -42,8 +45,8 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
-  const alone = pending.length === 1 ? pending : pending.filter((i) => deps.needsOwnWrite(items[i]!));
-  const batch = pending.filter((i) => !alone.includes(i));
+  const alone = pending.length === 1 ? pending : [];
+  const batch = pending.length === 1 ? [] : pending;
   const slow = [...alone];
   if (batch.length > 0) {
     // Jobs completed without a result all take the same update: two statements for all of them.
@@ -70,6 +73,11 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
     const rest = batch.filter((i) => !refused.has(i));
     if (!sharedRefused && matched === rest.length) for (const i of rest) outcomes[i] = 'completed';
     else slow.push(...(await sortOut(deps.jobs, rest, ids, items, now, outcomes)));
+    const settled = batch.filter((i) => !slow.includes(i));
+    await deps.settleSlots(
+      settled.filter((i) => outcomes[i] === 'completed').map((i) => items[i]!),
+      settled.filter((i) => outcomes[i] === 'lost').map((i) => items[i]!),
+    );
   }
   await Promise.all(slow.map(async (i) => (outcomes[i] = await completeAlone(deps, items[i]!, now))));
   return outcomes as CompletionOutcome[];

@@ -219,11 +219,6 @@ export class FlowPermits {
     else this.#held.set(token, [{ id, concurrency }]);
   }
 
-  /** Whether the lease `token` holds concurrency slots here (its end must free them). */
-  holdsSlots(token: string): boolean {
-    return this.#held.has(token);
-  }
-
   /**
    * A heartbeat of the lease `token` moved it to `until`: its slots move with it. A slot pruned
    * meanwhile (the lease had expired before this beat) is taken again if there is room; if there is
@@ -269,18 +264,26 @@ export class FlowPermits {
    * the slot then ends with the lease.
    */
   async release(token: string, jobId: string, session?: ClientSession, stillRunning?: () => Promise<boolean>): Promise<void> {
-    const slots = this.#held.get(token);
-    if (!slots) return;
+    if (!this.#held.has(token)) return;
     if (session) {
       session.once('ended', () => {
         void (async () => {
           if (stillRunning && (await stillRunning())) return;
-          await this.free(token, slots, jobId);
+          await this.free([{ token, jobId }]);
         })().catch((err: unknown) => this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a job completed in a transaction; it frees when its lease ends'));
       });
       return;
     }
-    await this.free(token, slots, jobId);
+    await this.free([{ token, jobId }]);
+  }
+
+  /**
+   * {@link release} of the runs of one completion batch, outside a transaction: every slot they
+   * hold is freed by one write, however many runs and flow documents.
+   */
+  async releaseMany(leases: { token: string; jobId: string }[]): Promise<void> {
+    const ending = leases.filter((lease) => this.#held.has(lease.token));
+    if (ending.length > 0) await this.free(ending);
   }
 
   /** The lease `token` was lost: its slots (already expired) are no longer this store's to free or extend. */
@@ -288,12 +291,20 @@ export class FlowPermits {
     this.#held.delete(token);
   }
 
-  private async free(token: string, slots: HeldSlot[], jobId: string): Promise<void> {
-    this.#held.delete(token);
+  /** Frees the slots of runs that ended: one write for all of them (a token is only ever in its own slots). */
+  private async free(leases: { token: string; jobId: string }[]): Promise<void> {
+    const ids = new Map<string, FlowId>();
+    for (const { token } of leases) {
+      for (const slot of this.#held.get(token) ?? []) ids.set(flowKeyOf(slot.id), slot.id);
+      this.#held.delete(token);
+    }
+    if (ids.size === 0) return;
+    const tokens = leases.map((lease) => lease.token);
     try {
-      await this.flow.updateMany({ _id: { $in: slots.map((s) => s.id) } }, { $pull: { h: { t: token } }, $unset: { f: '' } });
+      await this.flow.updateMany({ _id: { $in: [...ids.values()] } }, { $pull: { h: { t: { $in: tokens } } }, $unset: { f: '' } });
     } catch (err) {
-      this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a finished job; it frees when the job\'s lease ends');
+      const ended = leases.length === 1 ? { jobId: leases[0]!.jobId } : { jobIds: leases.map((lease) => lease.jobId) };
+      this.logger.warn({ err, ...ended }, 'could not free the concurrency slots of finished jobs; each frees when its job\'s lease ends');
     }
   }
 

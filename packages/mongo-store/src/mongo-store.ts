@@ -210,7 +210,10 @@ export class MongoStore implements JobStore {
         jobs: this.collections.jobs,
         fenced: this.fenced,
         completeOne: (item, at) => this.complete(item.lease, item.result === undefined ? { now: at } : { result: item.result, now: at }),
-        needsOwnWrite: (item) => typeof item.lease.token === 'string' && this.permits.holdsSlots(item.lease.token),
+        settleSlots: async (completed, lost) => {
+          for (const item of lost) this.permits.forget(item.lease.token);
+          await this.permits.releaseMany(completed.map((item) => ({ token: item.lease.token, jobId: item.lease.jobId })));
+        },
       },
       items,
       now,

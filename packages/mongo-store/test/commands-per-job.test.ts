@@ -209,6 +209,26 @@ describe('MongoDB commands per job', () => {
     }
   });
 
+  it('flow limits: completeMany of 10 runs holding concurrency slots sends 2 commands, the completions and one release of every slot', async () => {
+    const { store, commands } = await monitoredStore();
+    try {
+      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })), { now: at(0) });
+      const flow = [{ name: 'send', globalConcurrency: 10, group: { concurrency: 4 } }];
+      const jobs = await store.claim({ ...claimRequest('w', at(1), 10), flow });
+      expect(jobs).toHaveLength(10);
+      commands.length = 0;
+      const outcomes = await store.completeMany(jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })), at(2));
+      expect(outcomes).toEqual(jobs.map(() => 'completed'));
+      // One bulk update completes them; one update frees their slots in the name's and the 3 keys' documents.
+      expect(commands).toEqual(['update', 'update']);
+      // Every slot is free again: 10 more start.
+      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })), { now: at(0) });
+      expect(await store.claim({ ...claimRequest('w', at(3), 10), flow })).toHaveLength(10);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('long jobs at concurrency 50, started at different times: one heartbeat command per beat interval for all of them', async () => {
     const { store: monitored, commands } = await monitoredStore();
     const { store, inFlight } = watchHeartbeats(monitored);

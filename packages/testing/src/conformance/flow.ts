@@ -94,6 +94,25 @@ export function describeFlow(ctx: ConformanceContext): void {
         }
       });
 
+      it('completeMany frees the slot of every run it completes, and no slot of a run it found lost', async () => {
+        const peer = await ctx.peer();
+        await enqueueMany(ctx.store, 8);
+        const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 4 }];
+        const { jobs } = await claimFlow(ctx.store, limits, { now: at(1) });
+        expect(jobs).toHaveLength(4);
+        const [taken, ...kept] = jobs;
+        for (const job of kept) await ctx.store.extendLease(leaseOf(job), at(100_000), at(2));
+        // `taken`'s lease runs out and worker-b takes it over: its slot is now worker-b's.
+        const again = await claimFlow(peer, limits, { now: at(40_000), owner: 'worker-b' });
+        expect(idsOf(again.jobs)).toEqual([taken.id]);
+        const outcomes = await ctx.store.completeMany(jobs.map((job) => ({ lease: leaseOf(job) })), at(40_001));
+        expect(outcomes).toEqual(['lost', 'completed', 'completed', 'completed']);
+        // Three slots free, the fourth still worker-b's.
+        const next = await claimFlow(peer, limits, { now: at(40_002), owner: 'worker-b' });
+        expect(next.jobs).toHaveLength(3);
+        expect(next.holds).toMatchObject([{ name: 'send', by: 'globalConcurrency' }]);
+      });
+
       it('an expired lease frees its slot; a heartbeat keeps it', async () => {
         const peer = await ctx.peer();
         await enqueueMany(ctx.store, 3);
