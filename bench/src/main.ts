@@ -127,6 +127,9 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     const spec: ScenarioSpec = { kind: 'flow-claim-cost', claims: Math.max(10, Math.floor(c.claimsPerRound / 2)), rounds: c.runs, timeoutMs, ...mongo() };
     const rep = await run(spec, 'flow-claim-cost/loom', undefined);
     collector.add('loom', rep.metrics);
+    const queueSpec: ScenarioSpec = { kind: 'flow-queue-cost', jobs: c.flowQueueJobs, concurrency: 10, rounds: c.runs, timeoutMs, ...mongo() };
+    const queueRep = await run(queueSpec, 'flow-queue-cost/loom', undefined);
+    collector.add('loom', queueRep.metrics);
   }
   return breakdown;
 }

@@ -64,6 +64,10 @@ function rows(c: BenchConfig): Row[] {
     { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch1Ms|flowCycleGlobalBatch1Ms|flowCycleRateBatch1Ms|flowCycleGroupBatch1Ms' } },
     { label: 'flow: claim of 10, per job, no limit / global / rate / group (ms)', cells: { loom: 'flowClaimPlainBatch10Ms|flowClaimGlobalBatch10Ms|flowClaimRateBatch10Ms|flowClaimGroupBatch10Ms' } },
     { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch10Ms|flowCycleGlobalBatch10Ms|flowCycleRateBatch10Ms|flowCycleGroupBatch10Ms' } },
+    { label: 'flow: a queue worked by an engine, time in claims per job, no limit / global / rate / group (ms)', cells: { loom: 'flowQueuePlainClaimMsPerJob|flowQueueGlobalClaimMsPerJob|flowQueueRateClaimMsPerJob|flowQueueGroupClaimMsPerJob' } },
+    { label: '  emulator CPU per job (µs)', cells: { loom: 'flowQueuePlainServerCpuUsPerJob|flowQueueGlobalServerCpuUsPerJob|flowQueueRateServerCpuUsPerJob|flowQueueGroupServerCpuUsPerJob' } },
+    { label: '  commands per job', cells: { loom: 'flowQueuePlainCommandsPerJob|flowQueueGlobalCommandsPerJob|flowQueueRateCommandsPerJob|flowQueueGroupCommandsPerJob' } },
+    { label: '  jobs/s', cells: { loom: 'flowQueuePlainJobsPerSec|flowQueueGlobalJobsPerSec|flowQueueRateJobsPerSec|flowQueueGroupJobsPerSec' } },
   ];
 }
 
@@ -129,6 +133,9 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['flow: claim cost with a global limit / without <= 1.5 (claims of 1)', loom.flowClaimGlobalBatch1OverPlain, (v) => v <= 1.5],
     ['flow: claim cost with a rate limit / without <= 1.5 (claims of 1)', loom.flowClaimRateBatch1OverPlain, (v) => v <= 1.5],
     ['flow: claim cost with group limits / without <= 1.5 (claims of 10)', loom.flowClaimGroupBatch10OverPlain, (v) => v <= 1.5],
+    ['flow: claim cost of a queue worked by an engine, global limit / none <= 1.5', loom.flowQueueGlobalClaimOverPlain, (v) => v <= 1.5],
+    ['flow: claim cost of a queue worked by an engine, rate limit / none <= 1.5', loom.flowQueueRateClaimOverPlain, (v) => v <= 1.5],
+    ['flow: claim cost of a queue worked by an engine, group limits / none <= 1.5', loom.flowQueueGroupClaimOverPlain, (v) => v <= 1.5],
   ];
   return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
 }

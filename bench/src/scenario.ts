@@ -22,6 +22,7 @@ export type ScenarioSpec =
   | ({ kind: 'list-cost'; small: number; large: number; loadBudgetMs: number; reps: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-limits'; engines: number; rateSeconds: number; globalJobs: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-claim-cost'; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'flow-queue-cost'; jobs: number; concurrency: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

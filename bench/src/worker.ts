@@ -13,6 +13,7 @@ import { listCost } from './scenarios/list-cost.js';
 import { bullmqLatency, bullmqThroughput } from './scenarios/bullmq.js';
 import { flowClaimCost } from './scenarios/flow-claim-cost.js';
 import { flowLimits } from './scenarios/flow-limits.js';
+import { flowQueueCost } from './scenarios/flow-queue-cost.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -36,6 +37,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return flowLimits(spec);
     case 'flow-claim-cost':
       return flowClaimCost(spec);
+    case 'flow-queue-cost':
+      return flowQueueCost(spec);
   }
 }
 
