@@ -208,14 +208,12 @@ export class MongoFlowClaims implements FlowClaims {
     const { queues, lease, now } = ctx;
     const kind = limits.group !== undefined ? 'g' : 'r';
     const rules = nameRules(limits);
-    // A name that counts nothing itself (only its keys do) has only a hold to respect: read once,
-    // beside the full keys, instead of once per round.
     let after = this.#lastKey.get(name);
-    // The first candidates are read beside the full keys and the name's hold (one round trip, not
-    // two): candidates of keys found full are dropped, and later reads leave those keys out.
-    const [full, nameHeld, firstRead] = await Promise.all([
-      this.permits.fullKeys(name, kind, now),
-      counts(rules) ? undefined : this.permits.heldUntil(flowId(name), now),
+    // The first candidates are read beside the full keys (one round trip, not two): candidates of
+    // keys found full are dropped, and later reads leave those keys out. A name that counts nothing
+    // itself (only its keys do) has only a hold to respect: the read of the full keys fetches it too.
+    const [{ keys: full, heldUntil: nameHeld }, firstRead] = await Promise.all([
+      this.permits.fullKeys(name, kind, now, !counts(rules)),
       this.#readKeyed(queues, name, after, [], budget, now),
     ]);
     if (nameHeld) {

@@ -205,11 +205,18 @@ export class FlowPermits {
   /**
    * The keys of `name` (group keys `g`, or rate-limit keys `r`) whose documents are full until
    * after `now`, and until when: a claim leaves them out of its reads and reports them held. One
-   * read of a small index range.
+   * read of a small index range. With `nameHold`, the same read also fetches the name's own
+   * document by `_id` (a second branch of an `$or`, on the `_id` index) and tells until when the
+   * name is held ({@link heldUntil}), where a name that counts nothing itself has only a hold to respect.
    */
-  async fullKeys(name: string, kind: 'g' | 'r', now: Date): Promise<{ key: string; until: Date }[]> {
-    const docs = await this.flow.find({ '_id.n': name, f: { $gt: now } }, { projection: { _id: 1, f: 1 }, hint: FLOW_FULL_INDEX }).toArray();
-    return docs.flatMap((doc) => (doc._id[kind] === undefined ? [] : [{ key: doc._id[kind]!, until: doc.f! }]));
+  async fullKeys(name: string, kind: 'g' | 'r', now: Date, nameHold = false): Promise<{ keys: { key: string; until: Date }[]; heldUntil?: Date }> {
+    const full = { '_id.n': name, f: { $gt: now } };
+    const docs = nameHold
+      ? await this.flow.find({ $or: [full, { _id: flowId(name) }] }, { projection: { _id: 1, f: 1, b: 1 } }).toArray()
+      : await this.flow.find(full, { projection: { _id: 1, f: 1 }, hint: FLOW_FULL_INDEX }).toArray();
+    const keys = docs.flatMap((doc) => (doc._id[kind] === undefined || !(doc.f instanceof Date && doc.f > now) ? [] : [{ key: doc._id[kind]!, until: doc.f }]));
+    const own = nameHold ? docs.find((doc) => doc._id.g === undefined && doc._id.r === undefined) : undefined;
+    return own?.b instanceof Date && own.b > now ? { keys, heldUntil: own.b } : { keys };
   }
 
   /** The job leased with `token` holds a slot in document `id` (limit `concurrency`): remember it for its heartbeats and release. */

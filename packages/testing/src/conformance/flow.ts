@@ -264,6 +264,21 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect((await claimFlow(peer, [{ name: 'send' }], { now: at(30_000), owner: 'worker-b' })).jobs).toHaveLength(2);
       });
 
+      it('holds a name whose only limits are per key (group, keyed rate limit) too', async () => {
+        await enqueueMany(ctx.store, 2, { groupKey: 'a', rateLimitKey: 'a' });
+        await enqueueMany(ctx.store, 2, { groupKey: 'b', rateLimitKey: 'b' });
+        await ctx.store.holdFlow({ name: 'send', until: at(30_000), now: at(0) });
+        const keyedOnly: FlowLimits[][] = [[{ name: 'send', group: { concurrency: 1 } }], [{ name: 'send', rateLimit: { limit: 1, perMs: 60_000, keyed: true } }]];
+        for (const limits of keyedOnly) {
+          expect(await claimFlow(ctx.store, limits, { now: at(29_999) })).toEqual({ jobs: [], holds: [{ name: 'send', by: 'rateLimit', until: at(30_000) }] });
+        }
+        // The hold over, one job of each key starts; the keys are then full (and reported so).
+        const open = await claimFlow(ctx.store, keyedOnly[0], { now: at(30_000) });
+        expect(countBy(open.jobs, 'groupKey')).toEqual({ a: 1, b: 1 });
+        expect(open.holds).toHaveLength(2);
+        expect(open.holds).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'send', key: 'a', by: 'group' }), expect.objectContaining({ name: 'send', key: 'b', by: 'group' })]));
+      });
+
       it('a hold on one rate-limit key holds only that key', async () => {
         const [a] = await enqueueMany(ctx.store, 1, { rateLimitKey: 'a' });
         const [b] = await enqueueMany(ctx.store, 1, { rateLimitKey: 'b' });
