@@ -1,5 +1,9 @@
-/** find/findAndModify projections, evaluated by mingo; `_id` stays the first field as in mongod. */
+/**
+ * find/findAndModify projections: top-level inclusions, exclusions and `$slice` natively
+ * (top-level-projection.ts), the rest evaluated by mingo; `_id` stays the first field as in mongod.
+ */
 import { MongoQuery } from './mingo-context.js';
+import { compileTopLevelProjection } from './top-level-projection.js';
 import { CommandError, notImplemented } from '../errors.js';
 import { isPlainObject, type Doc } from '../values.js';
 
@@ -15,6 +19,11 @@ export function compileProjection(projection: unknown): Projector {
     if (k.endsWith('.$')) throw notImplemented(`positional projection '${k}'`);
     if (isPlainObject(v) && '$meta' in v) throw notImplemented(`projection '$meta' on '${k}'`);
   }
+  return compileTopLevelProjection(projection) ?? mingoProjection(projection);
+}
+
+/** `projection` (a non-empty object) evaluated by mingo, whatever its shape. */
+export function mingoProjection(projection: Doc): Projector {
   return (doc) => {
     let out: Doc;
     try {
