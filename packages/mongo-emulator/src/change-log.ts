@@ -75,13 +75,25 @@ function differs(x: unknown, y: unknown): boolean {
   return compareBson(x, y) !== 0 || Array.isArray(x) !== Array.isArray(y);
 }
 
+/*
+ * A flow document's update appends to (and trims) an array of hundreds of small sub-documents:
+ * most elements compare equal, so paths are built only for what is reported, an identical value
+ * (same reference or same primitive) is skipped at once (diffing a value against itself reports
+ * nothing), and two sub-documents of the same keys holding identical scalars or equal Dates are
+ * found equal without the general diff.
+ */
 function diffDocuments(a: Doc, b: Doc, prefix: string, diff: UpdateDiff): void {
   for (const key of Object.keys(b)) {
-    const path = prefix + key;
-    if (!(key in a)) diff.updatedFields[path] = b[key];
-    else if (isPlainObject(a[key]) && isPlainObject(b[key])) diffDocuments(a[key] as Doc, b[key] as Doc, path + '.', diff);
-    else if (Array.isArray(a[key]) && Array.isArray(b[key])) diffArrays(a[key] as unknown[], b[key] as unknown[], path, diff);
-    else if (differs(a[key], b[key])) diff.updatedFields[path] = b[key];
+    const y = b[key];
+    if (!(key in a)) {
+      diff.updatedFields[prefix + key] = y;
+      continue;
+    }
+    const x = a[key];
+    if (x === y) continue;
+    if (isPlainObject(x) && isPlainObject(y)) diffDocuments(x, y, prefix + key + '.', diff);
+    else if (Array.isArray(x) && Array.isArray(y)) diffArrays(x, y, prefix + key, diff);
+    else if (differs(x, y)) diff.updatedFields[prefix + key] = y;
   }
   for (const key of Object.keys(a)) if (!(key in b)) diff.removedFields.push(prefix + key);
 }
@@ -89,10 +101,35 @@ function diffDocuments(a: Doc, b: Doc, prefix: string, diff: UpdateDiff): void {
 function diffArrays(a: unknown[], b: unknown[], path: string, diff: UpdateDiff): void {
   if (b.length < a.length) diff.truncatedArrays.push({ field: path, newSize: b.length });
   for (let i = 0; i < b.length; i++) {
-    if (i >= a.length) diff.updatedFields[`${path}.${i}`] = b[i];
-    else if (isPlainObject(a[i]) && isPlainObject(b[i])) diffDocuments(a[i] as Doc, b[i] as Doc, `${path}.${i}.`, diff);
-    else if (differs(a[i], b[i])) diff.updatedFields[`${path}.${i}`] = b[i];
+    const y = b[i];
+    if (i >= a.length) {
+      diff.updatedFields[`${path}.${i}`] = y;
+      continue;
+    }
+    const x = a[i];
+    if (x === y) continue;
+    if (isPlainObject(x) && isPlainObject(y)) {
+      if (!sameFlatDocuments(x, y)) diffDocuments(x, y, `${path}.${i}.`, diff);
+    } else if (differs(x, y)) diff.updatedFields[`${path}.${i}`] = y;
   }
+}
+
+/**
+ * True when `a` and `b` have the same keys in the same order and each value is identical in both
+ * or an equal Date: then diffDocuments(a, b) reports nothing. False means only "not shown equal".
+ */
+function sameFlatDocuments(a: Doc, b: Doc): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return false;
+    const x = a[ka[i]];
+    const y = b[ka[i]];
+    if (x === y) continue;
+    if (!(x instanceof Date && y instanceof Date && x.getTime() === y.getTime())) return false;
+  }
+  return true;
 }
 
 export class ChangeLog {
