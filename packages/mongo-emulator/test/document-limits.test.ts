@@ -39,6 +39,26 @@ describe('document size limit', () => {
     expect(await coll.countDocuments()).toBe(1);
   });
 
+  // Below the limit is proved from string lengths (3 UTF-8 bytes per character at most); the exact
+  // size decides only beyond that: these sizes are where a looser or a tighter shortcut goes wrong.
+  it('accepts an update to just under 16 MiB whose string lengths alone do not prove it', async () => {
+    await coll.insertOne({ _id: 'near' as never, s: 'x'.repeat(10 * MiB) });
+    await coll.updateOne({ _id: 'near' as never }, { $set: { t: 'y'.repeat(6 * MiB - 1024) } });
+    expect(((await coll.findOne({ _id: 'near' as never }))?.t as string).length).toBe(6 * MiB - 1024);
+    await coll.deleteOne({ _id: 'near' as never });
+  });
+
+  it('counts multi-byte characters in UTF-8: fewer than 16 Mi characters can be over 16 MiB', async () => {
+    await coll.insertOne({ _id: 'wide' as never, s: 'é'.repeat(5 * MiB) }); // 10 MiB of UTF-8
+    const err = await serverError(coll.updateOne({ _id: 'wide' as never }, { $set: { t: 'é'.repeat(3 * MiB + 1024) } }));
+    expect(err.code).toBe(17419);
+    const big = await serverError(coll.insertOne({ _id: 'wider' as never, s: '€'.repeat(Math.ceil((16 * MiB) / 3) + 1000) })); // 3 bytes each
+    expect(big.code).toBe(2);
+    expect(await coll.countDocuments({ _id: { $in: ['wider'] } as never })).toBe(0);
+    expect((await coll.findOne({ _id: 'wide' as never }))?.t).toBeUndefined();
+    await coll.deleteOne({ _id: 'wide' as never });
+  });
+
   it("refuses '$'-prefixed field names inside _id", async () => {
     const err = await serverError(coll.insertOne({ _id: { $bad: 1 } as never }));
     expect(err.code).toBe(52);
