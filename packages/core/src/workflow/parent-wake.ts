@@ -47,6 +47,13 @@ export async function wakeIfJobsFinished(
       if (!(await store.isWaitingFor(parentId, finished.id))) return false;
     }
     const parent = await store.getJob(parentId);
+    if (!finished && parent?.status === 'queued') {
+      // The parent's own look after parking found it queued already: woken meanwhile, by a child or
+      // by the store itself (a store may wake, inside `wait`, a parent whose jobs had all finished).
+      // Nothing may have told this engine, whose last claim may have come back short: wake it.
+      deps.onWoken();
+      return false;
+    }
     const awaited = parent?.status === 'waiting' ? parent.waitingFor?.jobs : undefined;
     if (!awaited || awaited.length === 0 || !(await waitDecided(store, awaited))) return false;
   }
