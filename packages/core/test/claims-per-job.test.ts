@@ -121,6 +121,28 @@ describe('store operations per job of a running engine', () => {
     await completed;
   });
 
+  it('works a backlog in claims as large as its room: the runs of one claim complete together, and the next claim asks for all their slots', async () => {
+    const memory = new MemoryStore();
+    const sizes: string[] = [];
+    const store = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'claim') return (req: { limit: number }) => (sizes.push(`claim ${req.limit}`), memory.claim(req as never));
+        if (prop === 'completeMany') return (items: unknown[], now: Date) => (sizes.push(`complete ${items.length}`), memory.completeMany(items as never, now));
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const loom = await Loom.create({ store, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger(), concurrency: 10 });
+    looms.push(loom);
+    await memory.enqueue(Array.from({ length: 30 }, () => ({ name: 'noop', queue: 'default', payload: undefined, priority: 0, runAt: new Date(0), maxAttempts: 3 })), { now: new Date(0) });
+    const completed = completions(loom, 30);
+    await loom.start();
+    await completed;
+    await quiesce();
+    // Ending the first run of a claim alone would split every claim that follows: complete 1, claim 1, complete 9, claim 9...
+    expect(sizes.slice(0, 6)).toEqual(['claim 10', 'complete 10', 'claim 10', 'complete 10', 'claim 10', 'complete 10']);
+  });
+
   it('keeps claiming after a full claim while a backlog is left', async () => {
     const { loom, memory } = await engine([Noop], 2);
     await loom.start();

@@ -29,18 +29,29 @@ async function claimed(memory: MemoryStore, n: number, leaseMs = 30_000) {
   return memory.claim({ owner: 'w', queues: ['q'], names: ['j'], limit: n, leaseUntil: at(leaseMs), now: at(0) });
 }
 
+/** The next turn of the event loop (after the batch's own `setImmediate`, registered before it). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 describe('CompletionBatch (group commit of completions)', () => {
-  it('sends a lone completion at once and groups the ones arriving while it is written', async () => {
+  it('sends the completions of one turn of the event loop together, and groups the ones arriving while a batch is written', async () => {
     const { store, memory, batches, release } = heldStore();
-    const [a, b, c] = await claimed(memory, 3);
+    const [a, b, c, d] = await claimed(memory, 4);
     const batch = new CompletionBatch({ store, clock: new FakeClock(at(1)), leaseMs: 30_000 });
-    const done = [a, b, c].map((job) => batch.complete({ jobId: job.id, token: job.lease!.token }, job.id));
+    const complete = (jobs: (typeof a)[]) => jobs.map((job) => batch.complete({ jobId: job.id, token: job.lease!.token }, job.id));
+    // a and b end in the same turn (as the runs of one claim do): one completeMany of both.
+    const first = complete([a, b]);
     await Promise.resolve();
-    expect(batches).toEqual([1]);
+    expect(batches).toEqual([]);
+    await nextTurn();
+    expect(batches).toEqual([2]);
+    // c and d arrive while that batch is written (it hangs): they wait, and go together after it.
+    const second = complete([c, d]);
+    await nextTurn();
+    expect(batches).toEqual([2]);
     release();
-    await Promise.all(done);
-    expect(batches).toEqual([1, 2]);
-    for (const job of [a, b, c]) expect(await memory.getJob(job.id)).toMatchObject({ status: 'completed', result: job.id });
+    await Promise.all([...first, ...second]);
+    expect(batches).toEqual([2, 2]);
+    for (const job of [a, b, c, d]) expect(await memory.getJob(job.id)).toMatchObject({ status: 'completed', result: job.id });
   });
 
   it('rejects only the completion whose lease was taken over (LEASE_LOST) or whose cancel was requested (CANCELLED); the others commit', async () => {
@@ -69,6 +80,7 @@ describe('CompletionBatch (group commit of completions)', () => {
     const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: unknown) => (LoomError.is(err, 'STORE_ERROR') ? (err as Error).message : err));
     // a is sent and hangs; b and c wait behind it with deadlines of 1 s and 3 s.
     const first = outcome(batch.complete({ jobId: a.id, token: a.lease!.token }, 'a', 5_000));
+    await nextTurn();
     const second = outcome(batch.complete({ jobId: b.id, token: b.lease!.token }, 'b', 1_000));
     const third = outcome(batch.complete({ jobId: c.id, token: c.lease!.token }, 'c', 3_000));
     expect(clock.pendingTimers()).toBe(2); // the deadline timer, and the hung batch's own (one lease)
@@ -78,7 +90,7 @@ describe('CompletionBatch (group commit of completions)', () => {
     expect(await third).toBe('store.complete did not answer within 3000 ms; the engine stopped waiting for it');
     release();
     expect(await first).toBe('committed');
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     // b and c went in the next batch all the same: fenced, a completion that lands late counts.
     expect(batches).toEqual([1, 2]);
     expect(await memory.getJob(c.id)).toMatchObject({ status: 'completed', result: 'c' });

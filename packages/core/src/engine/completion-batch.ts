@@ -18,8 +18,11 @@ interface Waiting {
 /**
  * Group commit of completions, just below {@link RunLease}: each run's fenced completion goes
  * through here, and while one `store.completeMany` is in flight the completions arriving meanwhile
- * wait and go together in the next one. A lone completion is sent at once (no timer, no added
- * latency); under load, a batch forms while the previous one is written.
+ * wait and go together in the next one. The completions of one turn of the event loop go together
+ * too, sent at the end of that turn (`setImmediate`: no timer, no clock time): the runs of one
+ * claim end in the same turn, and sending the first of them alone split them into a batch of one
+ * and the rest, which the worker pool's next claims followed (a claim of one job, then one of the
+ * rest; on MongoDB with flow limits, each claim of one costs a permit of its own).
  *
  * To each caller it looks like a single `store.complete`: it resolves once its job's completion is
  * committed, and rejects with `LeaseLostError` (the lease was taken over: nothing changed),
@@ -38,6 +41,8 @@ export class CompletionBatch {
   private waiting: Waiting[] = [];
   private inFlight: Waiting[] = [];
   private writing = false;
+  /** A write is due at the end of this turn of the event loop. */
+  private gathering = false;
   /** The instant the deadline timer is armed for (Infinity: not armed), and its cancel. */
   private timerDue = Infinity;
   private cancelTimer: (() => void) | undefined;
@@ -53,7 +58,13 @@ export class CompletionBatch {
       const due = deadlineMs === undefined ? Infinity : this.deps.clock.now().getTime() + deadlineMs;
       this.waiting.push({ item: result === undefined ? { lease } : { lease, result }, due, settled: false, deadlineMs, resolve, reject });
       if (due < this.timerDue) this.armTimer(due);
-      if (!this.writing) this.write();
+      if (!this.writing && !this.gathering) {
+        this.gathering = true;
+        setImmediate(() => {
+          this.gathering = false;
+          if (!this.writing) this.write();
+        });
+      }
     });
   }
 

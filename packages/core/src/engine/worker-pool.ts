@@ -64,6 +64,8 @@ export class WorkerPool {
   private cancelPoll: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private claimFailures = 0;
+  /** A claim is due at the end of this turn of the event loop (runs ended). */
+  private claimDue = false;
   /** After a failed claim, no claim before this instant (ms), however often the pool is woken. */
   private retryAfter = 0;
   private activity = 0;
@@ -308,7 +310,22 @@ export class WorkerPool {
     this.activity++;
     if (this.settleListeners.size > 0) for (const listener of [...this.settleListeners]) listener();
     // A claim that came back short saw every claimable job: a freed slot alone finds nothing new.
-    if (this.demand.runEnded(slot.name)) void this.claimNow();
+    if (this.demand.runEnded(slot.name)) this.claimAfterThisTurn();
+  }
+
+  /**
+   * Claims once this turn of the event loop is over: the runs of one claim end in the same turn
+   * (their completions are committed together), and claiming on the first one's end would ask for
+   * its slot alone, then for the rest — two claims where one serves, and on MongoDB a claim of one
+   * job with flow limits costs a permit of its own.
+   */
+  private claimAfterThisTurn(): void {
+    if (this.claimDue) return;
+    this.claimDue = true;
+    setImmediate(() => {
+      this.claimDue = false;
+      void this.claimNow();
+    });
   }
 
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
