@@ -77,10 +77,9 @@ function differs(x: unknown, y: unknown): boolean {
 
 /*
  * A flow document's update appends to (and trims) an array of hundreds of small sub-documents:
- * most elements compare equal, so paths are built only for what is reported, an identical value
- * (same reference or same primitive) is skipped at once (diffing a value against itself reports
- * nothing), and two sub-documents of the same keys holding identical scalars or equal Dates are
- * found equal without the general diff.
+ * most elements compare equal, so paths are built only for what is reported, and an identical
+ * value (same reference or same primitive) is skipped at once (diffing a value against itself
+ * reports nothing).
  */
 function diffDocuments(a: Doc, b: Doc, prefix: string, diff: UpdateDiff): void {
   for (const key of Object.keys(b)) {
@@ -108,28 +107,38 @@ function diffArrays(a: unknown[], b: unknown[], path: string, diff: UpdateDiff):
     }
     const x = a[i];
     if (x === y) continue;
-    if (isPlainObject(x) && isPlainObject(y)) {
-      if (!sameFlatDocuments(x, y)) diffDocuments(x, y, `${path}.${i}.`, diff);
-    } else if (differs(x, y)) diff.updatedFields[`${path}.${i}`] = y;
+    if (isPlainObject(x) && isPlainObject(y)) diffElements(x, y, path, i, diff);
+    else if (differs(x, y)) diff.updatedFields[`${path}.${i}`] = y;
   }
 }
 
 /**
- * True when `a` and `b` have the same keys in the same order and each value is identical in both
- * or an equal Date: then diffDocuments(a, b) reports nothing. False means only "not shown equal".
+ * diffDocuments for two sub-documents at `path.i`, shorter when both have the same keys in the same
+ * order (an array of starts): every key is then in both and none removed, and the element's path
+ * is built only if one of its fields is reported.
  */
-function sameFlatDocuments(a: Doc, b: Doc): boolean {
+function diffElements(a: Doc, b: Doc, path: string, i: number, diff: UpdateDiff): void {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    if (ka[i] !== kb[i]) return false;
-    const x = a[ka[i]];
-    const y = b[ka[i]];
+  let same = ka.length === kb.length;
+  for (let k = 0; same && k < ka.length; k++) same = ka[k] === kb[k];
+  if (!same) return diffDocuments(a, b, `${path}.${i}.`, diff);
+  let prefix: string | undefined;
+  for (const key of kb) {
+    const x = a[key];
+    const y = b[key];
     if (x === y) continue;
-    if (!(x instanceof Date && y instanceof Date && x.getTime() === y.getTime())) return false;
+    if (x instanceof Date && y instanceof Date) {
+      if (x.getTime() === y.getTime() || !differs(x, y)) continue;
+    } else if (isPlainObject(x) && isPlainObject(y)) {
+      diffDocuments(x, y, `${(prefix ??= `${path}.${i}.`)}${key}.`, diff);
+      continue;
+    } else if (Array.isArray(x) && Array.isArray(y)) {
+      diffArrays(x, y, (prefix ??= `${path}.${i}.`) + key, diff);
+      continue;
+    } else if (!differs(x, y)) continue;
+    diff.updatedFields[(prefix ??= `${path}.${i}.`) + key] = y;
   }
-  return true;
 }
 
 export class ChangeLog {

@@ -7,9 +7,10 @@ import { random } from './random.js';
 
 // A change event's updateDescription is mongod's element-by-element diff (change-streams.test.ts
 // pins its answers through the driver). describeUpdate skips work on what is equal (identical
-// values, flat sub-documents of equal scalars); this checks its output stays exactly that of the
-// plain recursive diff below (the implementation before those shortcuts), field order included,
-// on random documents and random changes of them.
+// values; array elements of the same keys compared key by key, their path built only when
+// reported); this checks its output stays exactly that of the plain recursive diff below (the
+// implementation before those shortcuts), field order included, on random documents and random
+// changes of them.
 
 /** The reference: every key compared, every path built. */
 function referenceDiff(before: Doc, after: Doc): Doc {
