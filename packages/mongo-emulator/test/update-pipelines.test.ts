@@ -66,6 +66,15 @@ describe('update pipelines', () => {
     });
   });
 
+  it('$sum: of one array operand its numbers, of several operands the numbers among them; 0 over nothing', async () => {
+    const doc = { s: [{ c: 3 }, { c: 2 }, { x: 1 }, { c: 'x' }], n: 4, e: [] };
+    expect(
+      await after(doc, [
+        { $set: { path: { $sum: '$s.c' }, many: { $sum: ['$n', 1.5, 'x', '$missing', [7]] }, empty: { $sum: '$e' }, missing: { $sum: '$missing' }, one: { $sum: '$n' } } },
+      ]),
+    ).toEqual({ _id: 1, ...doc, path: 5, many: 5.5, empty: 0, missing: 0, one: 4 });
+  });
+
   it('$min and $max over a path through an array ignore missing values, and are null over nothing', async () => {
     const doc = { h: [{ u: T(5) }, { v: 1 }, { u: T(2) }], e: [] };
     expect(await after(doc, [{ $set: { lo: { $min: '$h.u' }, hi: { $max: '$h.u' }, empty: { $min: '$e.u' }, args: { $max: [1, null, 7, '$nope'] } } }])).toEqual({

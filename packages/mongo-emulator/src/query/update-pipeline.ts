@@ -1,7 +1,7 @@
 /**
  * A compiled evaluator for the common shape of update pipelines: `$set` / `$addFields` of top-level
  * fields and `$unset` of top-level fields, with the aggregation expressions such updates are made
- * of (field paths, variables, `$let`, `$filter`, `$cond`, `$ifNull`, comparisons, `$size`, `$add`,
+ * of (field paths, variables, `$let`, `$filter`, `$cond`, `$ifNull`, comparisons, `$size`, `$sum`, `$add`,
  * `$subtract`, `$min`, `$max`, `$concatArrays`, `$slice`, `$and`, `$or`, `$not`, `$literal`).
  *
  * mingo interprets a pipeline anew for every document, copying its options and walking each
@@ -168,6 +168,27 @@ function extreme(op: '$min' | '$max', args: unknown): Expr {
   };
 }
 
+/**
+ * `$sum` as an expression: of one operand that is an array, its numeric elements; of several
+ * operands, the numeric ones (an array among several is not summed); anything else counts 0.
+ */
+function sum(args: unknown): Expr {
+  const terms = argList(args).map(compile);
+  const addUp = (values: readonly unknown[]): number => {
+    let total = 0;
+    for (const v of values) {
+      if (isNumber(v)) total += v;
+      // Long, Decimal128 and other numeric BSON types: mongod's typed sum is left to mingo.
+      else if (v !== null && typeof v === 'object' && !Array.isArray(v) && !isPlainObject(v) && !(v instanceof Date)) unhandled('$sum of a numeric BSON type');
+    }
+    return total;
+  };
+  return (root, vars) => {
+    const values = terms.map((t) => t(root, vars));
+    return addUp(terms.length === 1 && Array.isArray(values[0]) ? (values[0] as unknown[]) : values);
+  };
+}
+
 function size(args: unknown): Expr {
   const list = argList(args);
   if (list.length !== 1) unhandled('$size without one argument');
@@ -291,6 +312,7 @@ const OPERATORS: Record<string, (args: unknown) => Expr> = {
   $lte: (args) => compare('$lte', args),
   $cmp: (args) => compare('$cmp', args),
   $size: size,
+  $sum: sum,
   $add: add,
   $subtract: subtract,
   $min: (args) => extreme('$min', args),
