@@ -96,8 +96,12 @@ export interface FlowDocument {
   _id: FlowId;
   /** Concurrency slots taken: one per running job, its lease token and lease end (`u`, kept by heartbeats). */
   h?: { t: string; u: Date }[];
-  /** Rate-limit starts still in the window: the token of the run and when it started. */
-  s?: { t: string; a: Date }[];
+  /**
+   * Rate-limit starts still in the window, one entry per grant: the tokens of its runs (`t`), how
+   * many (`c`), and when they started (`a`). One entry per grant rather than per start keeps the
+   * document (rewritten by every grant) as small as the grants in a window, not the starts.
+   */
+  s?: { t: string[]; c: number; a: Date }[];
   /** The latest `now` a rate-limit window was judged at: starts are granted in time order. */
   t?: Date;
   /** No start before this instant (`holdFlow`, a `RateLimitedError`). */

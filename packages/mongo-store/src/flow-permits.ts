@@ -36,26 +36,29 @@ interface HeldSlot {
 
 const MAX_UPSERT_ROUNDS = 3;
 
+/** The starts in a flow document's window (`s`, pruned): the sum of its grants' counts. */
+const STARTS: Document = { $sum: '$s.c' };
+
+/** Starts in `entries` (one entry per grant). */
+const startsIn = (entries: { c: number }[] | undefined): number => (entries ?? []).reduce((sum, entry) => sum + entry.c, 0);
+
 /**
  * The update that grants up to `tokens.length` permits in one atomic write of one flow document:
  * expired slots (lease ended) and starts that left the window are dropped, then as many tokens as
  * there is room for under every rule (none while a hold is in force) become slots ending at
- * `leaseUntil` and starts at `now`. The room is computed inside the update, so concurrent claims
+ * `leaseUntil` (one per token) and starts at `now` (one entry for the grant). The room is computed inside the update, so concurrent claims
  * never grant more than the limit between them: there is no read before the write.
  */
 export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date, leaseUntil: Date, keyDoc: boolean): Document[] {
   const limits: unknown[] = [tokens.length, { $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, 0, tokens.length] }];
   const prune: Document = {};
-  const add: Record<string, Document[]> = {};
   if (rules.concurrency !== undefined) {
     prune.h = { $filter: { input: { $ifNull: ['$h', []] }, cond: { $gte: ['$$this.u', now] } } };
     limits.push({ $subtract: [rules.concurrency, { $size: '$h' }] });
-    add.h = tokens.map((t) => ({ t, u: leaseUntil }));
   }
   if (rules.rate !== undefined) {
     prune.s = { $filter: { input: { $ifNull: ['$s', []] }, cond: { $gt: ['$$this.a', new Date(now.getTime() - rules.rate.perMs)] } } };
-    limits.push({ $subtract: [rules.rate.limit, { $size: '$s' }] });
-    add.s = tokens.map((t) => ({ t, a: now }));
+    limits.push({ $subtract: [rules.rate.limit, STARTS] });
     // Starts are granted in time order (`t`: the latest `now` the window was judged at). A claim whose
     // `now` is behind it (its request was overtaken by a later one) gets nothing: the later claim
     // pruned starts this one would still count, so granting it could put more than `limit` starts in
@@ -65,21 +68,24 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   }
   // `$let` cannot span fields, so the room is computed once per field: same inputs, same answer.
   const room = { $max: [0, { $min: limits }] };
-  const appended = (field: string, items: Document[]): Document => ({
-    $let: { vars: { room }, in: { $concatArrays: [`$${field}`, { $cond: [{ $gt: ['$$room', 0] }, { $slice: [items, '$$room'] }, []] }] } },
+  const grantedOnto = (field: string, granted: Document[] | Document): Document => ({
+    $let: { vars: { room }, in: { $concatArrays: [`$${field}`, { $cond: [{ $gt: ['$$room', 0] }, granted, []] }] } },
   });
+  const grants: Document = {};
+  // One slot per token granted (each run frees its own); one entry for all the starts of this grant.
+  if (rules.concurrency !== undefined) grants.h = grantedOnto('h', { $slice: [tokens.map((t) => ({ t, u: leaseUntil })), '$$room'] });
+  if (rules.rate !== undefined) grants.s = grantedOnto('s', [{ t: { $slice: [tokens, '$$room'] }, c: '$$room', a: now }]);
   const limitsUsed: Document = {};
   if (rules.concurrency !== undefined) limitsUsed.c = rules.concurrency;
   if (rules.rate !== undefined) Object.assign(limitsUsed, { r: rules.rate.limit, p: rules.rate.perMs });
-  const appendedAll = Object.fromEntries(Object.entries(add).map(([field, items]) => [field, appended(field, items)]));
-  const stages: Document[] = [{ $set: prune }, { $set: { ...appendedAll, l: { $literal: limitsUsed } } }];
+  const stages: Document[] = [{ $set: prune }, { $set: { ...grants, l: { $literal: limitsUsed } } }];
   if (!keyDoc) return stages;
   // `f` (keys' documents only): when the document is full after this grant, the instant it can grant
   // again at the earliest (every exhausted rule reopened): claims of keyed names leave such keys out
   // of their index range.
   const reopens: unknown[] = [{ $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, '$b', null] }];
   if (rules.concurrency !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$h' }, rules.concurrency] }, { $add: [{ $min: '$h.u' }, 1] }, null] });
-  if (rules.rate !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$s' }, rules.rate.limit] }, { $add: [{ $min: '$s.a' }, rules.rate.perMs] }, null] });
+  if (rules.rate !== undefined) reopens.push({ $cond: [{ $gte: [STARTS, rules.rate.limit] }, { $add: [{ $min: '$s.a' }, rules.rate.perMs] }, null] });
   const full = { $let: { vars: { f: { $max: reopens } }, in: { $cond: [{ $eq: ['$$f', null] }, '$$REMOVE', '$$f'] } } };
   return [...stages, { $set: { f: full } }];
 }
@@ -90,14 +96,14 @@ const flowKeyOf = (id: FlowId): string => JSON.stringify([id.n, id.g ?? null, id
 /** How many of `tokens` the document after an acquisition holds (they were appended in order). */
 function grantedOf(doc: FlowDocument | null, tokens: string[], rules: PermitRules): string[] {
   if (!doc) return [];
-  const present = new Set((rules.concurrency !== undefined ? doc.h : doc.s)?.map((entry) => entry.t));
+  const present = new Set(rules.concurrency !== undefined ? doc.h?.map((slot) => slot.t) : doc.s?.flatMap((grant) => grant.t));
   return tokens.filter((t) => present.has(t));
 }
 
 /** Why not every permit was granted, and when that opens where the document tells. */
 function holdOf(doc: FlowDocument, rules: PermitRules, now: Date): Grant['hold'] {
   if (doc.b instanceof Date && doc.b > now) return { by: 'rateLimit', until: doc.b };
-  if (rules.rate && (doc.s?.length ?? 0) >= rules.rate.limit) {
+  if (rules.rate && startsIn(doc.s) >= rules.rate.limit) {
     const oldest = Math.min(...doc.s!.map((s) => s.a.getTime()));
     return { by: 'rateLimit', until: new Date(Math.max(oldest + rules.rate.perMs, doc.t?.getTime() ?? 0)) };
   }
@@ -131,8 +137,8 @@ export class FlowPermits {
     }
     const update = acquirePipeline(tokens, rules, now, leaseUntil, id.g !== undefined || id.r !== undefined);
     // Granted tokens are appended last: the reply carries only the last entries of the list that
-    // says, not every slot or start in the window (hundreds under a high rate limit).
-    const projection = { [rules.concurrency !== undefined ? 'h' : 's']: { $slice: -tokens.length } };
+    // says (one slot per token; one entry for the grant's starts), not every slot or start in the window.
+    const projection = rules.concurrency !== undefined ? { h: { $slice: -tokens.length } } : { s: { $slice: -1 } };
     let doc: FlowDocument | null = null;
     for (let round = 0; ; round++) {
       try {
@@ -199,7 +205,18 @@ export class FlowPermits {
   /** Hands back permits granted to runs that did not start (their jobs went to another claim). */
   async giveBack(id: FlowId, tokens: string[]): Promise<void> {
     if (tokens.length === 0) return;
-    await this.flow.updateOne({ _id: id }, { $pull: { h: { t: { $in: tokens } }, s: { t: { $in: tokens } } }, $unset: { f: '' } });
+    // A grant's entry of starts loses only these tokens (others of it may have started); an entry left empty goes.
+    const startsKept = {
+      $filter: {
+        input: { $map: { input: '$s', in: { $let: { vars: { kept: { $filter: { input: '$$this.t', as: 'token', cond: { $not: [{ $in: ['$$token', tokens] }] } } } }, in: { t: '$$kept', c: { $size: '$$kept' }, a: '$$this.a' } } } } },
+        cond: { $gt: ['$$this.c', 0] },
+      },
+    };
+    const slotsKept = { $filter: { input: '$h', cond: { $not: [{ $in: ['$$this.t', tokens] }] } } };
+    await this.flow.updateOne({ _id: id }, [
+      { $set: { h: { $cond: [{ $isArray: '$h' }, slotsKept, '$$REMOVE'] }, s: { $cond: [{ $isArray: '$s' }, startsKept, '$$REMOVE'] } } },
+      { $unset: 'f' },
+    ]);
   }
 
   /**
@@ -337,7 +354,7 @@ export class FlowPermits {
       if (!doc) return undefined;
       if (doc.b instanceof Date && doc.b > now) return 'rate';
       const { c, r, p } = doc.l ?? {};
-      if (r !== undefined && p !== undefined && (doc.s ?? []).filter((s) => s.a.getTime() > now.getTime() - p).length >= r) return 'rate';
+      if (r !== undefined && p !== undefined && startsIn(doc.s?.filter((s) => s.a.getTime() > now.getTime() - p)) >= r) return 'rate';
       if (c !== undefined && (doc.h ?? []).filter((h) => h.u >= now).length >= c) return 'concurrency';
       return undefined;
     };
