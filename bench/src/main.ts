@@ -175,7 +175,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
   if (c.groups.includes('bullmq') && !c.bullmqSkipped) want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);
   if (c.groups.includes('flow'))
-    want.push(['loom', 'flowRateObservedPerSec'], ['loom', 'flowRateMaxIn1s'], ['loom', 'flowGlobalPeak'], ['loom', 'flowGlobalKillPeak'], ['loom', 'flowClaimGlobalBatch1OverPlain'], ['loom', 'flowClaimGroupBatch10OverPlain']);
+    want.push(['loom', 'flowRateObservedPerSec'], ['loom', 'flowRateMaxIn1s'], ['loom', 'flowGlobalPeak'], ['loom', 'flowGlobalKillPeak'], ['loom', 'flowClaimGlobalBatch1OverPlain'], ['loom', 'flowClaimGroupBatch10OverPlain'], ['loom', 'flowQueueGlobalClaimOverPlain'], ['loom', 'flowQueueRateClaimOverPlain'], ['loom', 'flowQueueGroupClaimOverPlain']);
   return want;
 }
 
