@@ -257,15 +257,13 @@ export class MongoFlowClaims implements FlowClaims {
       const groupOf = new Map<string, FlowId>();
       const keys = [...byKey.values()];
       const slots = await this.#acquireGroups(ctx, name, limits, keys, grants, skip);
-      await Promise.all(
-        keys.map(async (group, i) => {
-          const kept = await this.#acquireRates(ctx, name, limits, group.slice(0, slots[i]), grants, skip);
-          for (const { candidate, token } of group.slice(0, kept)) {
-            leases.push({ _id: candidate._id, token });
-            if (limits.group && candidate.groupKey !== undefined) groupOf.set(token, flowId(name, { group: candidate.groupKey }));
-          }
-        }),
-      );
+      const kept = await this.#acquireRates(ctx, name, limits, keys.map((list, i) => list.slice(0, slots[i])), grants, skip);
+      keys.forEach((list, i) => {
+        for (const { candidate, token } of list.slice(0, kept[i])) {
+          leases.push({ _id: candidate._id, token });
+          if (limits.group && candidate.groupKey !== undefined) groupOf.set(token, flowId(name, { group: candidate.groupKey }));
+        }
+      });
       const won = await this.#take(ctx, { queues, names: [name], now }, leases, grants);
       for (const doc of won) {
         const token = doc.lease!.token;
@@ -332,28 +330,40 @@ export class MongoFlowClaims implements FlowClaims {
   }
 
   /**
-   * The per-key rate-limit starts of one key's candidates that got their group slot: a start of
-   * each candidate's rate-limit key, in order. Returns how many of them (a prefix) got one; a key
-   * refused is reported held (and, without a group, left out of this claim's later rounds).
+   * The per-key rate-limit starts of each key's candidates that got their group slot (each list all
+   * of one `flowKey`; under a group, its candidates may have several rate-limit keys): every
+   * rate-limit key met asks for all its candidates' starts at once, all keys in one
+   * {@link FlowPermits.acquireMany} (two commands, however many keys and jobs). Returns, per list,
+   * how many of its candidates (a prefix, in claim order) got their start; starts granted past a
+   * list's prefix go back with the round's unused permits. A key refused is reported held (and,
+   * without a group, left out of this claim's later rounds).
    */
-  async #acquireRates(ctx: ClaimContext, name: string, limits: FlowLimits, group: { candidate: KeyedCandidate; token: string }[], grants: RoundGrants, skip: string[]): Promise<number> {
-    if (!limits.rateLimit?.keyed || group.length === 0) return group.length;
-    const { now, lease } = ctx;
-    // Candidates of one group may have several rate-limit keys: each asks its own key's document.
-    let kept = 0;
-    for (const { candidate, token } of group) {
-      const key = candidate.rateLimitKey ?? '';
-      const id = flowId(name, { rate: key });
-      const grant = await this.permits.acquire(id, [token], { rate: { limit: limits.rateLimit.limit, perMs: limits.rateLimit.perMs }, concurrencyKind: 'group' }, now, lease.until);
-      if (grant.hold) {
-        ctx.holds.push({ name, key, ...grant.hold });
-        if (!limits.group) skip.push(group[0]!.candidate.flowKey!);
-        break;
-      }
-      grants.add(id, grant.granted);
-      kept += 1;
-    }
-    return kept;
+  async #acquireRates(ctx: ClaimContext, name: string, limits: FlowLimits, lists: { candidate: KeyedCandidate; token: string }[][], grants: RoundGrants, skip: string[]): Promise<number[]> {
+    const rateLimit = limits.rateLimit;
+    if (!rateLimit?.keyed) return lists.map((list) => list.length);
+    const tokensByKey = new Map<string, string[]>();
+    for (const list of lists) for (const { candidate, token } of list) tokensByKey.set(candidate.rateLimitKey ?? '', [...(tokensByKey.get(candidate.rateLimitKey ?? '') ?? []), token]);
+    if (tokensByKey.size === 0) return lists.map(() => 0);
+    const rules: PermitRules = { rate: { limit: rateLimit.limit, perMs: rateLimit.perMs }, concurrencyKind: 'group' };
+    const keys = [...tokensByKey.keys()];
+    const got = await this.permits.acquireMany(
+      keys.map((key) => ({ id: flowId(name, { rate: key }), tokens: tokensByKey.get(key)!, rules })),
+      ctx.now,
+      ctx.lease.until,
+    );
+    const granted = new Set<string>();
+    keys.forEach((key, i) => {
+      const grant = got[i]!;
+      grants.add(flowId(name, { rate: key }), grant.granted);
+      for (const token of grant.granted) granted.add(token);
+      if (grant.hold) ctx.holds.push({ name, key, ...grant.hold });
+    });
+    return lists.map((list) => {
+      const kept = list.findIndex(({ token }) => !granted.has(token));
+      if (kept === -1) return list.length;
+      if (!limits.group) skip.push(list[0]!.candidate.flowKey!);
+      return kept;
+    });
   }
 
   /**

@@ -210,6 +210,22 @@ describe('MongoDB commands per job', () => {
     }
   });
 
+  it('flow limits: a claim of 10 across 10 rate-limit keys asks every key for its starts at once: 6 commands, not one per job', async () => {
+    const { store, commands } = await monitoredStore();
+    try {
+      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, rateLimitKey: `tenant-${i}` })), { now: at(0) });
+      commands.length = 0;
+      const jobs = await store.claim({ ...claimRequest('w', at(1), 10), flow: [{ name: 'send', rateLimit: { limit: 5, perMs: 1_000, keyed: true } }] });
+      expect(jobs).toHaveLength(10);
+      const counts = commands.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {});
+      // Full keys and the name's hold, the candidates; every key's starts in one bulk update and one
+      // read; the leases in one bulk update and one read.
+      expect(counts).toEqual({ find: 4, update: 2 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('flow limits: completeMany of 10 runs holding concurrency slots sends 2 commands, the completions and one release of every slot', async () => {
     const { store, commands } = await monitoredStore();
     try {

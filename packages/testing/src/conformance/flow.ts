@@ -239,6 +239,19 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect((await claimFlow(ctx.store, limits, { now: at(1_000) })).jobs).toHaveLength(1);
       });
 
+      it('with a group too, each rate-limit key of a group\'s jobs counts on its own; the group\'s jobs start in claim order', async () => {
+        // One group, jobs of rate-limit keys x, x, y, y in claim order; one start per key per window.
+        for (const [i, key] of ['x', 'x', 'y', 'y'].entries()) await enqueueMany(ctx.store, 1, { groupKey: 'g', rateLimitKey: key, priority: 10 - i });
+        const limits: FlowLimits[] = [{ name: 'send', group: { concurrency: 5 }, rateLimit: { limit: 1, perMs: 1_000, keyed: true } }];
+        const first = await claimFlow(ctx.store, limits, { now: at(0) });
+        // x's first job starts; x's second has no room, and the jobs behind it wait their turn.
+        expect(first.jobs.map((job) => [job.rateLimitKey, job.priority])).toEqual([['x', 10]]);
+        expect(first.holds).toContainEqual({ name: 'send', key: 'x', by: 'rateLimit', until: at(1_000) });
+        // y's start was not spent: after x's window, x and y each start one more.
+        const second = await claimFlow(ctx.store, limits, { now: at(1_000) });
+        expect(countBy(second.jobs, 'rateLimitKey')).toEqual({ x: 1, y: 1 });
+      });
+
       it('with globalConcurrency too, a start needs both a slot and room in the window', async () => {
         await enqueueMany(ctx.store, 10);
         const limits: FlowLimits[] = [{ name: 'send', globalConcurrency: 2, rateLimit: { limit: 3, perMs: 1_000 } }];
