@@ -126,6 +126,31 @@ function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** bson 7's ObjectId: its 12 bytes as four big-endian 24-bit numbers. */
+interface PackedObjectId {
+  i0?: unknown;
+  i1?: unknown;
+  i2?: unknown;
+  i3?: unknown;
+}
+
+const packed = (v: PackedObjectId): boolean =>
+  typeof v.i0 === 'number' && typeof v.i1 === 'number' && typeof v.i2 === 'number' && typeof v.i3 === 'number';
+
+/**
+ * ObjectIds in byte order. The numbers bson 7 keeps compare in that order directly; the hex
+ * strings (the other representation, and the fallback) cost two strings built per comparison, a
+ * third of an index insert's CPU under an ObjectId `_id` tie-breaker.
+ */
+function compareObjectIds(a: PackedObjectId, b: PackedObjectId): number {
+  if (!packed(a) || !packed(b)) return compareStrings(String(a), String(b));
+  if (a.i0 !== b.i0) return (a.i0 as number) < (b.i0 as number) ? -1 : 1;
+  if (a.i1 !== b.i1) return (a.i1 as number) < (b.i1 as number) ? -1 : 1;
+  if (a.i2 !== b.i2) return (a.i2 as number) < (b.i2 as number) ? -1 : 1;
+  if (a.i3 !== b.i3) return (a.i3 as number) < (b.i3 as number) ? -1 : 1;
+  return 0;
+}
+
 function sign(n: number): number {
   return n < 0 ? -1 : n > 0 ? 1 : 0;
 }
@@ -159,7 +184,7 @@ export function compareBson(a: unknown, b: unknown): number {
     case TypeRank.Date:
       return sign((a as Date).getTime() - (b as Date).getTime());
     case TypeRank.ObjectId:
-      return compareStrings((a as object).toString(), (b as object).toString());
+      return compareObjectIds(a as PackedObjectId, b as PackedObjectId);
     case TypeRank.BinData: {
       const x = a as Binary;
       const y = b as Binary;
