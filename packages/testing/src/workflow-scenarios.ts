@@ -79,6 +79,17 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
     }
   }
 
+  /** Fans out to children due a second later: they start together, after it parked. */
+  @Job({ name: 'wf-later-parent' })
+  class LaterParent {
+    async run(payload: { n: number }, ctx: JobContext) {
+      const ids: string[] = [];
+      for (let i = 0; i < payload.n; i++) ids.push((await ctx.enqueue(Square, { n: i }, { delay: '1s' })).id);
+      const squares = await ctx.waitForJob<number>(ids);
+      return squares.reduce((a, b) => a + b, 0);
+    }
+  }
+
   @Job({ name: 'wf-slow-child', retries: 0 })
   class SlowChild {
     async run(_: undefined, ctx: JobContext) {
@@ -177,7 +188,7 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
     }
   }
 
-  const jobs = [ThreeStep, Sleeper, Square, Parent, SlowChild, Impatient, Approval, Order, Parallel, Duplicate, Huge, Hoarder];
+  const jobs = [ThreeStep, Sleeper, Square, Parent, LaterParent, SlowChild, Impatient, Approval, Order, Parallel, Duplicate, Huge, Hoarder];
 
   describe(`durable workflows on ${label}`, () => {
     let store: JobStore;
@@ -316,6 +327,34 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       // Four times the children: about four times the bytes when linear, sixteen when quadratic.
       expect(large / small).toBeLessThan(6);
     }, HEAVY_TEST_MS);
+
+    it('children finishing together read their parent a few times, not once each', async () => {
+      // 30 children start together after their parent parked, and complete in one batch. Checked at
+      // once, each would find no sibling still running and read the parent and every awaited job:
+      // 30 reads of the parent, 900 of children.
+      const parentReads: string[] = [];
+      let parentId: string | undefined;
+      const measured = new Proxy(store, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          if (prop !== 'getJob') return (value as (...a: unknown[]) => unknown).bind(target);
+          return (id: string) => {
+            if (id === parentId) parentReads.push(id);
+            return (value as (id: string) => unknown).call(target, id);
+          };
+        },
+      });
+      const t = await start({ store: measured });
+      parentId = (await t.enqueue(LaterParent, { n: 30 })).id;
+      await t.runUntilIdle();
+      expect((await store.getJob(parentId))?.status).toBe('waiting');
+      parentReads.length = 0;
+      await t.advance('1s');
+      await t.runUntilIdle();
+      expect((await store.getJob(parentId))?.result).toBe((29 * 30 * 59) / 6);
+      expect(parentReads.length).toBeLessThanOrEqual(4);
+    });
 
     it('a retried parent does not enqueue its children again', async () => {
       probe.failParentOnce = true;

@@ -66,19 +66,32 @@ export async function wakeIfJobsFinished(
  * Hooks child completion into the engine: when a job with a parent completes or dies, its parent
  * is woken if it waits for its jobs and they have all finished. A failed wake is logged; the
  * parent then re-checks within {@link JOB_WAIT_RECHECK_MS}.
+ *
+ * The checks of one parent run one after another in this process: the runs of one claim complete in
+ * one batch, so a fan-out's children often end together, and checked at once each would find no
+ * sibling still running and read the parent and every awaited job (n children, n² reads). In turn,
+ * the first wakes the parent and the others find it no longer waiting, from the index alone.
  */
 export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; clock: Clock; logger: Logger; onWoken: () => void }): void {
+  /** Per parent, the last check queued in this process. */
+  const queued = new Map<string, Promise<void>>();
+  const check = async (parentId: string, finished: { id: string; dead: boolean }): Promise<void> => {
+    try {
+      await wakeIfJobsFinished(deps, parentId, finished);
+    } catch (err) {
+      deps.logger.error(
+        { err, jobId: parentId, childId: finished.id },
+        `Job ${parentId}: could not wake it after its child ${finished.id} finished; it looks at its children again within ${JOB_WAIT_RECHECK_MS / 60_000} minutes`,
+      );
+    }
+  };
   const onFinished = async (job: JobEventInfo, dead: boolean): Promise<void> => {
     const parentId = job.parentId;
     if (parentId === undefined) return;
-    try {
-      await wakeIfJobsFinished(deps, parentId, { id: job.id, dead });
-    } catch (err) {
-      deps.logger.error(
-        { err, jobId: parentId, childId: job.id },
-        `Job ${parentId}: could not wake it after its child ${job.id} finished; it looks at its children again within ${JOB_WAIT_RECHECK_MS / 60_000} minutes`,
-      );
-    }
+    const next = (queued.get(parentId) ?? Promise.resolve()).then(() => check(parentId, { id: job.id, dead }));
+    queued.set(parentId, next);
+    await next;
+    if (queued.get(parentId) === next) queued.delete(parentId);
   };
   deps.events.on('job:completed', ({ job }) => onFinished(job, false));
   deps.events.on('job:dead', ({ job }) => onFinished(job, true));
