@@ -137,8 +137,9 @@ export class FlowPermits {
     }
     const update = acquirePipeline(tokens, rules, now, leaseUntil, id.g !== undefined || id.r !== undefined);
     // Granted tokens are appended last: the reply carries only the last entries of the list that
-    // says (one slot per token; one entry for the grant's starts), not every slot or start in the window.
-    const projection = rules.concurrency !== undefined ? { h: { $slice: -tokens.length } } : { s: { $slice: -1 } };
+    // says (one slot per token; one entry for the grant's starts), not every slot or start in the
+    // window, and not the other list (a projection of only `$slice` returns every other field).
+    const projection = rules.concurrency !== undefined ? { h: { $slice: -tokens.length }, s: 0 } : { s: { $slice: -1 }, h: 0 };
     let doc: FlowDocument | null = null;
     for (let round = 0; ; round++) {
       try {
