@@ -97,9 +97,10 @@ export interface FlowDocument {
   /** Concurrency slots taken: one per running job, its lease token and lease end (`u`, kept by heartbeats). */
   h?: { t: string; u: Date }[];
   /**
-   * Rate-limit starts still in the window, one entry per grant: the tokens of its runs (`t`), how
-   * many (`c`), and when they started (`a`). One entry per grant rather than per start keeps the
-   * document (rewritten by every grant) as small as the grants in a window, not the starts.
+   * Rate-limit starts, one entry per grant: the tokens of its runs (`t`), how many (`c`), and when
+   * they started (`a`). One entry per grant rather than per start keeps the document (rewritten by
+   * every grant) as small as the grants in a window, not the starts. Grants that left the window
+   * stay until `STALE_STARTS_KEPT` of them have (flow-permits.ts); only those in it count.
    */
   s?: { t: string[]; c: number; a: Date }[];
   /** The latest `now` a rate-limit window was judged at: starts are granted in time order. */

@@ -36,8 +36,21 @@ interface HeldSlot {
 
 const MAX_UPSERT_ROUNDS = 3;
 
-/** The starts in a flow document's window (`s`, pruned): the sum of its grants' counts. */
-const STARTS: Document = { $sum: '$s.c' };
+/**
+ * A window's grants that left it stay in `s` until this many have: then one update drops them all.
+ * Dropping them at every grant shifted the whole list each time, and an update that shifts a list
+ * rewrites (and logs, in the oplog and the change event) every element; appending rewrites one.
+ */
+export const STALE_STARTS_KEPT = 32;
+
+/** The grants of `s` still in the window that starts after `windowStart`. */
+const liveGrants = (input: string, windowStart: Date): Document => ({ $filter: { input, cond: { $gt: ['$$this.a', windowStart] } } });
+
+/** The starts in the window (`s` may hold grants that left it): the sum of the counts of those still in it. */
+const startsInWindow = (windowStart: Date): Document => ({ $let: { vars: { live: liveGrants('$s', windowStart) }, in: { $sum: '$$live.c' } } });
+
+/** The grants of `entries` still in the window at `now` (one entry per grant). */
+const liveIn = <T extends { a: Date }>(entries: T[] | undefined, now: Date, perMs: number): T[] => (entries ?? []).filter((entry) => entry.a.getTime() > now.getTime() - perMs);
 
 /** Starts in `entries` (one entry per grant). */
 const startsIn = (entries: { c: number }[] | undefined): number => (entries ?? []).reduce((sum, entry) => sum + entry.c, 0);
@@ -56,9 +69,12 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
     prune.h = { $filter: { input: { $ifNull: ['$h', []] }, cond: { $gte: ['$$this.u', now] } } };
     limits.push({ $subtract: [rules.concurrency, { $size: '$h' }] });
   }
+  const windowStart = rules.rate === undefined ? undefined : new Date(now.getTime() - rules.rate.perMs);
   if (rules.rate !== undefined) {
-    prune.s = { $filter: { input: { $ifNull: ['$s', []] }, cond: { $gt: ['$$this.a', new Date(now.getTime() - rules.rate.perMs)] } } };
-    limits.push({ $subtract: [rules.rate.limit, STARTS] });
+    // Grants that left the window are dropped once STALE_STARTS_KEPT of them have (see there).
+    const kept = { $let: { vars: { live: liveGrants('$$all', windowStart!) }, in: { $cond: [{ $gte: [{ $subtract: [{ $size: '$$all' }, { $size: '$$live' }] }, STALE_STARTS_KEPT] }, '$$live', '$$all'] } } };
+    prune.s = { $let: { vars: { all: { $ifNull: ['$s', []] } }, in: kept } };
+    limits.push({ $subtract: [rules.rate.limit, startsInWindow(windowStart!)] });
     // Starts are granted in time order (`t`: the latest `now` the window was judged at). A claim whose
     // `now` is behind it (its request was overtaken by a later one) gets nothing: the later claim
     // pruned starts this one would still count, so granting it could put more than `limit` starts in
@@ -85,7 +101,10 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   // of their index range.
   const reopens: unknown[] = [{ $cond: [{ $gt: [{ $ifNull: ['$b', null] }, now] }, '$b', null] }];
   if (rules.concurrency !== undefined) reopens.push({ $cond: [{ $gte: [{ $size: '$h' }, rules.concurrency] }, { $add: [{ $min: '$h.u' }, 1] }, null] });
-  if (rules.rate !== undefined) reopens.push({ $cond: [{ $gte: [STARTS, rules.rate.limit] }, { $add: [{ $min: '$s.a' }, rules.rate.perMs] }, null] });
+  if (rules.rate !== undefined) {
+    const oldestLive = { $let: { vars: { live: liveGrants('$s', windowStart!) }, in: { $min: '$$live.a' } } };
+    reopens.push({ $cond: [{ $gte: [startsInWindow(windowStart!), rules.rate.limit] }, { $add: [oldestLive, rules.rate.perMs] }, null] });
+  }
   const full = { $let: { vars: { f: { $max: reopens } }, in: { $cond: [{ $eq: ['$$f', null] }, '$$REMOVE', '$$f'] } } };
   return [...stages, { $set: { f: full } }];
 }
@@ -103,8 +122,9 @@ function grantedOf(doc: FlowDocument | null, tokens: string[], rules: PermitRule
 /** Why not every permit was granted, and when that opens where the document tells. */
 function holdOf(doc: FlowDocument, rules: PermitRules, now: Date): Grant['hold'] {
   if (doc.b instanceof Date && doc.b > now) return { by: 'rateLimit', until: doc.b };
-  if (rules.rate && startsIn(doc.s) >= rules.rate.limit) {
-    const oldest = Math.min(...doc.s!.map((s) => s.a.getTime()));
+  const live = rules.rate ? liveIn(doc.s, now, rules.rate.perMs) : [];
+  if (rules.rate && startsIn(live) >= rules.rate.limit) {
+    const oldest = Math.min(...live.map((s) => s.a.getTime()));
     return { by: 'rateLimit', until: new Date(Math.max(oldest + rules.rate.perMs, doc.t?.getTime() ?? 0)) };
   }
   if (rules.rate && doc.t instanceof Date && doc.t > now) return { by: 'rateLimit', until: doc.t };
@@ -355,7 +375,7 @@ export class FlowPermits {
       if (!doc) return undefined;
       if (doc.b instanceof Date && doc.b > now) return 'rate';
       const { c, r, p } = doc.l ?? {};
-      if (r !== undefined && p !== undefined && startsIn(doc.s?.filter((s) => s.a.getTime() > now.getTime() - p)) >= r) return 'rate';
+      if (r !== undefined && p !== undefined && startsIn(liveIn(doc.s, now, p)) >= r) return 'rate';
       if (c !== undefined && (doc.h ?? []).filter((h) => h.u >= now).length >= c) return 'concurrency';
       return undefined;
     };

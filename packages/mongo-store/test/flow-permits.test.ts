@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { FlowDocument } from '../src/documents.js';
-import { FlowPermits, flowId, type PermitRules } from '../src/flow-permits.js';
+import { FlowPermits, flowId, STALE_STARTS_KEPT, type PermitRules } from '../src/flow-permits.js';
 import { quietLogger, useMongoFixture } from './fixture.js';
 
 // The rate-limit starts of one grant are one entry of the flow document (its tokens, their count,
@@ -50,5 +50,23 @@ describe('rate-limit permits, one entry per grant', () => {
     expect(await p.acquire(flowId('send'), ['f'], rate, at(999), at(30_000))).toEqual({ granted: [], hold: { by: 'rateLimit', until: at(1_000) } });
     // At 1 s the first grant's two starts left the window: room for exactly two.
     expect((await p.acquire(flowId('send'), ['f', 'g', 'h'], rate, at(1_000), at(30_000))).granted).toEqual(['f', 'g']);
+  });
+
+  it(`keeps grants that left the window until ${STALE_STARTS_KEPT} have, then drops them in one update; they never count`, async () => {
+    const { permits: p, docs } = await permits();
+    const wide: PermitRules = { rate: { limit: 1_000, perMs: 1_000 }, concurrencyKind: 'globalConcurrency' };
+    for (let i = 0; i < 40; i++) expect((await p.acquire(flowId('send'), [`t${i}`], wide, at(i), at(30_000))).granted).toEqual([`t${i}`]);
+    // At 1,030 ms the grants of 0..30 ms left the window (31 of them): kept, appended to.
+    await p.acquire(flowId('send'), ['x'], wide, at(1_030), at(30_000));
+    expect((await docs())[0]!.s).toHaveLength(41);
+    // At 1,031 ms 32 have left: dropped, and only the 9 still in the window remain beside the new grant.
+    await p.acquire(flowId('send'), ['y'], wide, at(1_031), at(30_000));
+    const s = (await docs())[0]!.s!;
+    expect(s.map((grant) => grant.a.getTime() - at(0).getTime())).toEqual([32, 33, 34, 35, 36, 37, 38, 39, 1_030, 1_031]);
+    // Grants kept after leaving the window do not count: a limit of 2 per second reopens on time.
+    const two: PermitRules = { rate: { limit: 2, perMs: 1_000 }, concurrencyKind: 'globalConcurrency' };
+    expect((await p.acquire(flowId('mail'), ['a', 'b'], two, at(0), at(30_000))).granted).toEqual(['a', 'b']);
+    expect((await p.acquire(flowId('mail'), ['c', 'd'], two, at(1_000), at(30_000))).granted).toEqual(['c', 'd']);
+    expect(await p.acquire(flowId('mail'), ['e'], two, at(1_500), at(30_000))).toEqual({ granted: [], hold: { by: 'rateLimit', until: at(2_000) } });
   });
 });
