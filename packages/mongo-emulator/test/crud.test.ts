@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { Double, Int32, Long, MongoBulkWriteError, ObjectId, type Collection, type Document } from 'mongodb';
-import { openTarget, type Target, serverError as error } from './target.js';
+import { freshCollectionEachTest, type Target, serverError as error } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
-let n = 0;
-
-beforeAll(async () => {
-  t = await openTarget();
-});
-afterAll(async () => {
-  await t.close();
-});
-beforeEach(() => {
-  coll = t.db.collection(`crud_${++n}`);
+freshCollectionEachTest('crud', (target, fresh) => {
+  t = target;
+  coll = fresh;
 });
 
 describe('insert', () => {

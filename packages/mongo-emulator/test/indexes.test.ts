@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { type Collection, type Document } from 'mongodb';
-import { ManualClock, openTarget, type Target, serverError as error } from './target.js';
+import { freshCollectionEachTest, ManualClock, openTarget, type Target, serverError as error } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
-let n = 0;
-
-beforeAll(async () => {
-  t = await openTarget();
-});
-afterAll(async () => {
-  await t.close();
-});
-beforeEach(() => {
-  coll = t.db.collection(`idx_${++n}`);
+freshCollectionEachTest('idx', (target, fresh) => {
+  t = target;
+  coll = fresh;
 });
 
 describe('createIndexes / listIndexes / dropIndexes', () => {
@@ -184,7 +177,7 @@ describe('index scans agree with collection scans', () => {
       doc.d = rand(3) === 0 ? rand(10) + 0.5 : rand(10);
       return doc;
     });
-    const plain = t.db.collection(`agree_plain_${n}`);
+    const plain = t.db.collection(`${coll.collectionName}_plain`);
     await coll.insertMany(docs);
     await plain.insertMany(docs.map((d) => ({ ...d })));
     await coll.createIndex({ a: 1, d: -1, c: 1 });
@@ -248,6 +241,7 @@ describe('explain', () => {
 describe('index use and TTL (the emulator itself, in every environment)', () => {
   let t: Target;
   let coll: Collection<Document>;
+  let n = 0;
   beforeAll(async () => {
     t = await openTarget({ emulator: true });
   });

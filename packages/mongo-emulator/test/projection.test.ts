@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Collection, Document } from 'mongodb';
-import { openTarget, type Target } from './target.js';
+import { freshCollectionEachTest, type Target } from './target.js';
 import { random } from './random.js';
 import { compileTopLevelProjection } from '../src/query/top-level-projection.js';
 import { mingoProjection } from '../src/query/projection.js';
@@ -10,16 +10,9 @@ import { mingoProjection } from '../src/query/projection.js';
 // mongod's, field order included (toEqual ignores key order, hence the Object.keys checks).
 let t: Target;
 let coll: Collection<Document>;
-let n = 0;
-
-beforeAll(async () => {
-  t = await openTarget();
-});
-afterAll(async () => {
-  await t.close();
-});
-beforeEach(async () => {
-  coll = t.db.collection(`projection_${++n}`);
+freshCollectionEachTest('projection', async (target, fresh) => {
+  t = target;
+  coll = fresh;
   await coll.insertOne({ _id: 1 as never, b: 2, s: [1, 2, 3, 4, 5], a: 'x', n: 7, sub: { k: [1, 2, 3] } });
 });
 

@@ -5,7 +5,8 @@
  * Suites about the emulator itself (its clock, index plans, refusals, CLI) pass `emulator: true`:
  * they run against a fresh emulator in every environment, with MONGODB_URI set or not.
  */
-import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
+import { MongoClient, MongoServerError, type Collection, type Db, type Document } from 'mongodb';
 import { MongoEmulator, type EmulatorClock } from '../src/index.js';
 
 export interface Target {
@@ -62,4 +63,21 @@ export async function serverError(p: Promise<unknown>): Promise<MongoServerError
   );
   if (!(e instanceof MongoServerError)) throw new Error(`expected a MongoServerError, got ${String(e)}`);
   return e;
+}
+
+/**
+ * The setup most suites share: the target opened before the file's tests and closed after them,
+ * and before each test a fresh collection `${prefix}_N`, handed to `use` with the target (`use`
+ * may prepare the collection).
+ */
+export function freshCollectionEachTest(prefix: string, use: (target: Target, coll: Collection<Document>) => void | Promise<void>): void {
+  let target: Target;
+  let n = 0;
+  beforeAll(async () => {
+    target = await openTarget();
+  });
+  afterAll(async () => {
+    await target.close();
+  });
+  beforeEach(() => use(target, target.db.collection(`${prefix}_${++n}`)));
 }

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { Long, MongoServerError, type ClientSession, type Collection, type Document } from 'mongodb';
-import { openTarget, type Target, serverError as failure } from './target.js';
+import { freshCollectionEachTest, openTarget, type Target, serverError as failure } from './target.js';
 
 let t: Target;
 let coll: Collection<Document>;
-let n = 0;
 const sessions: ClientSession[] = [];
-
-beforeAll(async () => {
-  t = await openTarget();
-});
-afterAll(async () => {
-  await t.close();
-});
-beforeEach(async () => {
-  coll = t.db.collection(`txn_${++n}`);
+freshCollectionEachTest('txn', async (target, fresh) => {
+  t = target;
+  coll = fresh;
   await coll.insertMany([
     { _id: 1, n: 0, v: 'start' },
     { _id: 2, n: 0, v: 'start' },

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Collection, Document } from 'mongodb';
-import { openTarget, type Target } from './target.js';
+import { freshCollectionEachTest, type Target } from './target.js';
 
 // Update pipelines as mongod evaluates them: the emulator compiles the common shape ($set of
 // top-level fields, the expressions Loom's flow permits are made of) and runs the rest through
 // mingo; either way the answers are MongoDB's. Each expected value here is mongod's.
 let t: Target;
 let coll: Collection<Document>;
-let n = 0;
-
-beforeAll(async () => {
-  t = await openTarget();
-});
-afterAll(async () => {
-  await t.close();
-});
-beforeEach(() => {
-  coll = t.db.collection(`update_pipelines_${++n}`);
+freshCollectionEachTest('update_pipelines', (target, fresh) => {
+  t = target;
+  coll = fresh;
 });
 
 const T = (ms: number): Date => new Date(Date.UTC(2026, 0, 1) + ms);
