@@ -45,9 +45,9 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
-  const alone = pending.length === 1 ? pending : [];
+  // A single completion takes the store's own `complete`; more share the bulk write.
+  const slow = pending.length === 1 ? [...pending] : [];
   const batch = pending.length === 1 ? [] : pending;
-  const slow = [...alone];
   if (batch.length > 0) {
     // Jobs completed without a result all take the same update: two statements for all of them.
     const shared = batch.filter((i) => items[i]!.result === undefined);

@@ -26,6 +26,18 @@ function nameRules(limits: FlowLimits): PermitRules {
 /** Whether a name's document counts anything (else it only carries holds, and a read decides). */
 const counts = (rules: PermitRules): boolean => rules.concurrency !== undefined || rules.rate !== undefined;
 
+/** `items` in lists by `keyOf`, the lists in order of their first item, each in the items' order. */
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
 /** Whether jobs of this name are served by key (grouped, or rate-limited per key). */
 const isKeyed = (limits: FlowLimits): boolean => limits.group !== undefined || limits.rateLimit?.keyed === true;
 
@@ -150,13 +162,13 @@ export class MongoFlowClaims implements FlowClaims {
       const wanted = limit - ctx.claimed.length;
       const candidates = await readCandidates(this.jobs, claimGroups({ queues, names: open, now }), wanted, true);
       if (candidates.length === 0) break;
-      const byName = new Map<string, ObjectId[]>();
-      for (const candidate of candidates) byName.set(candidate.name, [...(byName.get(candidate.name) ?? []), candidate._id]);
+      const byName = groupBy(candidates, (candidate) => candidate.name);
       const leases: { _id: ObjectId; token: string }[] = [];
       const grants = new RoundGrants();
       const refused = new Map<string, { hold: NonNullable<Grant['hold']>; granted: string[] }>();
       await Promise.all(
-        [...byName].map(async ([name, ids]) => {
+        [...byName].map(async ([name, named]) => {
+          const ids = named.map((candidate) => candidate._id);
           const tokens = ids.map(() => randomUUID());
           const limits = limitsOf.get(name);
           if (!limits) {
@@ -251,8 +263,7 @@ export class MongoFlowClaims implements FlowClaims {
       const grants = new RoundGrants();
       if (counts(rules)) grants.add(flowId(name), nameGrant.granted);
       const admitted = candidates.slice(0, nameGrant.granted.length).map((candidate, i) => ({ candidate, token: nameGrant.granted[i]! }));
-      const byKey = new Map<string, typeof admitted>();
-      for (const one of admitted) byKey.set(one.candidate.flowKey!, [...(byKey.get(one.candidate.flowKey!) ?? []), one]);
+      const byKey = groupBy(admitted, (one) => one.candidate.flowKey!);
       const leases: { _id: ObjectId; token: string }[] = [];
       const groupOf = new Map<string, FlowId>();
       const keys = [...byKey.values()];
@@ -341,13 +352,11 @@ export class MongoFlowClaims implements FlowClaims {
   async #acquireRates(ctx: ClaimContext, name: string, limits: FlowLimits, lists: { candidate: KeyedCandidate; token: string }[][], grants: RoundGrants, skip: string[]): Promise<number[]> {
     const rateLimit = limits.rateLimit;
     if (!rateLimit?.keyed) return lists.map((list) => list.length);
-    const tokensByKey = new Map<string, string[]>();
-    for (const list of lists) for (const { candidate, token } of list) tokensByKey.set(candidate.rateLimitKey ?? '', [...(tokensByKey.get(candidate.rateLimitKey ?? '') ?? []), token]);
-    if (tokensByKey.size === 0) return lists.map(() => 0);
+    const byKey = groupBy(lists.flat(), ({ candidate }) => candidate.rateLimitKey ?? '');
     const rules: PermitRules = { rate: { limit: rateLimit.limit, perMs: rateLimit.perMs }, concurrencyKind: 'group' };
-    const keys = [...tokensByKey.keys()];
+    const keys = [...byKey.keys()];
     const got = await this.permits.acquireMany(
-      keys.map((key) => ({ id: flowId(name, { rate: key }), tokens: tokensByKey.get(key)!, rules })),
+      keys.map((key) => ({ id: flowId(name, { rate: key }), tokens: byKey.get(key)!.map(({ token }) => token), rules })),
       ctx.now,
       ctx.lease.until,
     );

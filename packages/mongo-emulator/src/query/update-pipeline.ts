@@ -178,8 +178,8 @@ function sum(args: unknown): Expr {
     let total = 0;
     for (const v of values) {
       if (isNumber(v)) total += v;
-      // Long, Decimal128 and other numeric BSON types: mongod's typed sum is left to mingo.
-      else if (v !== null && typeof v === 'object' && !Array.isArray(v) && !isPlainObject(v) && !(v instanceof Date)) unhandled('$sum of a numeric BSON type');
+      // Long, Decimal128 and the other numeric BSON types: mongod's typed sum is left to mingo.
+      else if (typeRank(v) === TypeRank.Number) unhandled('$sum of a numeric BSON type');
     }
     return total;
   };
