@@ -50,21 +50,9 @@ const NOT_PLAIN = -1;
  * {@link inspectPlainData}, which says where. The two must agree on what is plain and on the size.
  */
 function sizeOf(v: unknown, ancestors: object[] | undefined): number {
-  switch (typeof v) {
-    case 'string':
-      return 5 + Buffer.byteLength(v, 'utf8');
-    case 'number':
-      return 8;
-    case 'boolean':
-      return 1;
-    case 'undefined':
-      return 0;
-    case 'function':
-    case 'symbol':
-    case 'bigint':
-      return NOT_PLAIN;
-  }
-  if (v === null) return 0;
+  const scalar = scalarSize(v);
+  if (scalar !== undefined) return scalar;
+  if (typeof v !== 'object') return NOT_PLAIN; // a function, a symbol or a BigInt
   const obj = v as object;
   if (obj instanceof Date) return Number.isNaN(obj.getTime()) ? NOT_PLAIN : 8;
   if (ancestors !== undefined && (ancestors.length >= MAX_PLAIN_DATA_DEPTH || ancestors.includes(obj))) return NOT_PLAIN;
@@ -94,6 +82,21 @@ function sizeOf(v: unknown, ancestors: object[] | undefined): number {
   return size;
 }
 
+/** The estimated BSON size of a string, number, boolean, undefined or null; undefined for anything else. Both paths size scalars here. */
+function scalarSize(v: unknown): number | undefined {
+  switch (typeof v) {
+    case 'string':
+      return 5 + Buffer.byteLength(v, 'utf8');
+    case 'number':
+      return 8;
+    case 'boolean':
+      return 1;
+    case 'undefined':
+      return 0;
+  }
+  return v === null ? 0 : undefined;
+}
+
 /** `String(i).length` for an array index, without the string. */
 function decimalDigits(i: number): number {
   let digits = 1;
@@ -113,15 +116,9 @@ export function inspectPlainData(value: unknown): { problem: PlainDataProblem | 
   // Returns the estimated BSON size of the value as a document element body.
   const visit = (v: unknown, path: string): number => {
     if (problem) return 0;
+    const scalar = scalarSize(v);
+    if (scalar !== undefined) return scalar;
     switch (typeof v) {
-      case 'string':
-        return 5 + Buffer.byteLength(v, 'utf8');
-      case 'number':
-        return 8;
-      case 'boolean':
-        return 1;
-      case 'undefined':
-        return 0;
       case 'function':
         problem = { path, reason: 'is a function' };
         return 0;
@@ -132,7 +129,6 @@ export function inspectPlainData(value: unknown): { problem: PlainDataProblem | 
         problem = { path, reason: 'is a BigInt; use a number or a string' };
         return 0;
     }
-    if (v === null) return 0;
     const obj = v as object;
     if (obj instanceof Date) {
       if (Number.isNaN(obj.getTime())) problem = { path, reason: 'is an invalid Date' };
