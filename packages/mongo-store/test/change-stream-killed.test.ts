@@ -11,7 +11,6 @@ const LISTENER = 'loom-stream-listener';
 
 const stores: MongoStore[] = [];
 afterEach(async () => {
-  await failPoints.off();
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 

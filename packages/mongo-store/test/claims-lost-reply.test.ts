@@ -1,4 +1,4 @@
-import { afterEach, describe, expect } from '@jest/globals';
+import { describe, expect } from '@jest/globals';
 import type { MongoStore } from '../src/index.js';
 import { useFailPointFixture } from './fail-points.js';
 import { at, claimRequest, newJob } from './jobs.js';
@@ -7,18 +7,11 @@ import { at, claimRequest, newJob } from './jobs.js';
 // same transaction number. If the first attempt had already been applied (the reply was lost),
 // the server must answer the retry from its record instead of claiming a second job, and the job
 // the first attempt leased must come back to this claim, not stay leased to nobody.
-const { fixture, failPoints, itFp } = useFailPointFixture();
+const { failPoints, itFp, storeOf } = useFailPointFixture();
 const APP = 'loom-claim-lost-reply';
 
-let store: MongoStore | undefined;
-afterEach(async () => {
-  await failPoints.off();
-  await store?.close();
-  store = undefined;
-});
-
 async function storeWithJobs(count: number): Promise<{ store: MongoStore; ids: string[] }> {
-  store = fixture.newStore({ url: fixture.mongo.uri, client: undefined, clientOptions: { appName: APP }, retention: { completed: false } });
+  const store = storeOf(APP, { retention: { completed: false } });
   await store.init();
   // Distinct priorities fix the claim order: ids[0] first.
   const results = await store.enqueue(Array.from({ length: count }, (_, i) => newJob({ priority: count - i, maxAttempts: 1 })), { now: at(0) });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { ObjectId } from 'mongodb';
 import type { MongoStore } from '../src/index.js';
 import { useFailPointFixture } from './fail-points.js';
@@ -8,20 +8,13 @@ import { at, claimRequest, newJob } from './jobs.js';
 // statements for the whole batch (complete-many.ts). What MongoDB-specific behaviour that pair
 // must keep: retention holds (a held job keeps its finish time aside), and a completion whose
 // connection drops is sent again (a bulk with `updateMany` is no retryable write for the driver).
-const { fixture, failPoints, itFp } = useFailPointFixture();
+const { fixture, failPoints, itFp, storeOf } = useFailPointFixture();
 const APP = 'loom-complete-many';
-
-let store: MongoStore | undefined;
-afterEach(async () => {
-  await failPoints.off();
-  await store?.close();
-  store = undefined;
-});
 
 let database = '';
 async function openStore(): Promise<MongoStore> {
   database = fixture.mongo.newDatabaseName('complete-many');
-  store = fixture.newStore({ url: fixture.mongo.uri, client: undefined, clientOptions: { appName: APP }, database, retention: { completed: false } });
+  const store = storeOf(APP, { database, retention: { completed: false } });
   await store.init();
   return store;
 }

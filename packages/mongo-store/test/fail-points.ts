@@ -1,5 +1,6 @@
-import { it } from '@jest/globals';
+import { afterEach, it } from '@jest/globals';
 import type { Document, MongoClient } from 'mongodb';
+import type { MongoStore, MongoStoreOptions } from '../src/index.js';
 import { useMongoFixture, type MongoFixture } from './fixture.js';
 
 /**
@@ -56,11 +57,28 @@ export function itWithFailPoints(client: () => MongoClient): (name: string, fn: 
 
 /**
  * The fixture of a test file that arms fail points: a MongoDB of its own (fail points act
- * server-wide, so never on a server other files share), its fail points, and `it` run only where
- * the server has them.
+ * server-wide, so never on a server other files share), its fail points (disarmed after each
+ * test), `it` run only where the server has them, and `storeOf`: a store on its own connection
+ * named `appName` (what a fail point's `appName` picks out), closed after the test.
  */
-export function useFailPointFixture(): { fixture: MongoFixture; failPoints: FailPoints; itFp: ReturnType<typeof itWithFailPoints> } {
+export function useFailPointFixture(): {
+  fixture: MongoFixture;
+  failPoints: FailPoints;
+  itFp: ReturnType<typeof itWithFailPoints>;
+  storeOf: (appName: string, options?: Partial<MongoStoreOptions>) => MongoStore;
+} {
   const fixture = useMongoFixture({ ownServer: true });
   const client = (): MongoClient => fixture.mongo.client;
-  return { fixture, failPoints: failPointsOn(client), itFp: itWithFailPoints(client) };
+  const failPoints = failPointsOn(client);
+  const opened: MongoStore[] = [];
+  afterEach(async () => {
+    await failPoints.off();
+    await Promise.all(opened.splice(0).map((store) => store.close()));
+  });
+  const storeOf = (appName: string, options: Partial<MongoStoreOptions> = {}): MongoStore => {
+    const store = fixture.newStore({ url: fixture.mongo.uri, client: undefined, clientOptions: { appName }, ...options });
+    opened.push(store);
+    return store;
+  };
+  return { fixture, failPoints, itFp: itWithFailPoints(client), storeOf };
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { afterEach, describe, expect } from '@jest/globals';
+import { describe, expect } from '@jest/globals';
 import { Job, type JobContext } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 import type { ClientSession, Collection, Document } from 'mongodb';
@@ -11,22 +11,14 @@ import { at, claimRequest, newJob } from './jobs.js';
 // commit's reply lost, or a write concern error after it was applied) and transactions that keep
 // meeting write conflicts. The driver retries the commit, or the whole transaction, and the store
 // must come out with each effect exactly once: one dead letter, one receipt, one completion.
-const { fixture, failPoints, itFp } = useFailPointFixture();
+const { fixture, failPoints, itFp, storeOf } = useFailPointFixture();
 const APP = 'loom-unknown-commit';
-
-let store: MongoStore | undefined;
-afterEach(async () => {
-  await failPoints.off();
-  await store?.close();
-  store = undefined;
-});
 
 let database = '';
 
 function newStore(): MongoStore {
   database = fixture.mongo.newDatabaseName('unknown_commit');
-  store = fixture.newStore({ database, url: fixture.mongo.uri, client: undefined, clientOptions: { appName: APP }, retention: { completed: false, dead: false } });
-  return store;
+  return storeOf(APP, { database, retention: { completed: false, dead: false } });
 }
 
 /** The job is in the dead letters once and no longer among the jobs. */
