@@ -3,6 +3,7 @@ import { CancelledError, LeaseLostError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
 import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+import { onceAfterThisTurn } from '../support/after-this-turn.js';
 
 interface Waiting {
   item: CompletionItem;
@@ -41,8 +42,10 @@ export class CompletionBatch {
   private waiting: Waiting[] = [];
   private inFlight: Waiting[] = [];
   private writing = false;
-  /** A write is due at the end of this turn of the event loop. */
-  private gathering = false;
+  /** The write of the completions this turn of the event loop gathered. */
+  private readonly writeAfterThisTurn = onceAfterThisTurn(() => {
+    if (!this.writing) this.write();
+  });
   /** The instant the deadline timer is armed for (Infinity: not armed), and its cancel. */
   private timerDue = Infinity;
   private cancelTimer: (() => void) | undefined;
@@ -58,13 +61,7 @@ export class CompletionBatch {
       const due = deadlineMs === undefined ? Infinity : this.deps.clock.now().getTime() + deadlineMs;
       this.waiting.push({ item: result === undefined ? { lease } : { lease, result }, due, settled: false, deadlineMs, resolve, reject });
       if (due < this.timerDue) this.armTimer(due);
-      if (!this.writing && !this.gathering) {
-        this.gathering = true;
-        setImmediate(() => {
-          this.gathering = false;
-          if (!this.writing) this.write();
-        });
-      }
+      if (!this.writing) this.writeAfterThisTurn();
     });
   }
 

@@ -12,6 +12,7 @@ import type { ClaimRequest, JobStore } from '../store/store.js';
 import type { FlowHold } from '../store/flow.js';
 import type { FlowControl } from './flow-control.js';
 import { toError } from '../support/to-error.js';
+import { onceAfterThisTurn } from '../support/after-this-turn.js';
 
 /** A run this pool has in flight. */
 export interface InFlightRun {
@@ -64,8 +65,13 @@ export class WorkerPool {
   private cancelPoll: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private claimFailures = 0;
-  /** A claim is due at the end of this turn of the event loop (runs ended). */
-  private claimDue = false;
+  /**
+   * Claims once this turn of the event loop is over: the runs of one claim end in the same turn
+   * (their completions are committed together), and claiming on the first one's end would ask for
+   * its slot alone, then for the rest — two claims where one serves, and on MongoDB a claim of one
+   * job with flow limits costs a permit of its own.
+   */
+  private readonly claimAfterThisTurn = onceAfterThisTurn(() => void this.claimNow());
   /** After a failed claim, no claim before this instant (ms), however often the pool is woken. */
   private retryAfter = 0;
   private activity = 0;
@@ -313,20 +319,6 @@ export class WorkerPool {
     if (this.demand.runEnded(slot.name)) this.claimAfterThisTurn();
   }
 
-  /**
-   * Claims once this turn of the event loop is over: the runs of one claim end in the same turn
-   * (their completions are committed together), and claiming on the first one's end would ask for
-   * its slot alone, then for the rest — two claims where one serves, and on MongoDB a claim of one
-   * job with flow limits costs a permit of its own.
-   */
-  private claimAfterThisTurn(): void {
-    if (this.claimDue) return;
-    this.claimDue = true;
-    setImmediate(() => {
-      this.claimDue = false;
-      void this.claimNow();
-    });
-  }
 
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
   private releaseUnstarted(job: JobRecord): void {
