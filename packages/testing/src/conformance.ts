@@ -16,6 +16,7 @@ import { describeServerTime } from './conformance/server-time.js';
 import { describeSignals } from './conformance/signals.js';
 import { describeTransactions } from './conformance/transactions.js';
 import { describeTransitions } from './conformance/transitions.js';
+import { describeLifecycle } from './conformance/lifecycle.js';
 
 export { REFERENCE as CONFORMANCE_REFERENCE_TIME } from './conformance/harness.js';
 export { yieldingStore, type YieldingStoreOptions } from './conformance/yielding-store.js';
@@ -112,6 +113,7 @@ export function describeStoreConformance(
     describeEnqueue(ctx);
     describeClaim(ctx);
     describeTransitions(ctx);
+    describeLifecycle(ctx);
     describeCompleteMany(ctx);
     describeHeartbeatMany(ctx);
     describeFencing(ctx);

@@ -65,6 +65,24 @@ export function describeCompleteMany(ctx: ConformanceContext): void {
       expect(await mustGet(ctx.store, first.id)).toMatchObject({ finishedAt: at(40_001) });
     });
 
+    it('reports lost for every item of one job whose token does not hold its lease, beside the item that does', async () => {
+      // One batch may carry a job twice: the holder's completion and a stale one (a run whose lease
+      // was taken over) or a forged one. A fenced write reports only the holder's item completed.
+      const { first, second, third, stale, again } = await secondTakenOver();
+      const outcomes = await ctx.store.completeMany(
+        [
+          { lease: leaseOf(again), result: 'holder' },
+          { lease: stale, result: 'stale' },
+          { lease: { jobId: second.id, token: 'forged-token' }, result: 'forged' },
+          { lease: leaseOf(first) },
+        ],
+        at(40_001),
+      );
+      expect(outcomes).toEqual(['completed', 'lost', 'lost', 'completed']);
+      expect(await mustGet(ctx.store, second.id)).toMatchObject({ status: 'completed', result: 'holder' });
+      expect(await ctx.store.completeMany([{ lease: leaseOf(third) }, { lease: leaseOf(third) }], at(40_002))).toEqual(['completed', 'lost']);
+    });
+
     it('reports lost for a job already completed, a forged token and an unknown job, changing nothing', async () => {
       const [done, other] = await claimed(2);
       await ctx.store.complete(leaseOf(done), { result: 'first', now: at(5) });
