@@ -3,6 +3,7 @@ import type { Collection, Filter, ObjectId } from 'mongodb';
 import { assertFlowLimits, LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
 import { requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import type { JobDocument } from './documents.js';
+import type { JobsHeldByTransactions } from './held-jobs.js';
 import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
 import { CLAIM_INDEX_KEY } from './indexes.js';
 import type { StoreLogger } from './options.js';
@@ -12,7 +13,7 @@ import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from './updates.js'
 
 /** Claims of requests with flow limits (see `flow-claims.ts`). */
 export interface FlowClaims {
-  claim(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]>;
+  claim(req: ClaimRequest & SetAside, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]>;
 }
 
 /** A safety bound only: a batch claim round fails only when a concurrent claimer progressed. */
@@ -25,18 +26,23 @@ const MAX_BATCH_ROUNDS = 100;
  */
 const MAX_MERGED_SCANS = 200;
 
+/** Jobs a claim leaves out: those an open transaction holds (see `JobsHeldByTransactions`). */
+export interface SetAside {
+  setAside?: readonly ObjectId[];
+}
+
 /** The queues and names of one candidate query (at most {@link MAX_MERGED_SCANS} pairs). */
-export type ClaimGroup = Pick<ClaimRequest, 'queues' | 'names' | 'now'>;
+export type ClaimGroup = Pick<ClaimRequest, 'queues' | 'names' | 'now'> & SetAside;
 
 /** Splits a claim's queues and claimable names into groups of at most {@link MAX_MERGED_SCANS} pairs. */
-export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): ClaimGroup[] {
+export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'> & SetAside): ClaimGroup[] {
   const queues = [...new Set(requireStrings(req.queues, 'claim queues'))];
   const names = claimableNames(req);
   const groups: ClaimGroup[] = [];
   for (let q = 0; q < queues.length; q += MAX_MERGED_SCANS) {
     const someQueues = queues.slice(q, q + MAX_MERGED_SCANS);
     const namesPerGroup = Math.floor(MAX_MERGED_SCANS / someQueues.length);
-    for (let n = 0; n < names.length; n += namesPerGroup) groups.push({ queues: someQueues, names: names.slice(n, n + namesPerGroup), now: req.now });
+    for (let n = 0; n < names.length; n += namesPerGroup) groups.push({ queues: someQueues, names: names.slice(n, n + namesPerGroup), now: req.now, setAside: req.setAside });
   }
   return groups;
 }
@@ -46,24 +52,46 @@ export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
  * claim index. More (or more (queue, name) pairs than one query merges): see {@link claimBatch}.
  *
  * Every write of a claim carries `maxTimeMS`: a job written by a transaction that stays open (its
- * worker died inside `ctx.transaction`) holds every write that reaches it until the server aborts
- * the transaction, 60 s by default. A claim that ran out of time gave back what it may have leased;
- * it is logged and answers no jobs, and the engine claims again at its next poll.
+ * worker froze or died inside `ctx.transaction`) holds every write that reaches it until the
+ * server aborts the transaction, 60 s by default. A claim that ran out of time gave back what it
+ * may have leased and is logged; `held` then finds the job the transaction holds and sets it aside,
+ * and the claim is made again without it, so one held job does not stall the other jobs of any
+ * queue. Without `held`, or when nothing held was found, the claim answers no jobs and the engine
+ * claims again at its next poll.
  */
-export async function claimJobs(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow?: FlowClaims, maxTimeMS?: number): Promise<JobRecord[]> {
+export async function claimJobs(
+  jobs: Collection<JobDocument>,
+  req: ClaimRequest,
+  logger: StoreLogger,
+  flow?: FlowClaims,
+  maxTimeMS?: number,
+  held?: JobsHeldByTransactions,
+): Promise<JobRecord[]> {
+  await held?.recheck();
   try {
-    return await claimWithin(jobs, req, logger, flow, maxTimeMS);
+    return await claimWithin(jobs, { ...req, setAside: held?.ids }, logger, flow, maxTimeMS);
   } catch (err) {
     if (!isMaxTimeExpired(err)) throw err;
+    const setAside = held ? await held.setAsideHeld(claimGroups({ ...req, setAside: held.ids }), requireNumber(req.limit, 'claim limit', true)) : [];
     logger.warn(
-      { err, maxTimeMS },
-      `a claim ran past its maxTimeMS${maxTimeMS === undefined ? '' : ` (${maxTimeMS} ms, MongoStore option claimTimeout)`} and claimed nothing this time: a job it reached is most likely held by a transaction left open by a worker that died inside ctx.transaction, until the server aborts it`,
+      { err, maxTimeMS, setAside: setAside.map((id) => id.toHexString()) },
+      `a claim ran past its maxTimeMS${maxTimeMS === undefined ? '' : ` (${maxTimeMS} ms, MongoStore option claimTimeout)`} and claimed nothing this time: a job it reached is most likely held by a transaction left open by a worker that died inside ctx.transaction, until the server aborts it` +
+        (setAside.length === 0
+          ? ''
+          : `; job ${setAside.map((id) => id.toHexString()).join(', ')} is held so: claims leave it out, and probe it at each claim until the transaction is gone, and claim again now`),
     );
-    return [];
+    if (setAside.length === 0) return [];
+    try {
+      return await claimWithin(jobs, { ...req, setAside: held!.ids }, logger, flow, maxTimeMS);
+    } catch (again) {
+      if (!isMaxTimeExpired(again)) throw again;
+      logger.warn({ err: again, maxTimeMS }, 'a claim made without the jobs a transaction holds ran past its maxTimeMS too and claimed nothing this time');
+      return [];
+    }
   }
 }
 
-async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest, logger: StoreLogger, flow: FlowClaims | undefined, maxTimeMS: number | undefined): Promise<JobRecord[]> {
+async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest & SetAside, logger: StoreLogger, flow: FlowClaims | undefined, maxTimeMS: number | undefined): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
@@ -120,7 +148,7 @@ export async function readCandidates(jobs: Collection<JobDocument>, groups: Clai
  */
 async function claimBatch(
   jobs: Collection<JobDocument>,
-  req: ClaimRequest,
+  req: ClaimRequest & SetAside,
   groups: ClaimGroup[],
   lease: { owner: string; until: Date },
   now: Date,

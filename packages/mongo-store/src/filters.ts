@@ -26,13 +26,16 @@ export function claimableNames(req: Pick<ClaimRequest, 'names' | 'excludeNames'>
  * timeout. Queues and names are both lists of points: the claim index leads with them, so jobs of
  * excluded or unknown names are never scanned, let alone fetched (see `CLAIM_INDEX_KEY`).
  */
-export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'>): Filter<JobDocument> {
-  return {
+export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'excludeNames' | 'now'> & { setAside?: readonly ObjectId[] }): Filter<JobDocument> {
+  const filter: Filter<JobDocument> = {
     claimAt: { $lte: requireDate(req.now, 'claim now') },
     queue: { $in: requireStrings(req.queues, 'claim queues') },
     name: { $in: claimableNames(req) },
     status: { $in: CLAIMABLE },
   };
+  // Jobs an open transaction holds (see held-jobs.ts): left out, so the claim does not wait on them.
+  if (req.setAside !== undefined && req.setAside.length > 0) filter._id = { $nin: [...req.setAside] };
+  return filter;
 }
 
 /**

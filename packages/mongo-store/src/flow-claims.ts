@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { reportFlowHolds, type ClaimRequest, type FlowHold, type FlowLimits, type JobRecord, type JobStatus } from '@loom/core';
 import { requireStrings } from './arguments.js';
-import { claimBest, claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims } from './claims.js';
+import { claimBest, claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims, type SetAside } from './claims.js';
 import type { FlowId, JobDocument } from './documents.js';
 import { claimableNames, claimFilter, CLAIM_SORT } from './filters.js';
 import { flowId, type FlowPermits, type Grant, type PermitRules } from './flow-permits.js';
@@ -92,7 +92,7 @@ export class MongoFlowClaims implements FlowClaims {
     private readonly maxTimeMS?: number,
   ) {}
 
-  async claim(req: ClaimRequest, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
+  async claim(req: ClaimRequest & SetAside, lease: { owner: string; until: Date }, now: Date, limit: number): Promise<JobRecord[]> {
     const queues = [...new Set(requireStrings(req.queues, 'claim queues'))];
     const names = claimableNames(req);
     const limitsOf = new Map<string, FlowLimits>();
@@ -101,7 +101,7 @@ export class MongoFlowClaims implements FlowClaims {
     const others = names.filter((name) => !keyed.includes(name));
     const holds: FlowHold[] = [];
     const claimed: JobDocument[] = [];
-    const ctx: ClaimContext = { queues, limitsOf, lease, now, holds, claimed };
+    const ctx: ClaimContext = { queues, limitsOf, lease, now, holds, claimed, setAside: req.setAside };
     const keyedFirst = keyed.length > 0 && (others.length === 0 || this.#turn++ % 2 === 0);
     try {
       if (keyedFirst) await this.#claimKeyed(ctx, keyed, limit);
@@ -139,7 +139,7 @@ export class MongoFlowClaims implements FlowClaims {
     if (open.length === 0) return;
     let doc: JobDocument | null;
     try {
-      doc = await claimBest(this.jobs, { queues, names: open, now }, { ...lease, token }, now, this.maxTimeMS);
+      doc = await claimBest(this.jobs, { queues, names: open, now, setAside: ctx.setAside }, { ...lease, token }, now, this.maxTimeMS);
     } catch (err) {
       if (granted && counts(rules)) await this.permits.giveBack(flowId(limitedName), [token]);
       throw err;
@@ -160,7 +160,7 @@ export class MongoFlowClaims implements FlowClaims {
     let open = names;
     for (let round = 0; ctx.claimed.length < limit && open.length > 0 && round < MAX_ROUNDS; round++) {
       const wanted = limit - ctx.claimed.length;
-      const candidates = await readCandidates(this.jobs, claimGroups({ queues, names: open, now }), wanted, true);
+      const candidates = await readCandidates(this.jobs, claimGroups({ queues, names: open, now, setAside: ctx.setAside }), wanted, true);
       if (candidates.length === 0) break;
       const byName = groupBy(candidates, (candidate) => candidate.name);
       const leases: { _id: ObjectId; token: string }[] = [];
@@ -226,7 +226,7 @@ export class MongoFlowClaims implements FlowClaims {
     // itself (only its keys do) has only a hold to respect: the read of the full keys fetches it too.
     const [{ keys: full, heldUntil: nameHeld }, firstRead] = await Promise.all([
       this.permits.fullKeys(name, kind, now, !counts(rules)),
-      this.#readKeyed(queues, name, after, [], budget, now),
+      this.#readKeyed(ctx, name, after, [], budget),
     ]);
     if (nameHeld) {
       ctx.holds.push({ name, by: 'rateLimit', until: nameHeld });
@@ -239,7 +239,7 @@ export class MongoFlowClaims implements FlowClaims {
     let served = 0;
     for (let round = 0; served < budget && round < MAX_ROUNDS; round++) {
       const wanted = budget - served;
-      const read = round === 0 ? firstRead : await this.#readKeyed(queues, name, after, skip, wanted, now);
+      const read = round === 0 ? firstRead : await this.#readKeyed(ctx, name, after, skip, wanted);
       const candidates = round === 0 && skip.length > 0 ? read.filter((c) => !skip.includes(c.flowKey!)) : read;
       if (candidates.length === 0) {
         if (read.length === wanted) {
@@ -303,12 +303,14 @@ export class MongoFlowClaims implements FlowClaims {
   }
 
   /** Up to `wanted` claimable jobs of `name` in key order after `after`, keys in `skip` left out (from `loom_flow_key`). */
-  #readKeyed(queues: string[], name: string, after: string | undefined, skip: string[], wanted: number, now: Date): Promise<KeyedCandidate[]> {
+  #readKeyed({ queues, now, setAside }: ClaimContext, name: string, after: string | undefined, skip: string[], wanted: number): Promise<KeyedCandidate[]> {
     const flowKey: Filter<JobDocument>['flowKey'] = after === undefined ? { $gte: '' } : { $gt: after };
     if (skip.length > 0) Object.assign(flowKey as object, { $nin: skip });
+    const filter: Filter<JobDocument> = { queue: { $in: queues }, name, flowKey, claimAt: { $lte: now }, status: { $in: CLAIMABLE } };
+    if (setAside !== undefined && setAside.length > 0) filter._id = { $nin: [...setAside] };
     return this.jobs
       .find(
-        { queue: { $in: queues }, name, flowKey, claimAt: { $lte: now }, status: { $in: CLAIMABLE } },
+        filter,
         { sort: { flowKey: 1, priority: -1, runAt: 1, _id: 1 }, hint: FLOW_KEY_INDEX, limit: wanted, projection: { _id: 1, flowKey: 1, groupKey: 1, rateLimitKey: 1 } },
       )
       .toArray();
@@ -397,4 +399,6 @@ interface ClaimContext {
   now: Date;
   holds: FlowHold[];
   claimed: JobDocument[];
+  /** Jobs an open transaction holds: left out (see held-jobs.ts). */
+  setAside?: readonly ObjectId[];
 }

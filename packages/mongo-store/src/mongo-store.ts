@@ -35,6 +35,7 @@ import {
 } from '@loom/core';
 import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
 import { claimJobs } from './claims.js';
+import { JobsHeldByTransactions } from './held-jobs.js';
 import { MongoFlowClaims } from './flow-claims.js';
 import { FlowPermits } from './flow-permits.js';
 import { inTransaction, openCollections, type StoreCollections } from './collections.js';
@@ -84,6 +85,8 @@ export class MongoStore implements JobStore {
   private readonly queues: QueueRepository;
   private readonly permits: FlowPermits;
   private readonly flowClaims: MongoFlowClaims;
+  /** Claimable jobs an open transaction holds, left out of claims until it is gone. */
+  private readonly heldJobs: JobsHeldByTransactions;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly watchers = new Set<() => void>();
@@ -100,6 +103,7 @@ export class MongoStore implements JobStore {
 
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
+    this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
     this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger, this.options.claimTimeoutMs);
     this.control = new JobControl(
       this.collections,
@@ -162,7 +166,7 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs);
+    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
   }
 
   async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {

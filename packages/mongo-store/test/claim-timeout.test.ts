@@ -17,7 +17,7 @@ describe('a claim meeting a job held by a transaction left open', () => {
   it.each([
     ['one job (findAndModify)', 1, 1],
     ['a batch (bulk update)', 10, 3],
-  ])('claiming %s gives up after claimTimeout, logged, with nothing leased; once the transaction ends the jobs are claimed', async (_what, limit, queued) => {
+  ])('claiming %s gives up on the held job after claimTimeout, logged, and takes the others; once the transaction ends the held job is claimed', async (_what, limit, queued) => {
     const database = fixture.mongo.newDatabaseName('claim-timeout');
     const warnings: string[] = [];
     const logger = { debug: () => {}, warn: (_obj: Record<string, unknown>, msg?: string) => void warnings.push(msg ?? ''), error: () => {} };
@@ -30,16 +30,49 @@ describe('a claim meeting a job held by a transaction left open', () => {
     try {
       session.startTransaction();
       await jobs.updateOne({ _id: ObjectId.createFromHexString(id) }, { $set: { 'payload.n': 2 } }, { session });
-      expect(await store.claim(claimRequest('worker-a', at(1), limit))).toEqual([]);
-      expect(warnings).toEqual([expect.stringMatching(/a claim ran past its maxTimeMS \(100 ms, MongoStore option claimTimeout\)/)]);
-      for (const jobId of [id, ...others.map((r) => r.id)]) expect(await store.getJob(jobId)).toMatchObject({ status: 'queued', attempt: 0 });
+      const first = await store.claim(claimRequest('worker-a', at(1), limit));
+      expect(first.map((job) => job.id).sort()).toEqual(others.map((r) => r.id).sort());
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`a claim ran past its maxTimeMS \\(100 ms, MongoStore option claimTimeout\\).*job ${id} is held so`))]);
+      expect(await store.getJob(id)).toMatchObject({ status: 'queued', attempt: 0 });
+      // Still held: left out at once, with no second wait and no second warning.
+      expect(await store.claim(claimRequest('worker-a', at(2), limit))).toEqual([]);
+      expect(warnings).toHaveLength(1);
     } finally {
       await session.abortTransaction().catch(() => undefined);
       await session.endSession();
     }
-    const claimed = await store.claim(claimRequest('worker-a', at(2), limit));
-    expect(claimed.map((job) => job.id).sort()).toEqual([id, ...others.map((r) => r.id)].sort());
-    for (const job of claimed) expect(job).toMatchObject({ status: 'running', attempt: 1 });
+    const claimed = await store.claim(claimRequest('worker-a', at(3), limit));
+    expect(claimed.map((job) => job.id)).toEqual([id]);
+    expect(claimed[0]).toMatchObject({ status: 'running', attempt: 1, payload: { i: 0 } });
+    await store.close();
+  });
+
+  it.each([
+    ['without flow limits', undefined],
+    ['with a flow limit (claims through permits)', [{ name: 'send', globalConcurrency: 10 }]],
+    ['with a group limit (claims key by key)', [{ name: 'send', group: { concurrency: 2 } }]],
+  ])('a held job of one queue does not stop a due job of another queue served by the same claims, %s (issue 28, item 1)', async (_what, flow) => {
+    const database = fixture.mongo.newDatabaseName('claim-timeout-queues');
+    const warnings: string[] = [];
+    const logger = { debug: () => {}, warn: (_obj: Record<string, unknown>, msg?: string) => void warnings.push(msg ?? ''), error: () => {} };
+    const store = fixture.newStore({ database, claimTimeout: '100ms', logger });
+    await store.init();
+    // A is first in claim order (higher priority) and held by a transaction left open; B waits in another queue.
+    const [{ id: a }, { id: b }] = await store.enqueue([newJob({ queue: 'a', priority: 5, groupKey: 'g1' }), newJob({ queue: 'b', groupKey: 'g2' })], { now: at(0) });
+    const { jobs } = openCollections(fixture.mongo.client, resolveOptions({ client: fixture.mongo.client, database }));
+    const session = fixture.mongo.client.startSession();
+    const request = (now: Date) => ({ ...claimRequest('worker-a', now, 1), queues: ['a', 'b'], ...(flow ? { flow } : {}) });
+    try {
+      session.startTransaction();
+      await jobs.updateOne({ _id: ObjectId.createFromHexString(a) }, { $set: { note: 'held' } } as never, { session });
+      expect((await store.claim(request(at(1)))).map((job) => job.id)).toEqual([b]);
+      expect(await store.claim(request(at(2)))).toEqual([]);
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await session.abortTransaction().catch(() => undefined);
+      await session.endSession();
+    }
+    expect((await store.claim(request(at(3)))).map((job) => job.id)).toEqual([a]);
     await store.close();
   });
 
