@@ -48,7 +48,7 @@ export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobP
 export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './loom.js';
 export type { InFlightRun } from './engine/worker-pool.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
-export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
+export { JOB_WAIT_FIRST_RECHECK_MS, JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, ChildCancelledError, type StepRef } from './workflow/workflow-errors.js';
 export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
 export * from './cron/index.js';

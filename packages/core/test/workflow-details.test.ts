@@ -265,6 +265,29 @@ describe('workflow details', () => {
     await t.stop();
   });
 
+  it('looks again 30 s after its wait began, then after as long again as it waited: a lost wake costs about 30 s, not 5 minutes', async () => {
+    const t = await createTestLoom({ jobs });
+    const early = await t.enqueue(Invoice, { orderId: 'o-2' }, { delay: '10s' });
+    const { id } = await t.enqueue(OneChild, { invoice: 'o-2' });
+    await t.runUntilIdle();
+    expect((await t.getJob(id))?.status).toBe('waiting');
+    await t.advance('10s'); // the invoice runs; it is not the parent's child, so nothing wakes the parent
+    expect((await t.getJob(early.id))?.status).toBe('completed');
+    expect((await t.getJob(id))?.status).toBe('waiting');
+    await t.advance('20s');
+    expect((await t.getJob(id))?.result).toBe('invoice for o-2');
+
+    const late = await t.enqueue(Invoice, { orderId: 'o-3' }, { delay: '100s' });
+    const second = await t.enqueue(OneChild, { invoice: 'o-3' });
+    await t.runUntilIdle();
+    await t.advance('100s'); // looks at 30 s and 60 s found it unfinished; the next is at 120 s
+    expect((await t.getJob(late.id))?.status).toBe('completed');
+    expect((await t.getJob(second.id))?.status).toBe('waiting');
+    await t.advance('20s');
+    expect((await t.getJob(second.id))?.result).toBe('invoice for o-3');
+    await t.stop();
+  });
+
   it.each([
     ['a child enqueue with a session', (ctx: JobContext) => ctx.enqueue(Leaf, { n: 1 }, { session: {} } as never), 'INVALID_ARGUMENT'],
     ['a child class this engine does not know', (ctx: JobContext) => ctx.enqueue(UnregisteredChild, undefined), 'JOB_NOT_REGISTERED'],

@@ -3,7 +3,7 @@ import type { JobClass } from '../jobs/job-class.js';
 import type { EnqueueResult, JobRecord, StepRecord } from '../store/job-record.js';
 import { RunSuspension } from '../engine/suspension.js';
 import { toErrorRecord } from '../support/to-error.js';
-import { JOB_WAIT_RECHECK_MS, wakeIfJobsFinished } from './parent-wake.js';
+import { jobWaitRecheckAt, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { waitDeadline } from './wait-deadline.js';
@@ -76,7 +76,8 @@ export async function waitForJobs(run: RunScope, ids: string | readonly string[]
     return run.outcomes.settle({ name, kind: 'wait', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now, ...(deadline ? { wakeAt: deadline } : {}) });
   }
   const unfinished = unfinishedIds(jobs);
-  const recheckAt = new Date(now.getTime() + JOB_WAIT_RECHECK_MS);
+  // The wait began when its step was first recorded (pending); this is its first park otherwise.
+  const recheckAt = jobWaitRecheckAt(recorded?.at ?? now, now);
   const timeoutAt = deadline && deadline < recheckAt ? deadline : recheckAt;
   const pending: StepRecord | undefined = recorded ? undefined : { name, kind: 'wait', status: 'pending', at: now };
   if (pending && deadline) pending.wakeAt = deadline;

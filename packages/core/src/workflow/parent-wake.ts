@@ -4,12 +4,25 @@ import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 
 /**
- * How often a parent waiting in `ctx.waitForJob` looks at its jobs again on its own: 5 minutes.
- * Children wake their parent when they finish; this bounds the delay when that wake is lost (the
- * process died between the child's completion and the wake) or when the awaited job is not a child
- * of the waiting job (an enqueue deduplicated onto a job someone else enqueued).
+ * How often, at most, a parent waiting in `ctx.waitForJob` looks at its jobs again on its own: 5
+ * minutes. Children wake their parent when they finish; the looks bound the delay when that wake
+ * is lost (the process died between the child's completion and the wake, or its completion write
+ * timed out from the engine's view but landed) or when the awaited job is not a child of the
+ * waiting job (an enqueue deduplicated onto a job someone else enqueued). The first look is
+ * {@link JOB_WAIT_FIRST_RECHECK_MS} after the wait began, each next one after as long again as the
+ * parent has waited so far (30 s, 1 min, 2 min, 4 min), then every 5 minutes: a lost wake of a
+ * short child costs about 30 s, and a wait of days costs a look every 5 minutes.
  */
 export const JOB_WAIT_RECHECK_MS = 5 * 60_000;
+
+/** The first look of a parent waiting in `ctx.waitForJob` at its jobs on its own (see {@link JOB_WAIT_RECHECK_MS}). */
+export const JOB_WAIT_FIRST_RECHECK_MS = 30_000;
+
+/** When a parent that began waiting at `since` looks again at its jobs on its own, looking now (see {@link JOB_WAIT_RECHECK_MS}). */
+export function jobWaitRecheckAt(since: Date, now: Date): Date {
+  const waited = now.getTime() - since.getTime();
+  return new Date(now.getTime() + Math.min(JOB_WAIT_RECHECK_MS, Math.max(JOB_WAIT_FIRST_RECHECK_MS, waited)));
+}
 
 /**
  * True when a wait for `ids` is decided: one of them is dead or cancelled (the wait fails) or none
@@ -65,7 +78,7 @@ export async function wakeIfJobsFinished(
 /**
  * Hooks child completion into the engine: when a job with a parent completes or dies, its parent
  * is woken if it waits for its jobs and they have all finished. A failed wake is logged; the
- * parent then re-checks within {@link JOB_WAIT_RECHECK_MS}.
+ * parent then re-checks on its own (see {@link JOB_WAIT_RECHECK_MS}).
  *
  * The checks of one parent run one after another in this process: the runs of one claim complete in
  * one batch, so a fan-out's children often end together, and checked at once each would find no
@@ -81,7 +94,7 @@ export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; c
     } catch (err) {
       deps.logger.error(
         { err, jobId: parentId, childId: finished.id },
-        `Job ${parentId}: could not wake it after its child ${finished.id} finished; it looks at its children again within ${JOB_WAIT_RECHECK_MS / 60_000} minutes`,
+        `Job ${parentId}: could not wake it after its child ${finished.id} finished; it looks at its children again on its own within ${JOB_WAIT_RECHECK_MS / 60_000} minutes`,
       );
     }
   };
