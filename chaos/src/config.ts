@@ -1,4 +1,9 @@
-/** One chaos run's shape. `full` is `npm run chaos`; `ci` is the short run CI does in jest. */
+import { toMs } from '@loom/core';
+
+/**
+ * One chaos run's shape. `full` is `npm run chaos`; `ci` is the short run CI does in jest; `soak`
+ * (`npm run chaos -- --soak 30m`) the long one.
+ */
 export interface ChaosConfig {
   jobs: number;
   workers: number;
@@ -20,6 +25,16 @@ export interface ChaosConfig {
   deadlineMs: number;
   /** How long a worker process may take to start (the TypeScript hooks make it slow). */
   startupMs: number;
+  /** A step-down of the primary (as in a replica-set election) every this many ms; 0: none. */
+  stepDownEveryMs: number;
+  /** How long each step-down leaves the set without a primary. */
+  stepDownMs: number;
+  /**
+   * A soak: the jobs are enqueued evenly over this many ms (0: as fast as the workers take them),
+   * mixed with workflows and a cron schedule, and the run reports memory, held flow slots, stuck
+   * jobs and change-stream resumes (soak-report.ts).
+   */
+  soakMs: number;
 }
 
 /**
@@ -30,10 +45,36 @@ export interface ChaosConfig {
  */
 export const TRANSACTION_LIFETIME_MS = 60_000;
 
+const NO_SOAK = { stepDownEveryMs: 0, stepDownMs: 3_000, soakMs: 0 };
+
 const PROFILES: Record<'full' | 'ci', ChaosConfig> = {
-  full: { jobs: 10_000, workers: 4, concurrency: 8, kills: 50, pauses: 20, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 20, deadlineMs: 30 * 60_000 + 50 * TRANSACTION_LIFETIME_MS, startupMs: 120_000 },
-  ci: { jobs: 400, workers: 2, concurrency: 4, kills: 4, pauses: 2, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 4, deadlineMs: 150_000 + 4 * TRANSACTION_LIFETIME_MS, startupMs: 120_000 },
+  full: { jobs: 10_000, workers: 4, concurrency: 8, kills: 50, pauses: 20, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 20, deadlineMs: 30 * 60_000 + 50 * TRANSACTION_LIFETIME_MS, startupMs: 120_000, ...NO_SOAK, stepDownEveryMs: 20_000 },
+  ci: { jobs: 400, workers: 2, concurrency: 4, kills: 4, pauses: 2, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 4, deadlineMs: 150_000 + 4 * TRANSACTION_LIFETIME_MS, startupMs: 120_000, ...NO_SOAK },
 };
+
+/**
+ * A soak of `soakMs`: about 110 jobs a second (200,000 in 30 minutes), a kill every 40 s, a pause
+ * every 90 s and a step-down every 20 s, spread over the whole run.
+ */
+function soakProfile(soakMs: number): ChaosConfig {
+  const minutes = soakMs / 60_000;
+  return {
+    jobs: Math.max(1_000, Math.round(minutes * 6_700)),
+    workers: 4,
+    concurrency: 16,
+    kills: Math.round(minutes * 1.5),
+    pauses: Math.round(minutes * 0.66),
+    leaseMs: 1500,
+    pauseMs: 4000,
+    maxDelayMs: 5,
+    batches: Math.max(10, Math.round(soakMs / 5_000)),
+    deadlineMs: soakMs * 1.5 + 10 * 60_000,
+    startupMs: 120_000,
+    stepDownEveryMs: 20_000,
+    stepDownMs: 3_000,
+    soakMs,
+  };
+}
 
 const ENV: Record<string, keyof ChaosConfig> = {
   CHAOS_JOBS: 'jobs',
@@ -43,17 +84,38 @@ const ENV: Record<string, keyof ChaosConfig> = {
   CHAOS_PAUSES: 'pauses',
   CHAOS_LEASE_MS: 'leaseMs',
   CHAOS_PAUSE_MS: 'pauseMs',
+  CHAOS_STEPDOWN_EVERY_MS: 'stepDownEveryMs',
+  CHAOS_STEPDOWN_MS: 'stepDownMs',
 };
 
-/** `--ci` (or CHAOS_PROFILE=ci) picks the short run; CHAOS_JOBS, CHAOS_KILLS... override fields. */
+/** Fields that may be 0 (no such fault). */
+const MAY_BE_ZERO = new Set<keyof ChaosConfig>(['kills', 'pauses', 'stepDownEveryMs']);
+
+/**
+ * `--ci` (or CHAOS_PROFILE=ci) picks the short run, `--soak <duration>` (e.g. `30m`) the soak;
+ * CHAOS_JOBS, CHAOS_KILLS... override fields.
+ */
 export function chaosConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ChaosConfig {
-  const profile = argv.includes('--ci') || env.CHAOS_PROFILE === 'ci' ? 'ci' : 'full';
-  const config = { ...PROFILES[profile] };
+  const soakAt = argv.indexOf('--soak');
+  let config: ChaosConfig;
+  if (soakAt >= 0) {
+    const raw = argv[soakAt + 1];
+    let soakMs: number;
+    try {
+      soakMs = toMs(raw ?? '');
+    } catch {
+      throw new Error(`--soak takes a duration such as 30m or 2h, got '${raw ?? ''}'`);
+    }
+    if (soakMs < 60_000) throw new Error(`--soak must be at least 1m, got '${raw}'`);
+    config = soakProfile(soakMs);
+  } else {
+    config = { ...PROFILES[argv.includes('--ci') || env.CHAOS_PROFILE === 'ci' ? 'ci' : 'full'] };
+  }
   for (const [name, field] of Object.entries(ENV)) {
     const raw = env[name];
     if (raw === undefined) continue;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < (field === 'kills' || field === 'pauses' ? 0 : 1)) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+    if (!Number.isInteger(value) || value < (MAY_BE_ZERO.has(field) ? 0 : 1)) throw new Error(`${name} must be a positive integer, got '${raw}'`);
     config[field] = value;
   }
   return config;

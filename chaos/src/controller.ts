@@ -13,14 +13,18 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type Db } from 'mongodb';
 import { CHAOS_GLOBAL_CONCURRENCY, LIMITED_NAME } from './chaos-job.js';
+import type { LedgerEntry } from './ledger.js';
 import { concurrencyPeak } from './concurrency-peak.js';
 import { chaosConfig } from './config.js';
-import { chaosEnqueuer } from './enqueuer.js';
+import { chaosEnqueuer, type ChaosKind } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
 import { spawnNode, type NodeProcess } from './node-process.js';
 import { endSessionsOf, sessionsFileOf } from './orphaned-transactions.js';
 import { finalLine, judge, passed } from './oracle.js';
 import { readRunRecord } from './run-record.js';
+import { changeStreamResumes, cronCheck, flowSlotsHeld, memoryGrowth, stuckRunning } from './soak-report.js';
+import { CHILD_NAME, childKey, CRON_NAME, FLOW_NAME, PLAIN_NAME } from './soak-jobs.js';
+import { startStepDowns, type StepDowns } from './step-downs.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ext = extname(fileURLToPath(import.meta.url));
@@ -67,7 +71,8 @@ function startWorker(slot: number): Worker {
     CONCURRENCY: String(config.concurrency),
     LEASE_MS: String(config.leaseMs),
     MAX_DELAY_MS: String(config.maxDelayMs),
-  });
+    ...(soak ? { SOAK: '1', MEMORY_EVERY_MS: '5000' } : {}),
+  }, process.execArgv, join(runDir, `${owner}.stderr.log`));
   const worker: Worker = { slot, owner, proc, ready: false, paused: false, killed: false };
   workers[slot] = worker;
   proc.waitForLine(/^READY /, config.startupMs).then(
@@ -86,39 +91,77 @@ function startWorker(slot: number): Worker {
 }
 
 const faults = { kills: 0, pauses: 0, crashes: 0 };
+const soak = config.soakMs > 0;
+/** In a soak, worker slot 0 is never killed or paused: its memory over the whole run is what the soak reports. */
+const OBSERVER_SLOT = 0;
+let observer: string | undefined;
+let stepDowns: StepDowns | undefined;
+/** The most jobs seen stuck `running` past their lease at once (sampled during a soak). */
+let stuckMax = 0;
+/** Jobs stuck `running` past their lease once every job finished (a soak's). */
+const soakEnd = { stuck: 0 };
+let stoppingSamples = false;
 /** Periods of STALL_MS or more in which no job finished while some were unfinished (see config's TRANSACTION_LIFETIME_MS). */
 const STALL_MS = 10_000;
 const progress = { finished: 0, since: Date.now(), stalls: [] as number[] };
 let stopping = false;
 let failure: Error | undefined;
 const keys = Array.from({ length: config.jobs }, (_, i) => `k${i}`);
-/** Every LIMITED_EVERY-th key is a ChaosLimited job (globalConcurrency), the others ChaosEffect. */
-const LIMITED_EVERY = 4;
-const limited = (i: number) => i % LIMITED_EVERY === 0;
+/**
+ * What job key i gets. Every 4th key is a ChaosLimited job (globalConcurrency), the others
+ * ChaosEffect. A soak's keys are mostly plain jobs, so 200,000 fit in half an hour: of 40 keys,
+ * one ChaosLimited, four ChaosEffect, one workflow (with a child of its own), the rest plain.
+ */
+function kindOf(i: number): ChaosKind {
+  if (!soak) return i % 4 === 0 ? 'limited' : 'effect';
+  const slot = i % 40;
+  return slot === 0 ? 'limited' : slot <= 4 ? 'effect' : slot === 5 ? 'flow' : 'plain';
+}
+/** The names of the jobs the controller enqueues (their children and the cron runs are counted apart). */
+const ENQUEUED_NAMES = ['chaos-effect', LIMITED_NAME, PLAIN_NAME, FLOW_NAME];
+const flowKeys = keys.filter((_, i) => kindOf(i) === 'flow');
+/** Keys with no transactional effect: the oracle wants them completed once, nothing more. */
+const untransactional = new Set([...keys.filter((_, i) => kindOf(i) === 'plain' || kindOf(i) === 'flow'), ...flowKeys.map(childKey)]);
 
 try {
   for (let slot = 0; slot < config.workers; slot++) startWorker(slot);
+  observer = workers[OBSERVER_SLOT]?.owner;
   await waitFor(() => workers.every((w) => w.ready), config.startupMs, 'every worker to start');
   log(`${config.workers} workers ready`);
+  stepDowns = startStepDowns(client, config.stepDownEveryMs, config.stepDownMs, log);
+  const sampling = soak ? sampleStuck() : Promise.resolve();
 
   const enqueueing = enqueueInBatches();
   await injectFaults();
   await enqueueing;
   log(`faults done: ${faults.kills} kills, ${faults.pauses} pauses; waiting for the jobs to finish`);
-  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish (deadline ${config.deadlineMs / 1000} s from the start)`, 250);
+  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish (deadline ${config.deadlineMs / 1000} s from the start)`, soak ? 2_000 : 250);
   log('every job finished');
+  await stepDowns.stop();
+  if (soak) {
+    // No new cron slot from now on; those enqueued must all run.
+    await retrying(() => enqueuer.pauseSchedule(CRON_NAME), 'pausing the cron schedule');
+    await waitFor(async () => (await db.collection('loom_jobs').countDocuments({ name: { $in: [CRON_NAME, CHILD_NAME] }, status: { $in: ['queued', 'running', 'waiting'] } })) === 0, 120_000, 'the cron runs and children to finish', 1_000);
+    soakEnd.stuck = await stuckRunning(db, new Date(), config.leaseMs);
+  }
+  stoppingSamples = true;
+  await sampling;
 } catch (err) {
   failure = err as Error;
   log(`run failed: ${failure.message}`);
 }
 
+await stepDowns?.stop();
 await stopWorkers();
 const ledger = readLedgers(runDir);
-const verdict = judge(await readRunRecord(db, keys, ledger));
+const verdict = judge({ ...(await readRunRecord(db, [...keys, ...(soak ? flowKeys.map(childKey) : [])], ledger)), untransactional });
+const soakFigures = soak ? await soakReport(ledger) : undefined;
 const peak = concurrencyPeak(ledger, LIMITED_NAME);
 await enqueuer.close();
 const overLimit = peak.peak > CHAOS_GLOBAL_CONCURRENCY;
-const ok = passed(verdict) && !overLimit && !failure && faults.crashes === 0;
+const stepDownsMissing = config.stepDownEveryMs > 0 && (stepDowns?.count ?? 0) === 0;
+if (stepDownsMissing) log('no step-down took effect, although the run asked for them');
+const ok = passed(verdict) && !overLimit && !failure && faults.crashes === 0 && !stepDownsMissing && (soakFigures?.ok ?? true);
 if (ok || process.env.CHAOS_KEEP !== '1') {
   await client.close();
   emulator.process.kill('SIGTERM');
@@ -133,19 +176,23 @@ log(`stalls (${STALL_MS / 1000} s or more without a job finishing): ${progress.s
 for (const example of verdict.examples) log(example);
 log(`${LIMITED_NAME} (globalConcurrency ${CHAOS_GLOBAL_CONCURRENCY}): ${peak.runs} runs, at most ${peak.peak} working at once with a valid lease${peak.at === undefined ? '' : ` (first at +${((peak.at - started) / 1000).toFixed(1)} s)`}${peak.unmatched ? `; ${peak.unmatched} run(s) without their claim in the ledgers, not counted` : ''}${overLimit ? ': OVER THE LIMIT' : ''}`);
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
-process.stdout.write(`${finalLine(verdict, faults)} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}\n`);
+if (soakFigures) for (const line of soakFigures.lines) log(line);
+const stepDownFigure = config.stepDownEveryMs > 0 ? ` stepdowns=${stepDowns?.count ?? 0}` : '';
+process.stdout.write(`${finalLine(verdict, faults)}${stepDownFigure} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}${soakFigures ? ` ${soakFigures.figures}` : ''}\n`);
 if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 
 /** Enqueues the jobs in batches while the workers already run them. */
 async function enqueueInBatches(): Promise<void> {
   const size = Math.ceil(config.jobs / config.batches);
   for (let i = 0; i < config.batches; i++) {
+    // A soak spreads its batches over nine tenths of its duration (pacing, not synchronisation).
+    if (soak) await sleep(started + (i * config.soakMs * 0.9) / config.batches - Date.now());
     // The keys make a retried batch harmless: what was stored already comes back deduplicated.
     const batch = keys.slice(i * size, (i + 1) * size);
-    const plain = batch.filter((_, j) => !limited(i * size + j));
-    const limitedKeys = batch.filter((_, j) => limited(i * size + j));
-    await retrying(() => enqueuer.enqueue(plain), `enqueue batch ${i}`);
-    await retrying(() => enqueuer.enqueue(limitedKeys, true), `enqueue batch ${i} (${LIMITED_NAME})`);
+    for (const kind of ['effect', 'limited', 'plain', 'flow'] as const) {
+      const ofKind = batch.filter((_, j) => kindOf(i * size + j) === kind);
+      if (ofKind.length > 0) await retrying(() => enqueuer.enqueue(ofKind, kind), `enqueue batch ${i} (${kind})`);
+    }
   }
   log(`enqueued ${config.jobs} jobs`);
 }
@@ -163,7 +210,7 @@ async function injectFaults(): Promise<void> {
     await waitFor(async () => (await terminalJobs(db)) >= due, config.deadlineMs, `${due} jobs to finish before the next fault`, 250);
     // Spacing between faults, not synchronisation: what happens next is checked by the oracle.
     await sleep(200 + random(600));
-    const live = workers.filter((w) => w.ready && !w.paused);
+    const live = workers.filter((w) => w.ready && !w.paused && !(soak && w.slot === OBSERVER_SLOT));
     if (live.length === 0) continue;
     const victim = live[random(live.length)];
     const pauseDue = faults.pauses < config.pauses && !workers.some((w) => w.paused) && (faults.kills >= config.kills || Math.random() < config.pauses / total);
@@ -211,7 +258,14 @@ async function stopWorkers(): Promise<void> {
 
 /** Jobs finished so far; also notes a stall when the count moves again after STALL_MS or more. */
 async function terminalJobs(db: Db): Promise<number> {
-  const finished = await db.collection('loom_jobs').countDocuments({ status: { $in: ['completed', 'dead'] } });
+  let finished: number;
+  try {
+    finished = await db.collection('loom_jobs').countDocuments({ status: { $in: ['completed', 'dead'] }, name: { $in: ENQUEUED_NAMES } });
+  } catch (err) {
+    // A step-down interrupts the count: the last one stands until the next.
+    if (stepDowns === undefined || config.stepDownEveryMs === 0) throw err;
+    return progress.finished;
+  }
   if (finished !== progress.finished) {
     const still = Date.now() - progress.since;
     if (still >= STALL_MS) {
@@ -222,6 +276,42 @@ async function terminalJobs(db: Db): Promise<number> {
     progress.since = Date.now();
   }
   return finished;
+}
+
+/** Every 10 s of a soak: jobs stuck `running` well past their lease (nobody claimed them back). */
+async function sampleStuck(): Promise<void> {
+  while (!stoppingSamples) {
+    await sleep(10_000);
+    try {
+      stuckMax = Math.max(stuckMax, await stuckRunning(db, new Date(), 10 * config.leaseMs));
+    } catch {
+      // a step-down interrupted the count; the next sample counts again
+    }
+  }
+}
+
+/** The soak's own checks, after the workers stopped. */
+async function soakReport(ledger: LedgerEntry[]): Promise<{ ok: boolean; figures: string; lines: string[] }> {
+  // Slots of killed runs end with their lease: wait one lease before counting what is still held.
+  await sleep(config.leaseMs + 500);
+  const slots = await flowSlotsHeld(db, new Date());
+  const memory = observer === undefined ? null : memoryGrowth(ledger, observer, started, config.soakMs);
+  const cron = await cronCheck(db, 5_000);
+  const resumes = changeStreamResumes(ledger);
+  const growth = memory ? `${(memory.growth * 100).toFixed(1)}%` : 'n/a';
+  const ok = slots === 0 && soakEnd.stuck === 0 && stuckMax === 0 && memory !== null && memory.growth < 0.1 && cron.gaps === 0 && cron.unfinished === 0 && cron.fires > 0;
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  return {
+    ok,
+    figures: `rss_growth=${growth} flow_slots_held=${slots} stuck_running=${soakEnd.stuck} stuck_running_max=${stuckMax} change_stream_resumes=${resumes} cron_fires=${cron.fires} cron_gaps=${cron.gaps} cron_unfinished=${cron.unfinished}`,
+    lines: [
+      memory
+        ? `memory of ${observer} (never killed): ${mb(memory.warm)} after warm-up, ${mb(memory.end)} at the end (medians of 2 minutes, ${memory.samples} samples): ${growth}${memory.growth < 0.1 ? '' : ': OVER 10 %'}`
+        : `memory of ${observer}: too few samples to compare (the soak was too short)`,
+      `flow slots held once every job finished: ${slots}; jobs stuck running past their lease: ${soakEnd.stuck} at the end, at most ${stuckMax} at once during the run`,
+      `change streams resumed: ${resumes}; cron: ${cron.fires} runs, ${cron.gaps} slots missing, ${cron.unfinished} not completed`,
+    ],
+  };
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 /**
@@ -21,9 +22,13 @@ export interface NodeProcess {
   kill(signal: NodeJS.Signals): Promise<NodeJS.Signals | number | null>;
 }
 
-/** `execArgv`: node's own flags for the child; by default this process's. */
-export function spawnNode(script: string, args: string[], env: Record<string, string>, execArgv = process.execArgv): NodeProcess {
+/**
+ * `execArgv`: node's own flags for the child; by default this process's. `stderrFile`: also keep
+ * its whole stderr there (a run's post-mortem reads what every worker logged).
+ */
+export function spawnNode(script: string, args: string[], env: Record<string, string>, execArgv = process.execArgv, stderrFile?: string): NodeProcess {
   const proc = spawn(process.execPath, [...execArgv, script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  if (stderrFile !== undefined) proc.stderr!.pipe(createWriteStream(stderrFile, { flags: 'a' }));
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   createInterface({ input: proc.stdout! }).on('line', (line) => {

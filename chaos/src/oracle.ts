@@ -5,6 +5,11 @@ import type { LedgerEntry } from './ledger.js';
 export interface OracleInput {
   /** The idempotency keys the controller enqueued (one job each). */
   keys: readonly string[];
+  /**
+   * Keys whose jobs have no transactional effect (a soak's plain jobs, workflows and their
+   * children): completed exactly once is all they must be. Every other key needs its effect.
+   */
+  untransactional?: ReadonlySet<string>;
   /** Every job document (also any left in a non-terminal state). */
   jobs: readonly { id: string; key?: string; status: string; attempt: number }[];
   /** Ids of the jobs in the dead-letter collection. */
@@ -72,7 +77,8 @@ export function judge(input: OracleInput): OracleVerdict {
   let lost = 0;
   for (const key of input.keys) {
     const jobs = jobsByKey.get(key) ?? [];
-    const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && (increments.get(key) ?? 0) >= 1;
+    const effectOk = input.untransactional?.has(key) === true || (increments.get(key) ?? 0) >= 1;
+    const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && effectOk;
     if (!ok) {
       lost++;
       note(`lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} tx_effect=${increments.get(key) ?? 0}`);

@@ -5,7 +5,8 @@
  * LEASE_MS (1500), GRACE_MS (2000), MAX_DELAY_MS (20), FIXED_DELAY_MS (every run waits exactly this long
  * instead of a random time up to MAX_DELAY_MS), IGNORE_ABORT (1: handlers ignore ctx.signal),
  * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000), STARTUP_MS (how long
- * a start that cannot reach MongoDB is retried, 60000).
+ * a start that cannot reach MongoDB is retried, 60000), SOAK (1: also runs the cron schedule of a soak),
+ * MEMORY_EVERY_MS (notes the process's memory in the ledger this often).
  * Prints `READY <owner>` once started. SIGTERM: prints `STOPPING`, then a graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
  * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
@@ -19,6 +20,7 @@ import { CHAOS_HANDLER, ChaosEffect, ChaosLimited, type ChaosHandlerOptions } fr
 import { Ledger } from './ledger.js';
 import { noteTransactionSessions, sessionsFileOf } from './orphaned-transactions.js';
 import { recordingStore } from './recording-store.js';
+import { ChaosChild, ChaosCron, ChaosFlow, ChaosPlain } from './soak-jobs.js';
 
 const env = process.env;
 const { MONGODB_URI, DATABASE, LEDGER, OWNER } = env;
@@ -41,6 +43,14 @@ const mongo = new MongoStore({
 const ledger = new Ledger(LEDGER);
 const { store, held } = recordingStore(mongo, ledger, OWNER);
 noteTransactionSessions(mongo.client, sessionsFileOf(LEDGER));
+noteChangeStreamResumes();
+if (env.MEMORY_EVERY_MS !== undefined) {
+  const sample = () => {
+    const { rss, heapUsed } = process.memoryUsage();
+    ledger.append({ t: 'mem', owner: OWNER, at: Date.now(), rss, heapUsed });
+  };
+  setInterval(sample, num('MEMORY_EVERY_MS', 5_000)).unref();
+}
 
 const container = new Container();
 const handler: ChaosHandlerOptions = {
@@ -92,7 +102,7 @@ async function createLoom(): Promise<Loom> {
       return await Loom.create({
         container,
         store,
-        jobs: [ChaosEffect, ChaosLimited],
+        jobs: [ChaosEffect, ChaosLimited, ChaosPlain, ChaosChild, ChaosFlow, ...(env.SOAK === '1' ? [ChaosCron] : [])],
         concurrency: num('CONCURRENCY', 4),
         lease: num('LEASE_MS', 1500),
         shutdownGrace: num('GRACE_MS', 2000),
@@ -106,6 +116,19 @@ async function createLoom(): Promise<Loom> {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
+}
+
+/**
+ * Notes each change stream opened from a resume point (the driver resuming after a resumable error
+ * such as a step-down, or Loom's watcher reopening after the last event it delivered): a soak
+ * reports how many there were. Seen through the driver's command monitoring.
+ */
+function noteChangeStreamResumes(): void {
+  mongo.client.on('commandStarted', (event) => {
+    if (event.commandName !== 'aggregate') return;
+    const stage = (event.command.pipeline as Record<string, { resumeAfter?: unknown; startAfter?: unknown }>[] | undefined)?.[0]?.$changeStream;
+    if (stage && (stage.resumeAfter !== undefined || stage.startAfter !== undefined)) ledger.append({ t: 'resume', owner: OWNER!, at: Date.now() });
+  });
 }
 
 async function hardStop(): Promise<void> {
