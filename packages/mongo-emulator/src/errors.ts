@@ -76,6 +76,18 @@ const CODE_NAMES: Record<number, string> = {
   13436: 'NotPrimaryOrSecondary',
 };
 
+/**
+ * mongod's Interruption category (error_codes.yml): Interrupted, InterruptedAtShutdown,
+ * ExceededTimeLimit, MaxTimeMSExpired, CursorKilled, ClientDisconnect,
+ * InterruptedDueToReplStateChange, TransactionExceededLifetimeLimitSeconds, ClientMarkedKilled.
+ * A write statement failing with one of these fails its whole command (see runBatch).
+ */
+const INTERRUPTION = new Set([11601, 11600, 262, 50, 237, 279, 11602, 290, 46841]);
+
+export function isInterruption(code: number): boolean {
+  return INTERRUPTION.has(code);
+}
+
 export function codeName(code: number): string {
   return CODE_NAMES[code] ?? '';
 }
