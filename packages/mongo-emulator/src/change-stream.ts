@@ -115,6 +115,12 @@ export class ChangeStreamSource implements CursorSource {
     if (this.beforeChange !== 'off' && e.operationType !== 'insert' && DOCUMENT_EVENTS.has(e.operationType)) {
       event.fullDocumentBeforeChange = this.image(e, e.preImage, this.beforeChange, 'pre');
     }
+    // "lsid", "txnNumber": present only if the operation is part of a multi-document
+    // transaction (MongoDB manual, Change Events).
+    if (e.txn) {
+      event.lsid = e.txn.lsid;
+      event.txnNumber = e.txn.txnNumber;
+    }
     return event;
   }
 

@@ -51,7 +51,7 @@ export class Engine implements WriteRecorder {
     // recording an insert).
     switch (op.kind) {
       case 'insert':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after });
+        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after, txn: op.txn });
         break;
       case 'replace':
         this.changeLog.append({
@@ -63,6 +63,7 @@ export class Engine implements WriteRecorder {
           fullDocument: op.after,
           preImage: images ? op.before : undefined,
           postImage: images ? op.after : undefined,
+          txn: op.txn,
         });
         break;
       case 'update':
@@ -75,10 +76,11 @@ export class Engine implements WriteRecorder {
           updateDescription: describeUpdate(op.before ?? {}, op.after ?? {}),
           preImage: images ? op.before : undefined,
           postImage: images ? op.after : undefined,
+          txn: op.txn,
         });
         break;
       case 'delete':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'delete', documentId: op.before?._id, preImage: images ? op.before : undefined });
+        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'delete', documentId: op.before?._id, preImage: images ? op.before : undefined, txn: op.txn });
         break;
     }
   }

@@ -7,14 +7,22 @@
  * makes `withTransaction` retry. Reads see the committed state as of the transaction's first
  * operation (pre-images of later commits are kept while it is open) plus its own writes.
  */
+import { createHash } from 'node:crypto';
+import { Binary, Long } from 'bson';
 import { CommandError } from './errors.js';
 import { valueKey } from './bson-order.js';
 import type { Catalog } from './storage/catalog.js';
 import type { StoredRecord } from './storage/collection.js';
 import type { IndexSpec } from './storage/index-spec.js';
 import type { Doc } from './values.js';
-import type { WriteRecorder, WriteOp } from './write-op.js';
+import type { TransactionId, WriteRecorder, WriteOp } from './write-op.js';
 import { SnapshotHistory } from './snapshot-history.js';
+
+/**
+ * The `uid` mongod gives a session when authentication is off (logical_session_id_helpers.cpp,
+ * kNoAuthDigest: the SHA-256 of nothing); the driver sends only `lsid.id`.
+ */
+const NO_AUTH_DIGEST = new Binary(createHash('sha256').digest(), 0);
 
 /** mongod's transactionLifetimeLimitSeconds default: an abandoned transaction is aborted. */
 const TRANSACTION_LIFETIME_MS = 60_000;
@@ -46,6 +54,8 @@ export class Transaction {
     readonly txnNumber: number,
     readonly startVersion: number,
     onExpire: () => void,
+    /** The session as mongod reports it in the transaction's change events. */
+    private readonly lsid: Doc = {},
   ) {
     this.done = new Promise((resolve) => (this.finish = resolve));
     this.lifetime = setTimeout(onExpire, TRANSACTION_LIFETIME_MS);
@@ -59,6 +69,11 @@ export class Transaction {
       this.overlays.set(ns, o);
     }
     return o;
+  }
+
+  /** lsid (`id` and `uid`) and txnNumber, which every change event of this transaction carries. */
+  get id(): TransactionId {
+    return { lsid: { id: this.lsid.id, uid: this.lsid.uid ?? NO_AUTH_DIGEST }, txnNumber: Long.fromNumber(this.txnNumber) };
   }
 
   end(state: 'committed' | 'aborted'): void {
@@ -200,7 +215,7 @@ export class SessionRegistry {
         throw new CommandError('BadValue', `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`);
       }
       if (session.txn?.state === 'active') this.abort(session.txn);
-      const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn));
+      const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn), body.lsid as Doc);
       session.txn = txn;
       this.active.add(txn);
       return txn;
@@ -359,7 +374,8 @@ export class SessionRegistry {
     for (const { coll, record } of inserted) {
       if (!removed.some((r) => r.coll === coll && r.record.idKey === record.idKey)) this.noteChange(coll.ns, record.idKey, null, version);
     }
-    for (const op of txn.ops) this.recorder.record(op);
+    const id = txn.id;
+    for (const op of txn.ops) this.recorder.record({ ...op, txn: id });
     this.release(txn);
     txn.end('committed');
     this.finished(txn);
