@@ -123,6 +123,12 @@ export class CommandError extends Error {
     this.extra = options.extra ?? {};
   }
 
+  /** A copy with `labels` added (mongod labels some errors by where they happen). */
+  withLabels(labels: string[]): CommandError {
+    const copy = new CommandError(this.code, this.message, { labels: [...new Set([...this.errorLabels, ...labels])], extra: this.extra });
+    return copy;
+  }
+
   /** The reply document sent for a failed command. */
   toReply(): Record<string, unknown> {
     const reply: Record<string, unknown> = { ok: 0, errmsg: this.message, code: this.code };

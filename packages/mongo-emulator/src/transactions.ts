@@ -391,8 +391,15 @@ export class SessionRegistry {
     }
   }
 
-  abortAll(): void {
-    for (const s of this.sessions.values()) if (s.txn) this.abort(s.txn);
+  /** Aborts every open transaction; returns how many were open. */
+  abortAll(): number {
+    let open = 0;
+    for (const s of this.sessions.values()) {
+      if (s.txn?.state !== 'active') continue;
+      open++;
+      this.abort(s.txn);
+    }
+    return open;
   }
 }
 
