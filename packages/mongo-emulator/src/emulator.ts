@@ -13,6 +13,7 @@ import { sweepExpired } from './ttl.js';
 import { parseSort } from './query/sort.js';
 import { explainPlan } from './query/execute.js';
 import type { StepDownReport } from './repl-state.js';
+import { CommandError } from './errors.js';
 
 export interface MongoEmulatorOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -107,9 +108,10 @@ export class MongoEmulator {
    * new electionId. `closeConnections` also closes every client connection (as servers before
    * MongoDB 4.2 did, or as a network partition would). Resolves with what it did once primary
    * again. The admin command `{ replSetStepDown: <seconds>, force: true }` does the same.
+   * Throws NoReplicationEnabled (code 76) on a standalone.
    */
   stepDown(ms?: number, options: { closeConnections?: boolean } = {}): Promise<StepDownReport> {
-    if (!this.engine.replicaSet) throw new Error('stepDown needs replica-set mode (replicaSet: false runs a standalone)');
+    if (!this.engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'stepDown needs replica-set mode: this emulator runs a standalone (replicaSet: false); start it with replicaSet: true');
     const done = this.engine.stepDown(ms);
     if (options.closeConnections) for (const socket of this.sockets) socket.destroy();
     return done;

@@ -197,6 +197,7 @@ describe('replSetStepDown', () => {
     const direct = new MongoClient(standalone.uri);
     try {
       expect((await serverError(direct.db('admin').command({ replSetStepDown: 10, force: true }))).code).toBe(76);
+      expect(() => standalone.stepDown(10)).toThrow(expect.objectContaining({ code: 76 }));
     } finally {
       await direct.close();
       await standalone.stop();
