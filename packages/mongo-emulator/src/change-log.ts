@@ -5,6 +5,7 @@
 import type { Binary, Timestamp } from 'bson';
 import { CommandError } from './errors.js';
 import type { LogicalClock } from './cluster-time.js';
+import type { TransactionId } from './write-op.js';
 import { isPlainObject, type Doc } from './values.js';
 import { compareBson } from './bson-order.js';
 
@@ -30,6 +31,8 @@ export interface ChangeEvent {
   /** Set only when the collection has changeStreamPreAndPostImages enabled. */
   preImage?: Doc;
   postImage?: Doc;
+  /** A write of a multi-document transaction: its session and transaction number. */
+  txn?: TransactionId;
   clusterTime: Timestamp;
   wallTime: Date;
 }

@@ -39,8 +39,8 @@ export class ChangeStreamSource implements CursorSource {
   private first = true;
   private closed = false;
   private invalidated = false;
-  /** Ends a getMore waiting for events (set while one waits). */
-  private interrupt?: () => void;
+  /** Ends a getMore waiting for events, with an error if given (set while one waits). */
+  private interrupt?: (reason?: CommandError) => void;
 
   constructor(
     private readonly log: ChangeLog,
@@ -114,6 +114,12 @@ export class ChangeStreamSource implements CursorSource {
     }
     if (this.beforeChange !== 'off' && e.operationType !== 'insert' && DOCUMENT_EVENTS.has(e.operationType)) {
       event.fullDocumentBeforeChange = this.image(e, e.preImage, this.beforeChange, 'pre');
+    }
+    // "lsid", "txnNumber": present only if the operation is part of a multi-document
+    // transaction (MongoDB manual, Change Events).
+    if (e.txn) {
+      event.lsid = e.txn.lsid;
+      event.txnNumber = e.txn.txnNumber;
     }
     return event;
   }
@@ -200,13 +206,14 @@ export class ChangeStreamSource implements CursorSource {
       });
       const timer = setTimeout(() => finish([]), ms);
       timer.unref?.();
-      this.interrupt = () => finish([]);
+      this.interrupt = (reason) => finish([], reason);
     });
   }
 
-  close(): void {
+  close(reason?: CommandError): void {
     this.closed = true;
-    this.interrupt?.();
+    // A step-down fails the awaiting getMore (11602): its driver resumes the stream.
+    this.interrupt?.(reason?.withLabels(['ResumableChangeStreamError']));
   }
 }
 

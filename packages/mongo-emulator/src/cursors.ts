@@ -14,7 +14,8 @@ const MAX_REPLY_BYTES = 16 * 1024 * 1024 - 16 * 1024;
 export interface CursorSource {
   /** Next batch: up to `batchSize` documents (0 = no count limit). */
   nextBatch(batchSize: number, maxTimeMS: number | undefined): Promise<{ docs: Doc[]; exhausted: boolean; extra?: Doc }>;
-  close?(): void;
+  /** Ends the cursor; a batch being awaited fails with `reason` if given, else answers what it has. */
+  close?(reason?: CommandError): void;
 }
 
 export interface OpenCursor {
@@ -118,6 +119,18 @@ export class CursorRegistry {
     cursor.source.close?.();
     this.cursors.delete(id);
     return true;
+  }
+
+  /** Kills the cursors whose source `matches`, failing a batch they await with `reason`; returns how many. */
+  killWhere(matches: (source: CursorSource) => boolean, reason: CommandError): number {
+    let killed = 0;
+    for (const cursor of [...this.cursors.values()]) {
+      if (!matches(cursor.source)) continue;
+      cursor.source.close?.(reason);
+      this.cursors.delete(cursor.id);
+      killed++;
+    }
+    return killed;
   }
 
   private reapIdle(): void {

@@ -12,6 +12,8 @@ import { systemClock, type EmulatorClock } from './clock.js';
 import { sweepExpired } from './ttl.js';
 import { parseSort } from './query/sort.js';
 import { explainPlan } from './query/execute.js';
+import type { StepDownReport } from './repl-state.js';
+import { CommandError } from './errors.js';
 
 export interface MongoEmulatorOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -98,11 +100,39 @@ export class MongoEmulator {
     return explainPlan(this.engine.view(db, collection), filter, parseSort(sort));
   }
 
+  /**
+   * Steps down as a replica-set election makes a primary do, for `ms` milliseconds (a real timer;
+   * omitted: until {@link stepUp}): `hello` reports no primary, writes answer NotWritablePrimary
+   * (10107), reads NotPrimaryNoSecondaryOk (13435), waiting operations are interrupted (11602),
+   * open transactions abort and change stream cursors are killed; then it is primary again under a
+   * new electionId. `closeConnections` also closes every client connection (as servers before
+   * MongoDB 4.2 did, or as a network partition would). Resolves with what it did once primary
+   * again. The admin command `{ replSetStepDown: <seconds>, force: true }` does the same.
+   * Throws NoReplicationEnabled (code 76) on a standalone.
+   */
+  stepDown(ms?: number, options: { closeConnections?: boolean } = {}): Promise<StepDownReport> {
+    if (!this.engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'stepDown needs replica-set mode: this emulator runs a standalone (replicaSet: false); start it with replicaSet: true');
+    const done = this.engine.stepDown(ms);
+    if (options.closeConnections) for (const socket of this.sockets) socket.destroy();
+    return done;
+  }
+
+  /** Ends a step-down now (see {@link stepDown}); a no-op when primary. */
+  stepUp(): void {
+    this.engine.repl.stepUp();
+  }
+
+  /** False while stepped down (see {@link stepDown}); always true for a standalone. */
+  get isPrimary(): boolean {
+    return this.engine.repl.isPrimary;
+  }
+
   /** Stops listening, closes every connection and aborts open transactions. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.ttlTimer);
+    this.engine.repl.close();
     this.engine.sessions.abortAll();
     this.engine.cursors.killAll();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -11,6 +11,8 @@ import type { EmulatorClock } from './clock.js';
 import type { WriteOp, WriteRecorder } from './write-op.js';
 import { LogicalClock } from './cluster-time.js';
 import { FailPoints } from './failpoints.js';
+import { ReplState, interruptedByStepDown } from './repl-state.js';
+import { ChangeStreamSource } from './change-stream.js';
 
 export interface EngineOptions {
   clock: EmulatorClock;
@@ -31,6 +33,8 @@ export class Engine implements WriteRecorder {
   readonly counts = new Map<string, number>();
   readonly logicalClock: LogicalClock;
   readonly failPoints = new FailPoints();
+  /** PRIMARY, or SECONDARY during a step-down (replica-set mode). */
+  readonly repl = new ReplState();
   /** The application name each connection sent in its handshake (failCommand's appName filter). */
   readonly appNames = new Map<number, string>();
   opCounters = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 };
@@ -51,7 +55,7 @@ export class Engine implements WriteRecorder {
     // recording an insert).
     switch (op.kind) {
       case 'insert':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after });
+        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after, txn: op.txn });
         break;
       case 'replace':
         this.changeLog.append({
@@ -63,6 +67,7 @@ export class Engine implements WriteRecorder {
           fullDocument: op.after,
           preImage: images ? op.before : undefined,
           postImage: images ? op.after : undefined,
+          txn: op.txn,
         });
         break;
       case 'update':
@@ -75,12 +80,25 @@ export class Engine implements WriteRecorder {
           updateDescription: describeUpdate(op.before ?? {}, op.after ?? {}),
           preImage: images ? op.before : undefined,
           postImage: images ? op.after : undefined,
+          txn: op.txn,
         });
         break;
       case 'delete':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'delete', documentId: op.before?._id, preImage: images ? op.before : undefined });
+        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'delete', documentId: op.before?._id, preImage: images ? op.before : undefined, txn: op.txn });
         break;
     }
+  }
+
+  /**
+   * Steps down (see ReplState): waiting operations are interrupted, open transactions aborted
+   * and change stream cursors killed (their getMore in flight fails with 11602). Resolves with
+   * the report once primary again, after `ms` or at `repl.stepUp()`.
+   */
+  stepDown(ms: number | undefined): ReturnType<ReplState['stepDown']> {
+    return this.repl.stepDown(ms, () => ({
+      changeStreamsInterrupted: this.cursors.killWhere((source) => source instanceof ChangeStreamSource, interruptedByStepDown()),
+      transactionsAborted: this.sessions.abortAll(),
+    }));
   }
 
   view(db: string, coll: string, txn?: Transaction): CollectionView {

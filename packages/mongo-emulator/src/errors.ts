@@ -76,6 +76,18 @@ const CODE_NAMES: Record<number, string> = {
   13436: 'NotPrimaryOrSecondary',
 };
 
+/**
+ * mongod's Interruption category (error_codes.yml): Interrupted, InterruptedAtShutdown,
+ * ExceededTimeLimit, MaxTimeMSExpired, CursorKilled, ClientDisconnect,
+ * InterruptedDueToReplStateChange, TransactionExceededLifetimeLimitSeconds, ClientMarkedKilled.
+ * A write statement failing with one of these fails its whole command (see runBatch).
+ */
+const INTERRUPTION = new Set([11601, 11600, 262, 50, 237, 279, 11602, 290, 46841]);
+
+export function isInterruption(code: number): boolean {
+  return INTERRUPTION.has(code);
+}
+
 export function codeName(code: number): string {
   return CODE_NAMES[code] ?? '';
 }
@@ -109,6 +121,12 @@ export class CommandError extends Error {
     this.codeName = typeof codeName === 'number' ? CODE_NAMES[codeName] ?? '' : codeName.startsWith('Location') ? '' : codeName;
     this.errorLabels = options.labels ?? [];
     this.extra = options.extra ?? {};
+  }
+
+  /** A copy with `labels` added (mongod labels some errors by where they happen). */
+  withLabels(labels: string[]): CommandError {
+    const copy = new CommandError(this.code, this.message, { labels: [...new Set([...this.errorLabels, ...labels])], extra: this.extra });
+    return copy;
   }
 
   /** The reply document sent for a failed command. */

@@ -7,14 +7,22 @@
  * makes `withTransaction` retry. Reads see the committed state as of the transaction's first
  * operation (pre-images of later commits are kept while it is open) plus its own writes.
  */
+import { createHash } from 'node:crypto';
+import { Binary, Long } from 'bson';
 import { CommandError } from './errors.js';
 import { valueKey } from './bson-order.js';
 import type { Catalog } from './storage/catalog.js';
 import type { StoredRecord } from './storage/collection.js';
 import type { IndexSpec } from './storage/index-spec.js';
 import type { Doc } from './values.js';
-import type { WriteRecorder, WriteOp } from './write-op.js';
+import type { TransactionId, WriteRecorder, WriteOp } from './write-op.js';
 import { SnapshotHistory } from './snapshot-history.js';
+
+/**
+ * The `uid` mongod gives a session when authentication is off (logical_session_id_helpers.cpp,
+ * kNoAuthDigest: the SHA-256 of nothing); the driver sends only `lsid.id`.
+ */
+const NO_AUTH_DIGEST = new Binary(createHash('sha256').digest(), 0);
 
 /** mongod's transactionLifetimeLimitSeconds default: an abandoned transaction is aborted. */
 const TRANSACTION_LIFETIME_MS = 60_000;
@@ -30,6 +38,13 @@ export class Transaction {
    * allowed in transactions since 4.4): invisible to others until the commit makes them.
    */
   readonly created = new Map<string, { options: Doc; indexes: IndexSpec[] }>();
+  /**
+   * Each namespace this transaction used (read or written), with the UUID its collection had
+   * then (undefined: missing). On mongod a transaction holds its collection locks until it ends,
+   * so a drop waits for it (see SessionRegistry.holders); the commit checks the UUIDs again so its
+   * writes never land in another collection of the same name.
+   */
+  readonly namespaces = new Map<string, unknown>();
   readonly done: Promise<void>;
   private finish!: () => void;
   private lifetime?: NodeJS.Timeout;
@@ -39,6 +54,8 @@ export class Transaction {
     readonly txnNumber: number,
     readonly startVersion: number,
     onExpire: () => void,
+    /** The session as mongod reports it in the transaction's change events. */
+    private readonly lsid: Doc = {},
   ) {
     this.done = new Promise((resolve) => (this.finish = resolve));
     this.lifetime = setTimeout(onExpire, TRANSACTION_LIFETIME_MS);
@@ -52,6 +69,11 @@ export class Transaction {
       this.overlays.set(ns, o);
     }
     return o;
+  }
+
+  /** lsid (`id` and `uid`) and txnNumber, which every change event of this transaction carries. */
+  get id(): TransactionId {
+    return { lsid: { id: this.lsid.id, uid: this.lsid.uid ?? NO_AUTH_DIGEST }, txnNumber: Long.fromNumber(this.txnNumber) };
   }
 
   end(state: 'committed' | 'aborted'): void {
@@ -100,8 +122,15 @@ export function writeConflict(): CommandError {
   );
 }
 
+/** `ns` lies in `scope`: one collection (`db.coll`), or a whole database (`db.`; names of databases have no dot). */
+function inScope(ns: string, scope: string): boolean {
+  return scope.endsWith('.') ? ns.startsWith(scope) : ns === scope;
+}
+
 export class SessionRegistry {
   private readonly sessions = new Map<string, SessionState>();
+  /** Scopes (see inScope) that a drop is waiting to take, with how many drops wait for each. */
+  private readonly pendingDrops = new Map<string, number>();
   private readonly locks = new Map<string, Transaction>();
   private readonly active = new Set<Transaction>();
   private readonly history = new SnapshotHistory();
@@ -186,7 +215,7 @@ export class SessionRegistry {
         throw new CommandError('BadValue', `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`);
       }
       if (session.txn?.state === 'active') this.abort(session.txn);
-      const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn));
+      const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn), body.lsid as Doc);
       session.txn = txn;
       this.active.add(txn);
       return txn;
@@ -201,6 +230,58 @@ export class SessionRegistry {
       throw new CommandError('TransactionCommitted', `Transaction with { txnNumber: ${txnNumber} } has been committed.`);
     }
     return txn;
+  }
+
+  /**
+   * Notes that `txn` uses namespace `ns`, whose collection now has `uuid`. The first use while a
+   * drop waits for that namespace fails: on mongod the drop's pending exclusive lock queues new
+   * lock requests, and a transaction waits only maxTransactionLockRequestTimeoutMillis (5 ms) for a
+   * lock before it aborts with LockTimeout (24), labelled TransientTransactionError ("Production
+   * Considerations: DDL Operations" in the MongoDB manual).
+   */
+  use(txn: Transaction, ns: string, uuid: unknown): void {
+    if (txn.namespaces.has(ns)) return;
+    for (const scope of this.pendingDrops.keys()) {
+      // A transaction already holding the database (dropDatabase waits for it) takes more of
+      // its collections: on mongod its database intent lock is already granted.
+      if (!inScope(ns, scope) || this.holds(txn, scope)) continue;
+      this.abort(txn);
+      throw new CommandError('LockTimeout', `Unable to acquire IX lock on '${ns}' within 5ms: a drop is waiting for that collection (maxTransactionLockRequestTimeoutMillis)`, {
+        labels: ['TransientTransactionError'],
+      });
+    }
+    txn.namespaces.set(ns, uuid);
+  }
+
+  /**
+   * Open transactions that used a namespace of `scope` (a collection `db.coll`, or a database
+   * `db.`): on mongod they hold a lock on it that a drop's exclusive lock waits for.
+   */
+  holders(scope: string): Transaction[] {
+    return [...this.active].filter((txn) => txn.state === 'active' && this.holds(txn, scope));
+  }
+
+  private holds(txn: Transaction, scope: string): boolean {
+    for (const ns of txn.namespaces.keys()) if (inScope(ns, scope)) return true;
+    return false;
+  }
+
+  /**
+   * Waits until no open transaction holds `scope` (each one committed or aborted), with `wait`
+   * bounding each wait by the drop's maxTimeMS. While it waits, transactions that were not yet
+   * using the scope cannot start to (see use).
+   */
+  async waitForHolders(scope: string, wait: (until: Promise<void>) => Promise<void>): Promise<void> {
+    for (let holders = this.holders(scope); holders.length > 0; holders = this.holders(scope)) {
+      this.pendingDrops.set(scope, (this.pendingDrops.get(scope) ?? 0) + 1);
+      try {
+        await wait(Promise.all(holders.map((t) => t.done)).then(() => undefined));
+      } finally {
+        const left = (this.pendingDrops.get(scope) ?? 1) - 1;
+        if (left > 0) this.pendingDrops.set(scope, left);
+        else this.pendingDrops.delete(scope);
+      }
+    }
   }
 
   /** The transaction holding a document's write lock, if any. */
@@ -256,6 +337,11 @@ export class SessionRegistry {
       for (const [ns, overlay] of txn.overlays) {
         const [db, name] = splitNs(ns);
         const coll = this.catalog.get(db, name);
+        // The collection it wrote to was dropped (or renamed away) since: never write into a
+        // collection created after that under the same name. Drops wait for open transactions,
+        // so only a catalog change the emulator does not make wait gets here.
+        const seen = txn.namespaces.get(ns);
+        if (overlay.size > 0 && seen !== undefined && seen !== coll?.uuid) throw writeConflict();
         if (!coll) continue;
         for (const idKey of overlay.keys()) {
           const record = coll.getByIdKey(idKey);
@@ -288,7 +374,8 @@ export class SessionRegistry {
     for (const { coll, record } of inserted) {
       if (!removed.some((r) => r.coll === coll && r.record.idKey === record.idKey)) this.noteChange(coll.ns, record.idKey, null, version);
     }
-    for (const op of txn.ops) this.recorder.record(op);
+    const id = txn.id;
+    for (const op of txn.ops) this.recorder.record({ ...op, txn: id });
     this.release(txn);
     txn.end('committed');
     this.finished(txn);
@@ -304,8 +391,15 @@ export class SessionRegistry {
     }
   }
 
-  abortAll(): void {
-    for (const s of this.sessions.values()) if (s.txn) this.abort(s.txn);
+  /** Aborts every open transaction; returns how many were open. */
+  abortAll(): number {
+    let open = 0;
+    for (const s of this.sessions.values()) {
+      if (s.txn?.state !== 'active') continue;
+      open++;
+      this.abort(s.txn);
+    }
+    return open;
   }
 }
 

@@ -130,6 +130,7 @@ export class TransactionView implements CollectionView {
     readonly name: string,
   ) {
     this.ns = `${db}.${name}`;
+    sessions.use(txn, this.ns, catalog.get(db, name)?.uuid);
     this.overlay = txn.overlay(this.ns);
   }
 

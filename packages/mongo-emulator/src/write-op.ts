@@ -1,4 +1,5 @@
 /** A committed document write, as recorded for change streams and version bookkeeping. */
+import type { Long } from 'bson';
 import type { Doc } from './values.js';
 
 export interface WriteOp {
@@ -7,6 +8,14 @@ export interface WriteOp {
   coll: string;
   before?: Doc;
   after?: Doc;
+  /** The multi-document transaction that wrote it (its change event carries lsid and txnNumber). */
+  txn?: TransactionId;
+}
+
+/** A transaction's session and number, as its change events report them. */
+export interface TransactionId {
+  lsid: Doc;
+  txnNumber: Long;
 }
 
 export interface WriteRecorder {

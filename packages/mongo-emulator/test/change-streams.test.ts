@@ -57,6 +57,42 @@ describe('change streams', () => {
     expect((del as { documentKey: unknown }).documentKey).toEqual({ _id: 1 });
   });
 
+  // "lsid": the identifier for the session associated with the transaction; "txnNumber": together
+  // with the lsid, a number that helps uniquely identify a transaction. "Only present if the
+  // operation is part of a multi-document transaction." (MongoDB manual, Change Events.)
+  it('gives the events of a transaction its lsid and txnNumber, and other events neither', async () => {
+    const s = await started(watch());
+    await coll.insertOne({ _id: 1 as never, n: 0 });
+    const session = t.client.startSession();
+    let txnNumber: number | undefined;
+    try {
+      await session.withTransaction(async () => {
+        await coll.insertOne({ _id: 2 as never }, { session });
+        await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } }, { session });
+        await coll.deleteOne({ _id: 1 as never }, { session });
+      });
+      // The number the driver sent (it applies a transaction's number with its first command).
+      txnNumber = session.serverSession?.txnNumber;
+    } finally {
+      await session.endSession();
+    }
+    await coll.insertOne({ _id: 3 as never });
+    const events = [await s.next(), await s.next(), await s.next(), await s.next(), await s.next()];
+    expect(events.map((e) => e.operationType)).toEqual(['insert', 'insert', 'update', 'delete', 'insert']);
+    const [before, ...rest] = events;
+    const after = rest.pop();
+    for (const plain of [before, after]) {
+      expect(plain).not.toHaveProperty('lsid');
+      expect(plain).not.toHaveProperty('txnNumber');
+    }
+    expect(txnNumber).toBeGreaterThan(0);
+    for (const e of rest) {
+      expect(e.txnNumber).toBe(txnNumber);
+      expect(e.lsid?.id).toEqual(session.id?.id);
+      expect(Object.keys(e.lsid ?? {})).toEqual(['id', 'uid']);
+    }
+  });
+
   it('filters with a $match pipeline, as the job store watches inserts', async () => {
     const s = await started(watch([{ $match: { operationType: 'insert' } }]));
     await coll.insertOne({ _id: 'x' as never });

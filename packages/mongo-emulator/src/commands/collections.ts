@@ -40,9 +40,17 @@ function create(ctx: CommandContext): Doc {
   return { ok: 1 };
 }
 
-/** Dropping a collection that does not exist succeeds, as it does since MongoDB 7.0. */
-function drop(ctx: CommandContext): Doc {
+/**
+ * Dropping a collection that does not exist succeeds, as it does since MongoDB 7.0. A drop
+ * takes the collection's exclusive lock, so it first waits for every open transaction that used
+ * the collection to commit or abort (failing with MaxTimeMSExpired once its maxTimeMS has
+ * passed): "new DDL operations that affect the same database(s) or collection(s) wait behind the
+ * transaction" (MongoDB manual, Production Considerations: DDL Operations). The transaction's
+ * writes are then in the collection the drop removes.
+ */
+async function drop(ctx: CommandContext): Promise<Doc> {
   const name = collectionName(ctx);
+  await ctx.engine.sessions.waitForHolders(`${ctx.db}.${name}`, ctx.wait);
   const coll = ctx.engine.catalog.get(ctx.db, name);
   if (!coll) return { ok: 1 };
   const nIndexesWas = coll.indexes.size;
@@ -64,11 +72,14 @@ function splitNamespace(value: unknown, field: string): [string, string] {
  * existing target is dropped first. Change streams see a `rename` event (then `invalidate` on
  * a stream watching the old collection).
  */
-function renameCollection(ctx: CommandContext): Doc {
+async function renameCollection(ctx: CommandContext): Promise<Doc> {
   const { catalog, changeLog } = ctx.engine;
   const [fromDb, from] = splitNamespace(ctx.body.renameCollection, 'source');
   const [toDb, to] = splitNamespace(ctx.body.to, 'target');
   validateCollectionName(toDb, to);
+  // Exclusive locks on both namespaces, as a drop takes (see drop).
+  await ctx.engine.sessions.waitForHolders(`${fromDb}.${from}`, ctx.wait);
+  await ctx.engine.sessions.waitForHolders(`${toDb}.${to}`, ctx.wait);
   if (fromDb === toDb && from === to) throw new CommandError('IllegalOperation', "Can't rename a collection to itself");
   const source = catalog.get(fromDb, from);
   if (!source) throw new CommandError('NamespaceNotFound', `Source collection ${fromDb}.${from} does not exist`);
@@ -87,7 +98,9 @@ function renameCollection(ctx: CommandContext): Doc {
   return { ok: 1 };
 }
 
-function dropDatabase(ctx: CommandContext): Doc {
+/** Waits, as drop does, for open transactions that used any collection of the database. */
+async function dropDatabase(ctx: CommandContext): Promise<Doc> {
+  await ctx.engine.sessions.waitForHolders(`${ctx.db}.`, ctx.wait);
   for (const name of ctx.engine.catalog.dropDatabase(ctx.db)) {
     ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'drop' });
   }

@@ -15,6 +15,7 @@ import { checkWriteConcern, type WriteConcernError } from '../write-concern.js';
 import { ChangeStreamSource } from '../change-stream.js';
 import { LockWait } from '../views.js';
 import { isPlainObject, type Doc } from '../values.js';
+import { interruptedByStepDown, refusalOnSecondary, type ReplState } from '../repl-state.js';
 import type { CommandContext, CommandSpec, CommandTable } from './context.js';
 
 const GENERIC_FIELDS = new Set([
@@ -69,6 +70,13 @@ export class Dispatcher {
         if (failure.blockConnection === true) await sleep(Number(failure.blockTimeMS ?? 0));
         if (failure.closeConnection === true) throw new CloseConnection();
         if (failure.errorCode !== undefined) throw new CommandError(Number(failure.errorCode), "Failing command via 'failCommand' failpoint");
+      }
+      if (engine.replicaSet && !engine.repl.isPrimary) {
+        const refusal = refusalOnSecondary(name, body);
+        if (refusal) {
+          engine.repl.noteRefused();
+          throw refusal;
+        }
       }
       this.checkReadConcern(body);
       txn = this.resolveTransaction(name, body, spec);
@@ -146,7 +154,7 @@ export class Dispatcher {
       connectionId,
       retryable,
       view: (coll) => engine.view(db, coll, txn),
-      wait: (until) => waitUntil(until, deadline),
+      wait: (until) => waitUntil(until, deadline, engine.repl),
     };
   }
 
@@ -218,20 +226,31 @@ export class Dispatcher {
   }
 }
 
-/** Awaits `until`, or fails with MaxTimeMSExpired at `deadline` (real time, as maxTimeMS is). */
-async function waitUntil(until: Promise<void>, deadline: number | undefined): Promise<void> {
-  if (deadline === undefined) return until;
-  const left = deadline - Date.now();
-  if (left <= 0) throw maxTimeExpired();
+/**
+ * Awaits `until`, or fails with MaxTimeMSExpired at `deadline` (real time, as maxTimeMS is), or
+ * with InterruptedDueToReplStateChange (11602) when the member steps down meanwhile: a waiting
+ * operation is one mongod kills on a step-down. It also fails with 11602 if the member is not
+ * primary once the wait is over (the operation would otherwise write on a secondary).
+ */
+async function waitUntil(until: Promise<void>, deadline: number | undefined, repl: ReplState): Promise<void> {
+  let left: number | undefined;
+  if (deadline !== undefined) {
+    left = deadline - Date.now();
+    if (left <= 0) throw maxTimeExpired();
+  }
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(maxTimeExpired()), left);
+  let stopListening: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    if (left !== undefined) timer = setTimeout(() => reject(maxTimeExpired()), left);
+    stopListening = repl.onInterrupt(reject);
   });
   try {
-    await Promise.race([until, expired]);
+    await Promise.race([until, stopped]);
   } finally {
     clearTimeout(timer);
+    stopListening?.();
   }
+  if (!repl.isPrimary) throw interruptedByStepDown();
 }
 
 function maxTimeExpired(): CommandError {

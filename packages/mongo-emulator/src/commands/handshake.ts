@@ -3,22 +3,22 @@
  * replica-set mode the server is the primary of a one-member set whose `hosts`/`me` equal the
  * address in the URI, which the driver requires before it trusts the member.
  */
-import { ObjectId } from 'bson';
 import type { CommandContext, CommandSpec, CommandTable } from './context.js';
 import type { Doc } from '../values.js';
 
 export const MAX_WIRE_VERSION = 21; // MongoDB 7.0
-const ELECTION_ID = new ObjectId('7fffffff0000000000000001');
 
 function hello(ctx: CommandContext): Doc {
   const { engine } = ctx;
   // The handshake names the client application; failCommand's appName filter matches on it.
   const appName = ((ctx.body.client as Doc | undefined)?.application as Doc | undefined)?.name;
   if (typeof appName === 'string') engine.appNames.set(ctx.connectionId, appName);
+  // A replica-set member that stepped down is a secondary of a set with no primary (see repl-state.ts).
+  const primary = !engine.replicaSet || engine.repl.isPrimary;
   const reply: Doc = {
     helloOk: true,
-    isWritablePrimary: true,
-    ismaster: true,
+    isWritablePrimary: primary,
+    ismaster: primary,
     maxBsonObjectSize: 16 * 1024 * 1024,
     maxMessageSizeBytes: 48_000_000,
     maxWriteBatchSize: 100_000,
@@ -30,15 +30,11 @@ function hello(ctx: CommandContext): Doc {
     readOnly: false,
   };
   if (engine.replicaSet) {
-    Object.assign(reply, {
-      setName: engine.replicaSet,
-      setVersion: 1,
-      secondary: false,
-      hosts: [engine.host],
-      primary: engine.host,
-      me: engine.host,
-      electionId: ELECTION_ID,
-    });
+    Object.assign(reply, { setName: engine.replicaSet, setVersion: 1, secondary: !primary, hosts: [engine.host] });
+    // Only a primary names itself primary and reports its election (a higher electionId after
+    // each step-down: drivers ignore a primary whose electionId is older than one they saw).
+    if (primary) Object.assign(reply, { primary: engine.host, me: engine.host, electionId: engine.repl.electionId });
+    else reply.me = engine.host;
   }
   return { ...reply, ok: 1 };
 }

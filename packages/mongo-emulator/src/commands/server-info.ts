@@ -39,7 +39,11 @@ function serverStatus(ctx: CommandContext): Doc {
     metrics: { cursor: { open: { total: Long.fromNumber(engine.cursors.size) } } },
     ok: 1,
   };
-  if (engine.replicaSet) status.repl = { setName: engine.replicaSet, isWritablePrimary: true, hosts: [engine.host], primary: engine.host, me: engine.host };
+  if (engine.replicaSet) {
+    const primary = engine.repl.isPrimary;
+    status.repl = { setName: engine.replicaSet, isWritablePrimary: primary, secondary: !primary, hosts: [engine.host], me: engine.host };
+    if (primary) (status.repl as Doc).primary = engine.host;
+  }
   return status;
 }
 
@@ -52,6 +56,31 @@ function getParameter(ctx: CommandContext): Doc {
     reply[name] = known[name];
   }
   return { ...reply, ok: 1 };
+}
+
+/**
+ * `{ replSetStepDown: <seconds>, secondaryCatchUpPeriodSecs?, force? }`: steps down for that many
+ * seconds (see repl-state.ts), then is primary again. mongod steps down only once an electable
+ * secondary has caught up; a one-member set has none, so, as there, only `force: true` steps it
+ * down (mongod first waits secondaryCatchUpPeriodSecs, default 10, and then fails with
+ * ExceededTimeLimit; the emulator fails at once). It answers before it steps down.
+ */
+function replSetStepDown(ctx: CommandContext): Doc {
+  const { engine, body } = ctx;
+  if (!engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'not running with --replSet');
+  const seconds = body.replSetStepDown;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) throw new CommandError('TypeMismatch', "BSON field 'replSetStepDown' must be a number of seconds");
+  if (seconds <= 0) throw new CommandError('BadValue', 'Must specify a positive number of seconds for stepDownSecs');
+  const catchUp = body.secondaryCatchUpPeriodSecs ?? 10;
+  if (typeof catchUp !== 'number' || catchUp < 0) throw new CommandError('BadValue', 'secondaryCatchUpPeriodSecs must be a non-negative number');
+  if (catchUp > seconds) throw new CommandError('BadValue', `stepdown period must be longer than secondaryCatchUpPeriodSecs (${catchUp} > ${seconds})`);
+  if (!engine.repl.isPrimary) throw new CommandError(10107, 'not primary so can\'t step down');
+  if (body.force !== true) {
+    throw new CommandError(262, 'No electable secondaries caught up as of the stepdown deadline. Please use the replSetStepDown command with the argument {force: true} to force node to step down.');
+  }
+  // After the reply: the command's own connection sees ok: 1, as on mongod 4.2+.
+  setImmediate(() => void engine.stepDown(seconds * 1000));
+  return { ok: 1 };
 }
 
 export const serverInfoCommands: CommandTable = {
@@ -76,16 +105,19 @@ export const serverInfoCommands: CommandTable = {
   replSetGetStatus: {
     run: (ctx) => {
       if (!ctx.engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'not running with --replSet');
+      const state = ctx.engine.repl.isPrimary ? 1 : 2;
+      const stateStr = state === 1 ? 'PRIMARY' : 'SECONDARY';
       return {
         set: ctx.engine.replicaSet,
         date: new Date(),
-        myState: 1,
-        members: [{ _id: 0, name: ctx.engine.host, health: 1, state: 1, stateStr: 'PRIMARY', self: true }],
+        myState: state,
+        members: [{ _id: 0, name: ctx.engine.host, health: 1, state, stateStr, self: true }],
         ok: 1,
       };
     },
     fields: [],
     adminOnly: true,
   },
+  replSetStepDown: { run: replSetStepDown, fields: ['secondaryCatchUpPeriodSecs', 'force'], adminOnly: true },
   getCmdLineOpts: { run: () => ({ argv: ['loom-mongo-emulator'], parsed: {}, ok: 1 }), fields: [], adminOnly: true },
 };

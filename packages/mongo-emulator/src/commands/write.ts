@@ -1,12 +1,13 @@
 /**
  * insert, update and delete: ordered batches stop at the first error, unordered ones continue;
- * errors are reported per statement in `writeErrors` with `ok: 1`, as mongod does. A write error
+ * errors are reported per statement in `writeErrors` with `ok: 1`, as mongod does, except an
+ * interruption (MaxTimeMSExpired...), which fails the whole command. A write error
  * inside a transaction aborts it; a WriteConflict is a command error so its label reaches
  * withTransaction. In a retryable write each statement's result is recorded, so a retry of the
  * same txnNumber returns it instead of writing twice.
  */
 import { ObjectId } from 'bson';
-import { CloseConnection, CommandError, ErrorCodes, toCommandError } from '../errors.js';
+import { CloseConnection, CommandError, ErrorCodes, isInterruption, toCommandError } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate } from '../query/update.js';
 import { LockWait, type CollectionView, type Item } from '../views.js';
@@ -85,6 +86,10 @@ async function runBatch<R>(ctx: CommandContext, items: Doc[], exec: (stmt: Doc, 
       if (err instanceof CloseConnection) throw err;
       const error = toCommandError(err);
       if (error.code === ErrorCodes.WriteConflict || error.code === ErrorCodes.NoSuchTransaction) throw error;
+      // mongod's write_ops_exec.cpp handleError: "if (ErrorCodes::isInterruption(ex.code())) {
+      // throw; // These have always failed the whole batch." The command fails (ok: 0) and the
+      // statements after it, ordered or not, never run; the ones before it stay applied.
+      if (isInterruption(error.code)) throw error;
       writeErrors.push(error.toWriteError(i));
       if (ctx.txn) {
         ctx.engine.sessions.abort(ctx.txn);
