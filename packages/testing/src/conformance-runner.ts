@@ -109,7 +109,6 @@ function collector(root: Block): Record<(typeof GLOBALS)[number], unknown> {
 function describeError(err: unknown): string {
   const text = err instanceof Error ? err.message || String(err) : String(err);
   // expect's messages carry terminal colours; a report wants plain text.
-  // eslint-disable-next-line no-control-regex
   return text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() !== '').slice(0, 12).join('\n');
 }
 
