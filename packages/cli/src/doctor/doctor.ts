@@ -45,7 +45,9 @@ async function probeChecks(client: MongoClient, db: Db, topology: ReturnType<typ
     results.push(await guarded('change streams', () => checkChangeStreams(probe, topology)));
     results.push(await guarded("w: 'majority'", () => checkMajorityWrites(probe)));
   } catch (err) {
-    results.push(fail('transactions', `cannot create the scratch collection ${db.databaseName}.${PROBE_COLLECTION}: ${firstLine(err)}; doctor's user needs readWrite on that database`));
+    // The same three lines in every report: each write check failed for the same reason.
+    const cause = `cannot create the scratch collection ${db.databaseName}.${PROBE_COLLECTION}: ${firstLine(err)}; doctor's user needs readWrite on that database`;
+    for (const name of ['transactions', 'change streams', "w: 'majority'"]) if (!results.some((r) => r.name === name)) results.push(fail(name, cause));
   } finally {
     await probe.drop().catch(() => {});
   }
