@@ -7,6 +7,8 @@ import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/
 import { listQueues, pauseQueue, stats } from './commands/queues.js';
 import { listSchedules, steerSchedule } from './commands/schedules.js';
 import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
+import { diagnosticName } from './diagnostics/args.js';
+import { runDiagnostic } from './diagnostics/run.js';
 import type { Output } from './output.js';
 import { RefusedError, UnreachableError, USAGE, UsageError } from './usage.js';
 
@@ -50,6 +52,9 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
     io.stderr(`loom: ${message}\n`);
     return code;
   };
+  // `doctor` and `selftest` check a deployment rather than steer a store: own options, own exit rules.
+  const diagnostic = diagnosticName(argv);
+  if (diagnostic !== undefined && !argv.includes('--help') && !argv.includes('-h')) return runDiagnostic(diagnostic, argv, io);
   let invocation: Invocation;
   let target: ReturnType<typeof resolveTarget>;
   try {

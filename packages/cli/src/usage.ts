@@ -12,6 +12,8 @@ Usage:
   loom dlq purge [--name N] [--queue Q] --yes
   loom queues ls | pause Q | resume Q
   loom schedules ls | pause N | resume N | trigger N
+  loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
+  loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
 
 Options:
   --uri URI        MongoDB connection string (default: $MONGODB_URI)
@@ -22,6 +24,7 @@ Options:
 
 Exit codes: 0 done; 1 the job, schedule or dead letter does not exist or cannot change;
 2 bad usage (nothing was changed) or the database cannot be reached.
+doctor and selftest: 0 nothing failed (warnings are fine), 1 a check or a case failed, 2 bad usage.
 `;
 
 /** A bad invocation: the command line is wrong, so nothing was read or changed. Exit 2. */

@@ -13,3 +13,4 @@ export { MongoStore } from './mongo-store.js';
 export type { MongoStoreOptions, RetentionOptions, StoreLogger } from './options.js';
 export type { ReconcileReport } from './dead-letters.js';
 export { indexPlan, type IndexSpec } from './indexes.js';
+export { verifyIndexes } from './indexes.js';
