@@ -54,7 +54,7 @@ const PROFILES: Record<'full' | 'ci', ChaosConfig> = {
 
 /**
  * A soak of `soakMs`: about 110 jobs a second (200,000 in 30 minutes), a kill every 40 s, a pause
- * every 90 s and a step-down every 20 s, spread over the whole run.
+ * every 90 s and a step-down every 20 s, spread over the whole run; leases of 5 s.
  */
 function soakProfile(soakMs: number): ChaosConfig {
   const minutes = soakMs / 60_000;
@@ -64,8 +64,10 @@ function soakProfile(soakMs: number): ChaosConfig {
     concurrency: 16,
     kills: Math.round(minutes * 1.5),
     pauses: Math.round(minutes * 0.66),
-    leaseMs: 1500,
-    pauseMs: 4000,
+    // Longer than the short runs': a soak keeps 64 runs and a cron in flight on a small machine,
+    // where a 1.5 s lease expires under its own load, not because of a fault.
+    leaseMs: 5000,
+    pauseMs: 10_000,
     maxDelayMs: 5,
     batches: Math.max(10, Math.round(soakMs / 5_000)),
     deadlineMs: soakMs * 1.5 + 10 * 60_000,
