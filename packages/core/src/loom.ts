@@ -13,7 +13,7 @@ import type { InFlightRun } from './engine/worker-pool.js';
 import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
-import type { SignalOptions } from './workflow/workflow-options.js';
+import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
 export type EnqueueArgs<C> = undefined extends PayloadOf<C>

@@ -1,4 +1,4 @@
-import { createScheduling, type Scheduling } from '../cron/engine-scheduling.js';
+import { createScheduling, type Scheduling } from './scheduling.js';
 import { ClockSkewGuard } from './clock-skew.js';
 import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from '../jobs/discovery.js';

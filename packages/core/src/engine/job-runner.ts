@@ -20,9 +20,10 @@ import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
 import type { JobStore } from '../store/store.js';
-import type { RunSuspension } from './suspension.js';
+import type { RunSuspension } from '../workflow/run-suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
-import { toError, toErrorRecord } from '../support/to-error.js';
+import { toError } from '../support/to-error.js';
+import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 
