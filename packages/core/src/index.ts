@@ -18,7 +18,6 @@
  */
 export * from './support/duration.js';
 export * from './support/clock.js';
-export * from './support/errors.js';
 export * from './store/job-record.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
@@ -27,7 +26,7 @@ export * from './store/flow.js';
 export * from './store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
-export * from './support/engine-errors.js';
+export * from './support/errors.js';
 export * from './support/plain-data.js';
 export type { JobClass, JobContext, JobHandler, PayloadOf } from './jobs/job-class.js';
 export type { EnqueueOptions } from './store/enqueue-options.js';
@@ -48,7 +47,6 @@ export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './lo
 export type { InFlightRun } from './engine/worker-pool.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
-export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, ChildCancelledError, type StepRef } from './workflow/workflow-errors.js';
+export type { StepRef } from './workflow/step-log.js';
 export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './jobs/workflow-options.js';
 export * from './cron/index.js';
-export { StoreTimeoutError } from './engine/store-deadline.js';

@@ -1,6 +1,6 @@
 import type { ScheduleControl } from './cron/schedule-control.js';
 import { toMs, type Duration } from './support/duration.js';
-import { EngineStateError, InvalidArgumentError } from './support/engine-errors.js';
+import { EngineStateError, InvalidArgumentError } from './support/errors.js';
 import { buildEngine, type Engine } from './engine/engine.js';
 import { holdProcessOpen } from './support/keep-alive.js';
 import type { EnqueueOptions } from './store/enqueue-options.js';

@@ -21,7 +21,7 @@ describe('store calls that hang', () => {
     const waiting = withDeadline(clock, 'claim', 1_000, call.promise, (v) => late.push(v));
     clock.advance(1_000);
     await expect(waiting).rejects.toThrow('store.claim did not answer within 1000 ms');
-    await waiting.catch((err: unknown) => expect(LoomError.is(err, 'STORE_ERROR')).toBe(true));
+    await waiting.catch((err: unknown) => expect(LoomError.is(err, 'STORE_TIMEOUT')).toBe(true));
     call.resolve('jobs');
     await call.promise;
     expect(late).toEqual(['jobs']);

@@ -4,5 +4,4 @@ export { CATCH_UP_NONE_TOLERANCE_MS, MAX_CATCH_UP_SLOTS, oldestOnly, selectSlots
 export { FIRING_RECOVERY_DELAY_MS, Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger, type SchedulerOptions } from './scheduler.js';
 export { ScheduleControl, resumeSchedule, triggerIdempotencyKey, type ScheduleInfo } from './schedule-control.js';
 export { StoredSchedules, type StoredScheduleInfo } from './stored-schedules.js';
-export { ScheduleNotFoundError } from './schedule-not-found-error.js';
 export type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';

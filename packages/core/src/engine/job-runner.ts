@@ -1,7 +1,6 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { Clock } from '../support/clock.js';
-import { EngineStoppedError, OutcomeNotStoredError } from '../support/engine-errors.js';
-import { CancelledError, JobTimeoutError, LoomError, type RateLimitedError } from '../support/errors.js';
+import { CancelledError, EngineStoppedError, JobTimeoutError, LoomError, OutcomeNotStoredError, type RateLimitedError } from '../support/errors.js';
 import type { FlowControl } from './flow-control.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';

@@ -6,7 +6,7 @@ import { toError } from '../support/to-error.js';
 import type { JobRecord, LeaseRef } from '../store/job-record.js';
 import type { ClaimRequest, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
-import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+import { withDeadline } from './store-deadline.js';
 import type { CompletionBatch } from './completion-batch.js';
 import type { HeartbeatBatch } from './heartbeat-batch.js';
 
@@ -225,7 +225,7 @@ export class RunLease {
         }
         const error = toError(err);
         events.emit('worker:error', { error, operation: op, jobId });
-        if (err instanceof StoreTimeoutError) {
+        if (LoomError.is(err, 'STORE_TIMEOUT')) {
           // Retrying could apply the write twice; giving up is safe: if the write lands late it
           // counts, otherwise the job runs again once its lease ends.
           this.log.error({ err: error, jobId }, `Job ${jobId}: ${error.message}; gave up on this run's outcome, the job runs again when its lease ends`);

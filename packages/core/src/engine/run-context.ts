@@ -1,6 +1,6 @@
 import type { Clock } from '../support/clock.js';
 import { toMs, type Duration } from '../support/duration.js';
-import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/engine-errors.js';
+import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/errors.js';
 import type { JobClass, JobContext } from '../jobs/job-class.js';
 import type { LazyAbort } from '../support/lazy-abort.js';
 import type { EnqueueResult, JobRecord, StepKind, StepRecord } from '../store/job-record.js';

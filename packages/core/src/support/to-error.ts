@@ -1,4 +1,4 @@
-import { JobFailedError } from './engine-errors.js';
+import { JobFailedError } from './errors.js';
 
 /** True for `Error`s, also from other realms (vm contexts, jest sandboxes) where `instanceof` fails. */
 function isErrorLike(value: unknown): value is Error {

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { ChildCancelledError, ChildFailedError, InvalidArgumentError, WaitTimeoutError } from '../support/errors.js';
 import type { JobClass } from '../jobs/job-class.js';
 import type { EnqueueResult, JobRecord, StepRecord } from '../store/job-record.js';
 import { RunSuspension } from './run-suspension.js';
@@ -7,7 +7,6 @@ import { JOB_WAIT_RECHECK_MS, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { waitDeadline } from './wait-deadline.js';
-import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
 import type { ChildEnqueueOptions, WaitForJobOptions } from '../jobs/workflow-options.js';
 
 /**

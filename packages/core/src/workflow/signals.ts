@@ -1,5 +1,5 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError, WaitTimeoutError } from '../support/errors.js';
 import type { StepRecord } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
 import { RunSuspension } from './run-suspension.js';
@@ -8,7 +8,6 @@ import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { checkStepValue } from './step-limits.js';
 import { waitDeadline } from './wait-deadline.js';
-import { WaitTimeoutError } from './workflow-errors.js';
 import type { SignalOptions, WaitForSignalOptions } from '../jobs/workflow-options.js';
 
 function requireName(what: string, name: unknown): string {
