@@ -43,8 +43,7 @@ export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.
 export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
 export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobPage } from './operations/job-list-filter.js';
-export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './loom.js';
-export type { InFlightRun } from './engine/worker-pool.js';
+export { Loom, type EnqueueArgs, type LoomStats } from './loom.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export type { StepRef } from './workflow/step-log.js';

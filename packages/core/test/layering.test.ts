@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 // - loom-options.ts the options of Loom.create and their defaults, read by the engine
 // - engine/         running jobs: wiring, worker pool, runs, leases, events
 // - loom.ts         the facade users touch
+// - internal.ts     @loom/core/internal: the seams @loom/testing drives the engine through (not API)
 // - index.ts        the public entry point
 const ALLOWED: Record<string, readonly string[]> = {
   support: [],
@@ -30,6 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'loom-options': ['support', 'store', 'jobs'],
   engine: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options'],
   loom: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine'],
+  internal: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine', 'loom'],
   index: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine', 'loom'],
 };
 
