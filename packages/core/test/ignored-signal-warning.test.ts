@@ -68,7 +68,8 @@ async function running(job: typeof WindsDown | typeof Deaf | typeof DeafWithTime
   return { t, id };
 }
 
-const ignoredWarnings = (t: TestLoom): string[] => t.logs.filter((e) => e.level === 'warn' && String(e.msg).includes('ignores ctx.signal')).map((e) => String(e.msg));
+const ignoredWarnings = (t: TestLoom): string[] =>
+  t.logs.filter((e) => e.level === 'warn' && String(e.msg).includes('ignores ctx.signal')).map((e) => String(e.msg));
 
 describe('the warning about a handler that ignores ctx.signal', () => {
   it('is not logged for a handler that winds down through several awaits after the shutdown grace', async () => {

@@ -63,8 +63,11 @@ function toSrcPath(path: string): string {
 
 // `import x from`, `import type { a, b } from`, `export * from`, `export { a } from`, `import 'x'`, at
 // the start of a line (so TSDoc examples, which start with ` * `, do not count); braces may span lines.
-const IMPORT_LINE =
-  /^[ \t]*(?:import|export)\s+(?:type\s+)?(?:(?:[\w$]+\s*,\s*)?\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+(?:\s*,\s*\*\s+as\s+[\w$]+)?)\s+from\s+['"]([^'"]+)['"]|^[ \t]*import\s+['"]([^'"]+)['"]/gm;
+const BINDINGS = String.raw`(?:(?:[\w$]+\s*,\s*)?\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+(?:\s*,\s*\*\s+as\s+[\w$]+)?)`;
+const IMPORT_LINE = new RegExp(
+  String.raw`^[ \t]*(?:import|export)\s+(?:type\s+)?${BINDINGS}\s+from\s+['"]([^'"]+)['"]` + '|' + String.raw`^[ \t]*import\s+['"]([^'"]+)['"]`,
+  'gm',
+);
 
 function importsOf(path: string): Import[] {
   const file = toSrcPath(path);

@@ -56,7 +56,15 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
-      ? new ClockSkewGuard({ store, clock, logger, events, maxSkewMs: options.maxClockSkewMs, everyMs: Math.max(1_000, heartbeatInterval(options.leaseMs)), onUnblocked: wake })
+      ? new ClockSkewGuard({
+          store,
+          clock,
+          logger,
+          events,
+          maxSkewMs: options.maxClockSkewMs,
+          everyMs: Math.max(1_000, heartbeatInterval(options.leaseMs)),
+          onUnblocked: wake,
+        })
       : undefined;
   pool = new WorkerPool({
     store,

@@ -318,7 +318,13 @@ export class NonDeterminismError extends LoomError {
  * (code `NON_DETERMINISM`) that names the recorded and the reached step.
  */
 export class StepOrderError extends NonDeterminismError {
-  constructor(jobId: string, position: number, expected: { name: string; kind: string } | undefined, actual: { name: string; kind: string }, recordedAt?: number) {
+  constructor(
+    jobId: string,
+    position: number,
+    expected: { name: string; kind: string } | undefined,
+    actual: { name: string; kind: string },
+    recordedAt?: number,
+  ) {
     super(jobId, actual.name, expected?.kind ?? actual.kind, actual.kind);
     const where = `step #${position + 1}`;
     this.message = expected
