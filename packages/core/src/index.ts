@@ -18,7 +18,6 @@
  */
 export * from './support/duration.js';
 export * from './support/clock.js';
-export * from './support/errors.js';
 export * from './store/job-record.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
@@ -28,12 +27,12 @@ export * from './store/lifecycle.js';
 export * from './store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
-export * from './support/engine-errors.js';
+export * from './support/errors.js';
 export * from './support/plain-data.js';
-export type { JobClass, JobHandler, PayloadOf } from './jobs/job-class.js';
-export type { JobContext } from './jobs/job-context.js';
+export type { JobClass, JobContext, JobHandler, PayloadOf } from './jobs/job-class.js';
 export type { EnqueueOptions } from './store/enqueue-options.js';
 export type { JobOptions, BackoffOptions, SchemaPayload } from './jobs/job-options.js';
+export { scheduleOptionsSchema, type CatchUpPolicy, type OverlapPolicy, type ScheduleOptions } from './jobs/schedule-options-schema.js';
 export { Job } from './jobs/job-decorator.js';
 export { JOB_OPTIONS_METADATA_KEY, readJobOptions, decoratedJobClasses } from './jobs/job-metadata.js';
 export type { JobDefinition } from './jobs/job-definition.js';
@@ -45,11 +44,9 @@ export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.
 export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
 export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobPage } from './operations/job-list-filter.js';
-export { Loom, type EnqueueArgs, type LoomStats, type LoomTestHooks } from './loom.js';
-export type { InFlightRun } from './engine/worker-pool.js';
+export { Loom, type EnqueueArgs, type LoomStats } from './loom.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_FIRST_RECHECK_MS, JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
-export { StepOrderError, StepResultTooLargeError, WaitTimeoutError, ChildFailedError, ChildCancelledError, type StepRef } from './workflow/workflow-errors.js';
-export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow/workflow-options.js';
+export type { StepRef } from './workflow/step-log.js';
+export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './jobs/workflow-options.js';
 export * from './cron/index.js';
-export { StoreTimeoutError } from './engine/store-deadline.js';

@@ -4,7 +4,7 @@ import { Container } from 'inversify';
 import type { RandomSource } from './jobs/backoff.js';
 import { SystemClock, type Clock } from './support/clock.js';
 import { MAX_TIMER_MS, toMs, type Duration } from './support/duration.js';
-import { InvalidArgumentError } from './support/engine-errors.js';
+import { InvalidArgumentError } from './support/errors.js';
 import type { JobClass } from './jobs/job-class.js';
 import type { JobInstanceSource, ResolveJob } from './jobs/discovery.js';
 import { ConsoleLogger, type Logger } from './support/logger.js';

@@ -1,6 +1,6 @@
 import type { ScheduleControl } from './cron/schedule-control.js';
 import { toMs, type Duration } from './support/duration.js';
-import { EngineStateError, InvalidArgumentError } from './support/engine-errors.js';
+import { EngineStateError, InvalidArgumentError } from './support/errors.js';
 import { buildEngine, type Engine } from './engine/engine.js';
 import { holdProcessOpen } from './support/keep-alive.js';
 import type { EnqueueOptions } from './store/enqueue-options.js';
@@ -9,11 +9,10 @@ import type { JobClass, PayloadOf } from './jobs/job-class.js';
 import type { DeadLetters } from './engine/dead-letters.js';
 import type { EnqueueResult, JobRecord, StoreStats } from './store/job-record.js';
 import type { LoomOptions } from './loom-options.js';
-import type { InFlightRun } from './engine/worker-pool.js';
 import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
-import type { SignalOptions } from './workflow/workflow-options.js';
+import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
 export type EnqueueArgs<C> = undefined extends PayloadOf<C>
@@ -27,15 +26,17 @@ export interface LoomStats extends StoreStats {
   concurrency: number;
 }
 
-/** @internal What `@loom/testing` drives the engine with. Not a stable API. */
-export interface LoomTestHooks {
-  /** Claims and starts every due job there is room for. */
-  pump(): Promise<void>;
-  inFlight(): InFlightRun[];
-  /** Moves whenever a claim returns jobs or a run ends. */
-  activityCount(): number;
-  /** Resolves when the next run ends. */
-  nextSettle(): Promise<void>;
+/**
+ * The engine behind each Loom, for the internal entry point (`internal.ts`, `@loom/core/internal`)
+ * only: `index.ts` does not export {@link engineOf}, so it is not part of the public API.
+ */
+const engines = new WeakMap<Loom, Engine>();
+
+/** @internal The engine a Loom is the facade of. */
+export function engineOf(loom: Loom): Engine {
+  const engine = engines.get(loom);
+  if (engine === undefined) throw new InvalidArgumentError('loom', 'is not a Loom built by Loom.create');
+  return engine;
 }
 
 /**
@@ -59,6 +60,7 @@ export class Loom {
     this.jobs = engine.jobs;
     this.queues = engine.queues;
     this.schedules = engine.scheduling.control;
+    engines.set(this, engine);
   }
 
   /**
@@ -156,16 +158,5 @@ export class Loom {
   async stats(): Promise<LoomStats> {
     const stats = await this.engine.options.store.stats();
     return { ...stats, inFlight: this.engine.pool.inFlight().length, concurrency: this.engine.options.concurrency };
-  }
-
-  /** @internal For `@loom/testing`. */
-  get testHooks(): LoomTestHooks {
-    const { pool } = this.engine;
-    return {
-      pump: () => pool.pump(),
-      inFlight: () => pool.inFlight(),
-      activityCount: () => pool.activityCount,
-      nextSettle: () => pool.nextSettle(),
-    };
   }
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, type JobClass, type JobContext, type JobRecord, type LoomErrorCode } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom, type TestLoom } from '@loom/testing';
 import { z } from 'zod';
 import { deferred } from './deferred.js';
@@ -262,11 +263,11 @@ describe('bad input', () => {
     expect(timedOut.errors.map((e) => e.message)).toEqual([expect.stringMatching(/timed out after 1000 ms/)]);
     expect(timedOut.deadReason).toMatch(/timed out after 1000 ms/);
     // The handler still runs, so its worker slot stays taken until it returns.
-    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(1);
 
     rejectLate(new Error('too late'));
     await t.runUntilIdle();
-    expect(t.loom.testHooks.inFlight()).toHaveLength(0);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(0);
     expect(await t.getJob(id)).toEqual(timedOut);
     expect(await t.store.listDeadLetters({})).toHaveLength(1);
     await t.stop();

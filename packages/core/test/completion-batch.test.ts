@@ -77,7 +77,7 @@ describe('CompletionBatch (group commit of completions)', () => {
     const [a, b, c] = await claimed(memory, 3);
     const clock = new FakeClock(at(1));
     const batch = new CompletionBatch({ store, clock, leaseMs: 30_000 });
-    const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: unknown) => (LoomError.is(err, 'STORE_ERROR') ? (err as Error).message : err));
+    const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: unknown) => (LoomError.is(err, 'STORE_TIMEOUT') ? (err as Error).message : err));
     // a is sent and hangs; b and c wait behind it with deadlines of 1 s and 3 s.
     const first = outcome(batch.complete({ jobId: a.id, token: a.lease!.token }, 'a', 5_000));
     await nextTurn();

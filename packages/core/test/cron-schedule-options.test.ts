@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LoomError } from '../src/support/errors.js';
-import { compileSchedule, scheduleOptionsSchema } from '../src/cron/schedule-options.js';
+import { compileSchedule } from '../src/cron/schedule-options.js';
+import { scheduleOptionsSchema } from '../src/jobs/schedule-options-schema.js';
 
 function failure(spec: unknown): { code: string; option: string; message: string } {
   try {

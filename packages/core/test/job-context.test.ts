@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, MemoryStore, type JobContext, type JobStore } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom } from '@loom/testing';
 
 const effects: string[] = [];
@@ -142,7 +143,7 @@ describe('JobContext', () => {
     let job = await t.getJob(id);
     expect(job).toMatchObject({ status: 'queued', attempt: 0 });
     expect(job?.runAt).toEqual(new Date(t.clock.now().getTime() + 3_600_000));
-    expect(t.loom.testHooks.inFlight()).toEqual([]);
+    expect(testHooks(t.loom).inFlight()).toEqual([]);
     expect(suspended).toEqual(['sleep "cool-off"']);
     await t.advance('59m');
     expect(effects).toEqual(['before (attempt 1)']);

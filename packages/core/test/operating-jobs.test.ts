@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, StoredSchedules, type JobContext, type LoomEventMap } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock } from '@loom/testing';
 
 // loom.jobs, loom.queues, deadLetters.retry(filter) and schedules.trigger (OPERATIONS.md, issue 14),
@@ -173,7 +174,7 @@ describe('loom.jobs', () => {
     await t.jobs.cancel(id);
     await t.enqueue(Send, { to: 'waits' });
     await t.advance('1m'); // heartbeats go on: the lease is held, nobody else takes the job
-    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(1);
     expect(await t.getJob(id)).toMatchObject({ status: 'running' });
     expect(ran).toEqual(['slow']);
     release!();

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, type JobStore } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom } from '@loom/testing';
 
 // Issue 12, defect 1: an outcome write that keeps failing must not hold the job (and its worker
@@ -46,12 +47,12 @@ describe('outcome writes that keep failing', () => {
     expect(runs).toBe(1);
     // Retried with backoff while the lease lasts, never past it: the heartbeats stopped when settling began.
     await t.advance('29s');
-    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(1);
     const attemptsSoFar = calls();
     expect(attemptsSoFar).toBeGreaterThan(3);
     await t.advance('2s');
     // Attempt 1 gave its slot up (concurrency 1), so attempt 2 could be claimed.
-    expect(t.loom.testHooks.inFlight()).toMatchObject([{ jobId: id, attempt: 2 }]);
+    expect(testHooks(t.loom).inFlight()).toMatchObject([{ jobId: id, attempt: 2 }]);
     expect(t.logs.some((e) => e.level === 'error' && String(e.msg).includes(`Job ${id}: could not complete it before its lease ran out`))).toBe(true);
     // The lease ended, so the job is claimable again: attempt 2 runs, fails to store the same way.
     expect(runs).toBe(2);

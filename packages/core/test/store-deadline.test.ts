@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, type ClaimRequest, type JobRecord } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock } from '@loom/testing';
 import { withDeadline } from '../src/engine/store-deadline.js';
 import { deferred } from './deferred.js';
@@ -21,7 +22,7 @@ describe('store calls that hang', () => {
     const waiting = withDeadline(clock, 'claim', 1_000, call.promise, (v) => late.push(v));
     clock.advance(1_000);
     await expect(waiting).rejects.toThrow('store.claim did not answer within 1000 ms');
-    await waiting.catch((err: unknown) => expect(LoomError.is(err, 'STORE_ERROR')).toBe(true));
+    await waiting.catch((err: unknown) => expect(LoomError.is(err, 'STORE_TIMEOUT')).toBe(true));
     call.resolve('jobs');
     await call.promise;
     expect(late).toEqual(['jobs']);
@@ -77,11 +78,11 @@ describe('an outcome write that never answers', () => {
     // Move the clock directly: the harness would (rightly) wait for the hanging call first.
     // The write may take what is left of the lease (30 s from the claim): past it, another worker may own the job.
     t.clock.advance('29s');
-    expect(t.loom.testHooks.inFlight()).toHaveLength(1);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(1);
     t.clock.advance('1s');
     await t.settle();
     expect(errors).toEqual(['store.complete did not answer within 30000 ms; the engine stopped waiting for it']);
-    expect(t.loom.testHooks.inFlight()).toHaveLength(0);
+    expect(testHooks(t.loom).inFlight()).toHaveLength(0);
     await t.advance('1s');
     expect(runs).toBe(2);
     expect(await t.getJob(id)).toMatchObject({ status: 'completed', attempt: 2 });

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore, type JobContext } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
 import { deferred, type Deferred } from './deferred.js';
 import { faultyStore } from './faulty-store.js';
@@ -154,12 +155,12 @@ describe('worker pool', () => {
       expect(signals[0]?.aborted).toBe(true);
       expect((await t.getJob(id))?.status).toBe('dead');
       // The handler still runs: its slot stays taken (one process never runs a job twice at once), and a warning names the job.
-      expect(t.loom.testHooks.inFlight()).toMatchObject([{ jobId: id }]);
+      expect(testHooks(t.loom).inFlight()).toMatchObject([{ jobId: id }]);
       expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: timed out after`) && String(e.msg).includes('slot stays taken'))).toBe(true);
       // The handler finishing later frees the slot and changes nothing else.
       openAll();
       await t.settle();
-      expect(t.loom.testHooks.inFlight()).toEqual([]);
+      expect(testHooks(t.loom).inFlight()).toEqual([]);
       expect((await t.getJob(id))?.status).toBe('dead');
     });
   });

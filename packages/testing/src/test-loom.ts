@@ -1,4 +1,5 @@
 import { Loom, MemoryStore, toMs, type Duration, type JobClass, type JobStore, type Logger, type LoomOptions } from '@loom/core';
+import { testHooks } from '@loom/core/internal';
 import { CaptureLogger, type LogEntry } from './capture-logger.js';
 import { FakeClock } from './fake-clock.js';
 import { trackStoreActivity, type StoreActivity } from './store-activity.js';
@@ -37,8 +38,8 @@ const MAX_ADVANCE_STEPS = 1_000_000;
 const DEFAULT_HUNG_STORE_CALL_MS = 3_000;
 const DEFAULT_REAL_IO_TIMEOUT_MS = 5_000;
 
-/** Loom members the harness replaces (`stop` moves time through the grace) or keeps internal. */
-const NOT_FORWARDED = new Set<PropertyKey>(['constructor', 'stop', 'testHooks']);
+/** Loom members the harness replaces (`stop` moves time through the grace). */
+const NOT_FORWARDED = new Set<PropertyKey>(['constructor', 'stop']);
 
 /**
  * The whole {@link Loom} facade (`enqueue`, `getJob`, `signal`, `deadLetters`, `schedules`, `on`,
@@ -47,7 +48,7 @@ const NOT_FORWARDED = new Set<PropertyKey>(['constructor', 'stop', 'testHooks'])
  */
 // Merged with the class below: TypeScript sees Loom's members on TestLoom, and the constructor
 // forwards them at run time (forwardFacade).
-export interface TestLoom extends Omit<Loom, 'stop' | 'testHooks'> {}
+export interface TestLoom extends Omit<Loom, 'stop'> {}
 
 /**
  * A Loom on a {@link FakeClock}, driven by the test: nothing runs late or early because of real
@@ -84,7 +85,7 @@ export class TestLoom {
   async runUntilIdle(): Promise<void> {
     for (;;) {
       await this.settle();
-      const inFlight = this.loom.testHooks.inFlight();
+      const inFlight = testHooks(this.loom).inFlight();
       if (inFlight.length === 0) return;
       if (await this.progressInRealTime()) continue;
       const list = inFlight.map((r) => `${r.name} (${r.jobId}, attempt ${r.attempt})`).join(', ');
@@ -102,7 +103,7 @@ export class TestLoom {
    * `realIoTimeout`. True when something moved: a handler awaiting real I/O got its answer.
    */
   private async progressInRealTime(): Promise<boolean> {
-    const hooks = this.loom.testHooks;
+    const hooks = testHooks(this.loom);
     const mark = (): string => `${this.activity.settled}:${this.activity.pending}:${hooks.activityCount()}`;
     const before = mark();
     const deadline = performance.now() + this.realIoTimeoutMs;
@@ -161,7 +162,7 @@ export class TestLoom {
    * counts as hung and is not waited for.
    */
   async settle(): Promise<void> {
-    const hooks = this.loom.testHooks;
+    const hooks = testHooks(this.loom);
     await hooks.pump();
     let last = '';
     let stable = 0;

@@ -2,7 +2,7 @@ import type { Clock } from '../support/clock.js';
 import type { EnqueueResult } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
 import type { FireTimes } from './fire-times.js';
-import { ScheduleNotFoundError } from './schedule-not-found-error.js';
+import { ScheduleNotFoundError } from '../support/errors.js';
 import type { ScheduledJob } from './scheduler.js';
 
 /** One schedule as `loom.schedules.list()` reports it. */

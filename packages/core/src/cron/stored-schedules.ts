@@ -1,10 +1,9 @@
 import type { Clock } from '../support/clock.js';
-import { LoomError } from '../support/errors.js';
+import { LoomError, ScheduleNotFoundError } from '../support/errors.js';
 import type { EnqueueResult, ScheduleDescription, ScheduleRecord } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
 import { FireTimes } from './fire-times.js';
 import { resumeSchedule, triggerIdempotencyKey, type ScheduleInfo } from './schedule-control.js';
-import { ScheduleNotFoundError } from './schedule-not-found-error.js';
 
 /** A schedule as the store knows it; `cron` and `timezone` are absent until an engine described it. */
 export interface StoredScheduleInfo extends Omit<ScheduleInfo, 'cron' | 'timezone'> {

@@ -1,8 +1,8 @@
 import type { Clock } from '../support/clock.js';
-import { CancelledError, LeaseLostError } from '../support/errors.js';
+import { CancelledError, LeaseLostError, StoreTimeoutError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
-import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+import { withDeadline } from './store-deadline.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
 
 interface Waiting {

@@ -1,5 +1,5 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
 import type { DeadLetter } from '../store/job-record.js';
 import type { DeadLetterReplayReport } from '../store/operations.js';

@@ -1,4 +1,4 @@
-import { createScheduling, type Scheduling } from '../cron/engine-scheduling.js';
+import { createScheduling, type Scheduling } from './scheduling.js';
 import { ClockSkewGuard } from './clock-skew.js';
 import { DeadLetters } from './dead-letters.js';
 import { discoverJobs } from '../jobs/discovery.js';
@@ -7,6 +7,7 @@ import { EventBus, jobEventInfo } from './events.js';
 import { FlowControl } from './flow-control.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
+import { heartbeatInterval } from './lease.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
 import { WorkerPool } from './worker-pool.js';
 import { createTelemetry } from '../observability/create-telemetry.js';
@@ -55,7 +56,15 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
-      ? new ClockSkewGuard({ store, clock, logger, events, maxSkewMs: options.maxClockSkewMs, everyMs: Math.max(1_000, Math.floor(options.leaseMs / 3)), onUnblocked: wake })
+      ? new ClockSkewGuard({
+          store,
+          clock,
+          logger,
+          events,
+          maxSkewMs: options.maxClockSkewMs,
+          everyMs: Math.max(1_000, heartbeatInterval(options.leaseMs)),
+          onUnblocked: wake,
+        })
       : undefined;
   pool = new WorkerPool({
     store,

@@ -1,6 +1,6 @@
 import type { Clock } from '../support/clock.js';
 import { toMs } from '../support/duration.js';
-import { InvalidArgumentError, TransactionsUnsupportedError } from '../support/engine-errors.js';
+import { InvalidArgumentError, TransactionsUnsupportedError } from '../support/errors.js';
 import type { EnqueueOptions } from '../store/enqueue-options.js';
 import { resolveFlowKeys } from './flow-keys.js';
 import { resolveIdempotencyKey } from './idempotency-key.js';

@@ -1,4 +1,4 @@
-import { InvalidFlowKeyError } from '../support/engine-errors.js';
+import { InvalidFlowKeyError } from '../support/errors.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
 import { MAX_FLOW_KEY_LENGTH } from '../store/flow.js';
 import type { NewJob } from '../store/job-record.js';

@@ -1,4 +1,4 @@
-import { InvalidIdempotencyKeyError } from '../support/engine-errors.js';
+import { InvalidIdempotencyKeyError } from '../support/errors.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
 
 /** Longest key accepted: keys are indexed, and a business identity never needs more. */

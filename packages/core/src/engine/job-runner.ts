@@ -1,7 +1,6 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { Clock } from '../support/clock.js';
-import { EngineStoppedError, OutcomeNotStoredError } from '../support/engine-errors.js';
-import { CancelledError, JobTimeoutError, LoomError, type RateLimitedError } from '../support/errors.js';
+import { CancelledError, EngineStoppedError, JobTimeoutError, LoomError, OutcomeNotStoredError, type RateLimitedError } from '../support/errors.js';
 import type { FlowControl } from './flow-control.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
@@ -11,6 +10,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
+import { afterThisTurn } from '../support/after-this-turn.js';
 import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
 import { RunEnds } from './run-ends.js';
@@ -20,9 +20,10 @@ import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
 import type { JobStore } from '../store/store.js';
-import type { RunSuspension } from './suspension.js';
+import type { RunSuspension } from '../workflow/run-suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
-import { toError, toErrorRecord } from '../support/to-error.js';
+import { toError } from '../support/to-error.js';
+import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 
@@ -66,6 +67,8 @@ interface Run {
   /** The attempt's span and metrics: ended with the outcome once it is stored. */
   telemetry: RunTelemetry;
   cancel: RunCancel;
+  /** Why the runner stopped waiting for the handler (its timeout, the shutdown grace), if it did. */
+  abandoned?: string;
 }
 
 export interface JobRunnerDeps {
@@ -161,9 +164,25 @@ export class JobRunner {
       } catch (err) {
         this.failedUnexpectedly(job, err);
       }
+      if (run?.abandoned !== undefined) await this.warnIfHandlerIgnoresSignal(run, ends);
       // Whatever happened above, the slot must be given back.
       ends.settle();
     }
+  }
+
+  /**
+   * The run was abandoned (timeout, shutdown grace) and its outcome is stored: if the handler has
+   * still not returned one event-loop turn later, it ignores `ctx.signal`, and a warning names the
+   * job. That wait is the handler's fair chance to honour the abort: a handler that rejects after
+   * a chain of awaits (cleanup without new I/O) has returned by then, and one winding down through
+   * I/O had as long as the engine's own outcome write took. Not clock time: `stop()` resolves, and
+   * tests see the warning, without the clock moving past the timeout or the grace.
+   */
+  private async warnIfHandlerIgnoresSignal(run: Run, ends: RunEnds): Promise<void> {
+    await afterThisTurn();
+    if (!ends.handlerRunning) return;
+    const { job, log, abandoned } = run;
+    log.warn({ jobId: job.id }, `Job ${job.id}: ${abandoned}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`);
   }
 
   private failedUnexpectedly(job: JobRecord, err: unknown): void {
@@ -187,7 +206,7 @@ export class JobRunner {
     shutdown: ShutdownSignal,
     ends: RunEnds,
   ): Promise<Outcome> {
-    const { job, def, log } = run;
+    const { job, def } = run;
     return new Promise<Outcome>((resolve) => {
       let done = false;
       let handlerReturned = false;
@@ -198,11 +217,11 @@ export class JobRunner {
         for (const cleanup of cleanups) cleanup();
         resolve(outcome);
       };
+      // The outcome is decided now; whether the handler ignores the signal is decided once that
+      // outcome is stored (warnIfHandlerIgnoresSignal), so a handler winding down is not blamed.
       const abandon = (why: string, outcome: Outcome): void => {
         if (done) return;
-        if (!handlerReturned) {
-          log.warn({ jobId: job.id }, `Job ${job.id}: ${why}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`);
-        }
+        if (!handlerReturned) run.abandoned = why;
         finish(outcome);
       };
       if (def.timeoutMs !== undefined) {

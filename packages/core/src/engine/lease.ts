@@ -6,7 +6,7 @@ import { toError } from '../support/to-error.js';
 import type { JobRecord, LeaseRef } from '../store/job-record.js';
 import type { ClaimRequest, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
-import { StoreTimeoutError, withDeadline } from './store-deadline.js';
+import { withDeadline } from './store-deadline.js';
 import type { CompletionBatch } from './completion-batch.js';
 import type { HeartbeatBatch } from './heartbeat-batch.js';
 
@@ -14,7 +14,8 @@ import type { HeartbeatBatch } from './heartbeat-batch.js';
  * A run's lease, end to end, in one place:
  *
  * 1. **claimed** — {@link claimLeases} asks the store for jobs and waits at most one lease for the
- *    answer; jobs from an answer that came too late are released at once (nobody runs them).
+ *    answer; jobs from an answer that came too late, and jobs claimed while the engine stops, are
+ *    released at once by {@link releaseUnstarted} (nobody runs them, their attempt is unused).
  * 2. **heartbeats** — {@link RunLease.start} extends the lease every third of it while the handler
  *    runs, on the engine's shared beat: a {@link HeartbeatBatch} sends the heartbeats of every run
  *    due at one instant as one `store.heartbeatMany`, still fenced per job. A watchdog armed while an extension is in flight declares the lease lost at its end
@@ -66,12 +67,31 @@ export interface RunLeaseDeps extends LeaseDeps {
   heartbeats: HeartbeatBatch;
 }
 
+/** The fence of a claimed job's lease: what every write of its run presents to the store. */
+function leaseRef(job: JobRecord): LeaseRef {
+  return { jobId: job.id, token: job.lease!.token };
+}
+
 /**
  * Claims with a deadline of one lease: a claim still unanswered by then may have leased jobs this
- * engine will never run, so when it does answer, those jobs are handed straight to `releaseLate`.
+ * engine will never run, so when it does answer, those jobs are handed straight to `releaseLate`
+ * (which gives them back with {@link releaseUnstarted}).
  */
 export function claimLeases(deps: LeaseDeps, req: ClaimRequest, releaseLate: (job: JobRecord) => void): Promise<JobRecord[]> {
   return withDeadline(deps.clock, 'claim', deps.leaseMs, deps.store.claim(req), (late) => late.forEach(releaseLate));
+}
+
+/**
+ * Gives back the lease of a job claimed but never run (the engine is stopping, or its claim
+ * answered too late): released at once, its attempt unused. Never rejects: a failed release is
+ * logged and emitted, and the job runs again when its lease ends.
+ */
+export function releaseUnstarted(deps: LeaseDeps, job: JobRecord, log: Logger): Promise<void> {
+  return deps.store.release(leaseRef(job), deps.clock.now()).catch((err: unknown) => {
+    const error = toError(err);
+    log.error({ err: error, jobId: job.id }, `Job ${job.id}: releasing it at shutdown failed; it runs again when its lease ends`);
+    deps.events.emit('worker:error', { error, operation: 'release', jobId: job.id });
+  });
 }
 
 /** The lease of one run: heartbeats while the handler runs, then the budget of its outcome write. */
@@ -94,7 +114,7 @@ export class RunLease {
     private readonly onLost: (error: LeaseLostError) => void,
     private readonly onCancelRequested: () => void = () => {},
   ) {
-    this.ref = { jobId: job.id, token: job.lease!.token };
+    this.ref = leaseRef(job);
     this.leaseUntil = job.lease!.until.getTime();
   }
 
@@ -225,7 +245,7 @@ export class RunLease {
         }
         const error = toError(err);
         events.emit('worker:error', { error, operation: op, jobId });
-        if (err instanceof StoreTimeoutError) {
+        if (LoomError.is(err, 'STORE_TIMEOUT')) {
           // Retrying could apply the write twice; giving up is safe: if the write lands late it
           // counts, otherwise the job runs again once its lease ends.
           this.log.error({ err: error, jobId }, `Job ${jobId}: ${error.message}; gave up on this run's outcome, the job runs again when its lease ends`);

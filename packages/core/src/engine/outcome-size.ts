@@ -1,4 +1,4 @@
-import { JobTooLargeError } from '../support/engine-errors.js';
+import { JobTooLargeError } from '../support/errors.js';
 import { MAX_PLAIN_DATA_BYTES, plainDataSize } from '../support/plain-data.js';
 import type { JobRecord } from '../store/job-record.js';
 

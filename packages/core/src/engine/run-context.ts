@@ -1,8 +1,7 @@
 import type { Clock } from '../support/clock.js';
 import { toMs, type Duration } from '../support/duration.js';
-import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/engine-errors.js';
-import type { JobClass } from '../jobs/job-class.js';
-import type { JobContext } from '../jobs/job-context.js';
+import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/errors.js';
+import type { JobClass, JobContext } from '../jobs/job-class.js';
 import type { LazyAbort } from '../support/lazy-abort.js';
 import type { EnqueueResult, JobRecord, StepKind, StepRecord } from '../store/job-record.js';
 import type { Logger } from '../support/logger.js';
@@ -11,7 +10,7 @@ import type { JobStore } from '../store/store.js';
 import type { RunLease } from './lease.js';
 import type { EventBus, JobEventInfo } from './events.js';
 import type { RunTelemetry } from '../observability/telemetry.js';
-import { RunSuspension } from './suspension.js';
+import { RunSuspension } from '../workflow/run-suspension.js';
 import { enqueueChild, waitForJobs } from '../workflow/child-jobs.js';
 import type { RunScope, WorkflowServices } from '../workflow/run-scope.js';
 import { waitForSignal } from '../workflow/signals.js';
@@ -20,7 +19,7 @@ import { StepBudget } from '../workflow/step-limits.js';
 import { StepLog } from '../workflow/step-log.js';
 import { stepNesting } from '../workflow/step-nesting.js';
 import { WaitOutcomes } from '../workflow/step-outcome.js';
-import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../workflow/workflow-options.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../jobs/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
 export class RunContext implements JobContext {

@@ -22,7 +22,7 @@ function waiter(): Waiter {
  */
 export class RunEnds {
   private outcomeSettled = false;
-  private handlerRunning = false;
+  private running = false;
   private finished = false;
   private settledWaiter: Waiter | undefined;
   private doneWaiter: Waiter | undefined;
@@ -47,12 +47,17 @@ export class RunEnds {
 
   /** The handler was called: the slot stays taken until {@link handlerReturned}. */
   handlerCalled(): void {
-    this.handlerRunning = true;
+    this.running = true;
   }
 
   handlerReturned(): void {
-    this.handlerRunning = false;
+    this.running = false;
     this.finishIfDone();
+  }
+
+  /** True from {@link handlerCalled} until {@link handlerReturned}. */
+  get handlerRunning(): boolean {
+    return this.running;
   }
 
   /** The run's outcome is stored or given up on. */
@@ -63,7 +68,7 @@ export class RunEnds {
   }
 
   private finishIfDone(): void {
-    if (this.finished || !this.outcomeSettled || this.handlerRunning) return;
+    if (this.finished || !this.outcomeSettled || this.running) return;
     this.finished = true;
     this.doneWaiter?.resolve();
     this.onDone();

@@ -1,12 +1,5 @@
 import type { Clock } from '../support/clock.js';
-import { LoomError } from '../support/errors.js';
-
-/** A store call that did not answer in time. The call may still complete later. */
-export class StoreTimeoutError extends LoomError {
-  constructor(operation: string, ms: number) {
-    super('STORE_ERROR', `store.${operation} did not answer within ${ms} ms; the engine stopped waiting for it`);
-  }
-}
+import { StoreTimeoutError } from '../support/errors.js';
 
 /**
  * Waits for a store call for at most `ms` of the clock's time, so a store that hangs (rather than

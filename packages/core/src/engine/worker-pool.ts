@@ -4,7 +4,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRunner } from './job-runner.js';
 import type { RunEnds } from './run-ends.js';
-import { claimLeases } from './lease.js';
+import { claimLeases, releaseUnstarted } from './lease.js';
 import { ClaimDemand, type EnqueuedJob } from './claim-demand.js';
 import { ShutdownSignal } from '../support/lazy-abort.js';
 import type { Logger } from '../support/logger.js';
@@ -319,18 +319,9 @@ export class WorkerPool {
     if (this.demand.runEnded(slot.name)) this.claimAfterThisTurn();
   }
 
-
   /** A job claimed but not to be run (stopping, or the claim answered too late): give it straight back. */
   private releaseUnstarted(job: JobRecord): void {
-    const lease = { jobId: job.id, token: job.lease!.token };
-    const release = this.o.store
-      .release(lease, this.o.clock.now())
-      .catch((err: unknown) => {
-        const error = toError(err);
-        this.o.logger.error({ err: error, jobId: job.id }, `Job ${job.id}: releasing it at shutdown failed; it runs again when its lease ends`);
-        this.o.events.emit('worker:error', { error, operation: 'release', jobId: job.id });
-      })
-      .finally(() => this.pendingReleases.delete(release));
+    const release = releaseUnstarted(this.o, job, this.o.logger).finally(() => this.pendingReleases.delete(release));
     this.pendingReleases.add(release);
   }
 

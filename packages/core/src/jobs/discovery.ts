@@ -1,5 +1,5 @@
 import type { Container } from 'inversify';
-import { InvalidJobClassError } from '../support/engine-errors.js';
+import { InvalidJobClassError } from '../support/errors.js';
 import type { JobClass, JobHandler } from './job-class.js';
 import { decoratedJobClasses } from './job-metadata.js';
 import { JobRegistry } from './job-registry.js';

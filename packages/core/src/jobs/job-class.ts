@@ -1,4 +1,11 @@
-import type { JobContext } from './job-context.js';
+import type { Duration } from '../support/duration.js';
+import type { EnqueueResult } from '../store/job-record.js';
+import type { Logger } from '../support/logger.js';
+import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow-options.js';
+
+// A job class, its handler and the context its `run` receives are one contract: the context's
+// `enqueue` takes a job class, whose handler takes the context. They share this file so that the
+// types refer to each other without an import cycle.
 
 /** What a job class's instances look like: a `run(payload, ctx)` method. */
 export interface JobHandler<P = any> {
@@ -10,3 +17,74 @@ export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
 
 /** The payload type of a job class: the first parameter of its `run`. */
 export type PayloadOf<C> = C extends abstract new (...args: any[]) => { run(payload: infer P, ...rest: any[]): unknown } ? P : never;
+
+/** What a handler's `run(payload, ctx)` receives: the job's identity and its durable tools. */
+export interface JobContext {
+  readonly jobId: string;
+  /** The job's stored name. */
+  readonly name: string;
+  /** 1-based; sleeps and graceful releases do not use up attempts. */
+  readonly attempt: number;
+  readonly idempotencyKey?: string;
+  /** Cron runs: the fire time this run is for. */
+  readonly scheduledFor?: Date;
+  /** Aborts at the job's timeout, when the lease is lost, or when the engine stops past its grace. */
+  readonly signal: AbortSignal;
+  /** A child logger that binds the job id, name and attempt. */
+  readonly log: Logger;
+  /**
+   * Runs `fn` once and stores its result under `name`; later attempts return the stored result
+   * without calling `fn`. The result must be plain data (`NOT_PLAIN_DATA`) of at most
+   * `MAX_STEP_RESULT_BYTES` (1 MiB, `STEP_RESULT_TOO_LARGE`). A step that throws fails the attempt
+   * (retried with backoff; its error shows on the job's step) and runs again next attempt.
+   *
+   * Workflow rules: a name may be used once per run (`DUPLICATE_STEP`), and every attempt must
+   * reach its steps (`step`, `sleep`, `enqueue`, `waitForJob`, `waitForSignal`) in the same order
+   * (`NON_DETERMINISM`, naming the recorded and the reached step). Branch on step results, never on
+   * time, randomness or external reads outside steps. Steps do not nest: `fn` must not call `ctx`
+   * workflow methods (`INVALID_ARGUMENT`).
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /**
+   * Durable sleep: the run ends here and the job leaves the worker (the attempt is given back);
+   * the next run, after `duration`, passes this point at once. Code before it runs again, so put
+   * side effects in steps.
+   */
+  sleep(name: string, duration: Duration): Promise<void>;
+  /** Durable sleep until `at`; see {@link JobContext.sleep}. */
+  sleepUntil(name: string, at: Date): Promise<void>;
+  /**
+   * Enqueues a child job (its `parentId` is this job), memoized as an `enqueue` step: a retried
+   * parent gets the same child back and never enqueues twice. The child's idempotency key is
+   * `opts.idempotencyKey`, else the child job's own `idempotencyKey(payload)`, else
+   * `child:<parent id>:<step name>`. The step name defaults to `enqueue:<job name>#<n>`.
+   */
+  enqueue<P>(job: JobClass<P>, payload: P, opts?: ChildEnqueueOptions): Promise<EnqueueResult>;
+  /**
+   * Durably waits until the job(s) have finished and returns their results: one result for an id,
+   * an array in input order for an array (`null` for a job without a result). The run ends while
+   * it waits (no worker is held) and resumes when the last one finishes. A dead job fails the wait
+   * with `CHILD_FAILED` (its error in the message); `timeout` elapsing fails it with `WAIT_TIMEOUT`.
+   * The outcome is a `wait` step (default name `waitForJob#<n>`). Results are final; a failure is
+   * final once the handler catches it and goes on (later attempts then take the same path), while
+   * an uncaught one is looked at again by the next attempt (e.g. after the dead child was replayed).
+   */
+  waitForJob<R = unknown>(id: string, opts?: WaitForJobOptions): Promise<R>;
+  waitForJob<R = unknown>(ids: readonly string[], opts?: WaitForJobOptions): Promise<R[]>;
+  /**
+   * Durably waits for a signal sent with `loom.signal(jobId, name, data)` and returns its data.
+   * A signal sent before the wait is stored on the job and taken at once; each signal is delivered
+   * to exactly one wait, once (recorded as a `signal` step, default name `waitForSignal:<name>#<n>`).
+   * `timeout` elapsing fails it with `WAIT_TIMEOUT` (final once caught, as for `waitForJob`).
+   */
+  waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T>;
+  /** Saves progress (plain data) on the job for operators to read. */
+  progress(value: number | Record<string, unknown>): Promise<void>;
+  /**
+   * Runs `fn` in a store transaction that also completes the job: the handler's writes (made with
+   * `session`) and the completion commit together, or neither does. Call it at most once, as the
+   * last thing the handler does; the handler's return value is not stored when it is used.
+   * Throws `TRANSACTIONS_UNSUPPORTED` on stores without transactions.
+   */
+  transaction<T>(fn: (session?: unknown) => Promise<T>): Promise<T>;
+}

@@ -1,6 +1,6 @@
 import { injectable } from 'inversify';
 import type { z } from 'zod';
-import type { JobContext } from './job-context.js';
+import type { JobContext } from './job-class.js';
 import { recordJobOptions } from './job-metadata.js';
 import type { JobOptions, SchemaPayload } from './job-options.js';
 

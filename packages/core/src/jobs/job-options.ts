@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { BackoffFunction, BackoffJitter, BackoffType } from './backoff.js';
-import type { ScheduleOptions } from '../cron/schedule-options.js';
+import type { ScheduleOptions } from './schedule-options-schema.js';
 import type { Duration } from '../support/duration.js';
 
 /** A built-in retry backoff, as written in `@Job({ backoff })`. */

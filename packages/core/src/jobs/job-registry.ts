@@ -1,4 +1,4 @@
-import { DuplicateJobNameError, InvalidJobClassError, JobNotRegisteredError } from '../support/engine-errors.js';
+import { DuplicateJobNameError, InvalidJobClassError, JobNotRegisteredError } from '../support/errors.js';
 import type { JobClass } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
 import { isDecoratedTwice, readJobOptions } from './job-metadata.js';

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError } from '../support/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../store/job-record.js';
 import { plainString } from './plain-string.js';
 import type { JobPagePosition, JobPageQuery, JobSummary } from '../store/operations.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError, JobNotFoundError } from '../support/engine-errors.js';
+import { InvalidArgumentError, JobNotFoundError } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
 import type { JobRecord, JobStatus } from '../store/job-record.js';
 import type { JobSummary } from '../store/operations.js';

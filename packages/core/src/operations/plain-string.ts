@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError } from '../support/errors.js';
 
 /**
  * `value` if it is a non-empty string; otherwise an `INVALID_ARGUMENT` naming `argument`. An object

@@ -14,3 +14,11 @@ export function onceAfterThisTurn(fn: () => void): () => void {
     });
   };
 }
+
+/**
+ * Resolves at the end of this turn of the event loop (`setImmediate`): every promise callback
+ * already queued, and every one those queue in turn, has run by then. No timer, no clock time.
+ */
+export function afterThisTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

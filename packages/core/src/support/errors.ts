@@ -1,5 +1,7 @@
 /**
- * Every error Loom raises is a {@link LoomError} with a stable `code`. Check errors with
+ * Every error Loom raises is a {@link LoomError} with a stable `code`; core's error classes all
+ * live in this module, each with a code of its own (a subclass that refines another, such as
+ * StepOrderError, keeps its parent's; test/errors.test.ts checks it). Check errors with
  * `LoomError.is(err, 'LEASE_LOST')` rather than `instanceof`: two copies of the library (or jest
  * realms) break `instanceof`, a `Symbol.for` brand does not.
  */
@@ -36,6 +38,7 @@ export type LoomErrorCode =
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
   | 'STORE_ERROR'
+  | 'STORE_TIMEOUT'
   | 'STORE_UNREACHABLE'
   | 'JOB_TOO_LARGE'
   | 'OUTCOME_NOT_STORED'
@@ -63,6 +66,8 @@ export class LoomError extends Error {
     );
   }
 }
+
+// ---- Thrown by handlers --------------------------------------------------------------------------
 
 /**
  * Throw from a handler to skip the remaining retries: the job goes to the dead-letter collection
@@ -99,6 +104,112 @@ export class RateLimitedError extends LoomError {
   }
 }
 
+// ---- Job classes and their options (Loom.create) -------------------------------------------------
+
+/** Bad `@Job(...)` options, named by class and option; raised when the engine is created. */
+export class InvalidJobOptionsError extends LoomError {
+  constructor(readonly className: string, readonly option: string, detail: string) {
+    super('INVALID_JOB_OPTIONS', `@Job on class ${className}: option "${option}" ${detail}`);
+  }
+}
+
+/** Two `@Job` classes claim one job name; raised by `Loom.create`. */
+export class DuplicateJobNameError extends LoomError {
+  constructor(readonly jobName: string, readonly firstClass: string, readonly secondClass: string) {
+    super(
+      'DUPLICATE_JOB_NAME',
+      `Job name "${jobName}" is used by both ${firstClass} and ${secondClass}; give one of them another \`name\` in @Job({ name })`,
+    );
+  }
+}
+
+/** A class handed to the engine is not a usable job (no `@Job`, or no `run` method). */
+export class InvalidJobClassError extends LoomError {
+  constructor(readonly className: string, detail: string) {
+    super('INVALID_JOB_CLASS', `Job class ${className} ${detail}`);
+  }
+}
+
+/** A job class this engine does not know was used (enqueue, lookup). */
+export class JobNotRegisteredError extends LoomError {
+  constructor(readonly className: string) {
+    super(
+      'JOB_NOT_REGISTERED',
+      `Job class ${className} is not registered with this Loom: decorate it with @Job and, if you pass \`jobs\` to Loom.create, list it there`,
+    );
+  }
+}
+
+// ---- Bad input: refused, nothing changed ---------------------------------------------------------
+
+/** A bad argument to an engine method or option. */
+export class InvalidArgumentError extends LoomError {
+  constructor(readonly argument: string, detail: string) {
+    super('INVALID_ARGUMENT', `Invalid ${argument}: ${detail}`);
+  }
+}
+
+/** A payload failed its job's schema or is not plain data. `path` names the offending field. */
+export class InvalidPayloadError extends LoomError {
+  constructor(readonly jobName: string, readonly path: string, detail: string, options?: { cause?: unknown }) {
+    super('INVALID_PAYLOAD', `Invalid payload for job "${jobName}" at ${path || '(root)'}: ${detail}`, options);
+  }
+}
+
+/** An idempotency key that is not a non-empty string (objects are refused: that is how operator injection starts). */
+export class InvalidIdempotencyKeyError extends LoomError {
+  constructor(readonly jobName: string, detail: string) {
+    super('INVALID_IDEMPOTENCY_KEY', `Invalid idempotency key for job "${jobName}": ${detail}; use a non-empty string of business identity`);
+  }
+}
+
+/**
+ * A `rateLimit.key`, `group.key` or `debounce.key` function threw or did not return a non-empty
+ * string: the enqueue is refused and nothing is stored.
+ */
+export class InvalidFlowKeyError extends LoomError {
+  constructor(readonly jobName: string, readonly option: 'rateLimit.key' | 'group.key' | 'debounce.key', detail: string) {
+    super('INVALID_FLOW_KEY', `Job "${jobName}": its ${option} function ${detail}; it must return a non-empty string (at most 1024 characters). Nothing was enqueued`);
+  }
+}
+
+/** A value the store must keep (step result, progress) is not plain data. */
+export class NotPlainDataError extends LoomError {
+  constructor(readonly what: string, readonly path: string, detail: string) {
+    super('NOT_PLAIN_DATA', `${what} is not plain data at ${path || '(root)'}: ${detail}; return plain objects, arrays, strings, numbers, booleans, null or Date`);
+  }
+}
+
+/** The store has no transactions, but `{ session }` or `ctx.transaction` asked for one. */
+export class TransactionsUnsupportedError extends LoomError {
+  constructor(what: string) {
+    super(
+      'TRANSACTIONS_UNSUPPORTED',
+      `${what} needs a store with transactions (store.withTransaction), and this store has none; use MongoStore on a replica set, or drop the transaction`,
+    );
+  }
+}
+
+/** No job has the id given to `loom.jobs.cancel`, `retry` or `remove` (it never existed, or was removed). */
+export class JobNotFoundError extends LoomError {
+  constructor(readonly jobId: string) {
+    super('JOB_NOT_FOUND', `No job has id ${JSON.stringify(jobId)}: check the id (\`loom.jobs.list\` finds jobs), or it was removed`);
+  }
+}
+
+/** `loom.schedules.pause/resume` named a schedule this engine does not know. */
+export class ScheduleNotFoundError extends LoomError {
+  constructor(readonly scheduleName: string, known: readonly string[]) {
+    super(
+      'SCHEDULE_NOT_FOUND',
+      `No schedule named "${scheduleName}" in this engine; known schedules: ${known.length > 0 ? known.join(', ') : '(none)'}. ` +
+        'A schedule is named after its job (the @Job name option, or the class name).',
+    );
+  }
+}
+
+// ---- Runs and their leases -----------------------------------------------------------------------
+
 /**
  * A fenced store operation found that the job's lease token no longer matches: another worker
  * took the job over (the lease expired), so this worker must stop touching it. Nothing changed.
@@ -122,20 +233,6 @@ export class JobTimeoutError extends LoomError {
   }
 }
 
-/** A payload failed its job's schema or is not plain data. `path` names the offending field. */
-export class InvalidPayloadError extends LoomError {
-  constructor(readonly jobName: string, readonly path: string, detail: string, options?: { cause?: unknown }) {
-    super('INVALID_PAYLOAD', `Invalid payload for job "${jobName}" at ${path || '(root)'}: ${detail}`, options);
-  }
-}
-
-/** Bad `@Job(...)` options, named by class and option; raised when the engine is created. */
-export class InvalidJobOptionsError extends LoomError {
-  constructor(readonly className: string, readonly option: string, detail: string) {
-    super('INVALID_JOB_OPTIONS', `@Job on class ${className}: option "${option}" ${detail}`);
-  }
-}
-
 /**
  * The job was cancelled (`loom.jobs.cancel`). It is the reason `ctx.signal` aborts with in the
  * run of a cancelled job, and what a store answers when the lease holder of a job whose cancel was
@@ -144,5 +241,138 @@ export class InvalidJobOptionsError extends LoomError {
 export class CancelledError extends LoomError {
   constructor(readonly jobId: string, readonly reason?: string, detail = 'the run was aborted and its outcome is discarded') {
     super('CANCELLED', `Job ${jobId} was cancelled${reason ? ` (${reason})` : ''}: ${detail}`);
+  }
+}
+
+/** The reason `ctx.signal` aborts when the engine stops and the run outlives `shutdownGrace`. */
+export class EngineStoppedError extends LoomError {
+  constructor(readonly jobId: string) {
+    super('ENGINE_STOPPED', `Job ${jobId}: the engine stopped and the run outlived shutdownGrace; the job was released for another worker`);
+  }
+}
+
+/** A handler threw something that is not an `Error` (a string, undefined, an object); this carries it. */
+export class JobFailedError extends LoomError {
+  constructor(message: string, readonly thrown: unknown) {
+    super('JOB_FAILED', message);
+  }
+}
+
+/**
+ * A job whose stored record would pass the store's document limit: its payload, steps, errors,
+ * signals and result together. Return less from the handler (store large results elsewhere and
+ * return a reference), or keep less in steps.
+ */
+export class JobTooLargeError extends LoomError {
+  constructor(readonly jobId: string, detail: string) {
+    super('JOB_TOO_LARGE', `Job ${jobId}: ${detail}; store large data elsewhere (a bucket, a collection of your own) and keep a reference in the job`);
+  }
+}
+
+/** The store refused an outcome write for good (not a lost lease, not a transient error): the attempt fails with this. */
+export class OutcomeNotStoredError extends LoomError {
+  constructor(readonly jobId: string, operation: string, cause: Error) {
+    super('OUTCOME_NOT_STORED', `Job ${jobId}: the store refused to ${operation} it: ${cause.message}`, { cause });
+  }
+}
+
+/**
+ * A store call that did not answer in time (`STORE_TIMEOUT`). The call may still complete later, so
+ * an outcome write that timed out is not retried: it may land late, or the job runs again.
+ */
+export class StoreTimeoutError extends LoomError {
+  constructor(operation: string, ms: number) {
+    super('STORE_TIMEOUT', `store.${operation} did not answer within ${ms} ms; the engine stopped waiting for it`);
+  }
+}
+
+/** An engine method was called in a state where it cannot work (e.g. `start` after `stop`). */
+export class EngineStateError extends LoomError {
+  constructor(detail: string) {
+    super('ENGINE_STATE', detail);
+  }
+}
+
+// ---- Workflows -----------------------------------------------------------------------------------
+
+/** One step name used twice in one run: steps are memoized by name, so names must be unique. */
+export class DuplicateStepError extends LoomError {
+  constructor(readonly jobId: string, readonly stepName: string) {
+    super('DUPLICATE_STEP', `Job ${jobId}: step name "${stepName}" is used twice in one run; give every ctx.step / ctx.sleep its own name`);
+  }
+}
+
+/** A replayed run reached a recorded step of another kind under the same name. */
+export class NonDeterminismError extends LoomError {
+  constructor(readonly jobId: string, readonly stepName: string, recorded: string, requested: string) {
+    super(
+      'NON_DETERMINISM',
+      `Job ${jobId}: "${stepName}" was recorded as a ${recorded} but this run uses it as a ${requested}; a handler must reach its steps the same way on every attempt`,
+    );
+  }
+}
+
+/**
+ * A replay reached its steps in another order than the recorded history: the handler's code (or
+ * the data it branches on outside steps) changed between attempts. It is a {@link NonDeterminismError}
+ * (code `NON_DETERMINISM`) that names the recorded and the reached step.
+ */
+export class StepOrderError extends NonDeterminismError {
+  constructor(
+    jobId: string,
+    position: number,
+    expected: { name: string; kind: string } | undefined,
+    actual: { name: string; kind: string },
+    recordedAt?: number,
+  ) {
+    super(jobId, actual.name, expected?.kind ?? actual.kind, actual.kind);
+    const where = `step #${position + 1}`;
+    this.message = expected
+      ? `Job ${jobId}: replay diverged at ${where}: the history recorded ${describeStep(expected)} there, but this run reached ${describeStep(actual)}; ` +
+        'a handler must reach its steps in the same order on every attempt (keep branching on step results, never on time or randomness outside steps)'
+      : `Job ${jobId}: replay diverged: this run reached ${describeStep(actual)} as ${where}, but the history recorded it as step #${(recordedAt ?? 0) + 1}; ` +
+        'a handler must reach its steps in the same order on every attempt';
+  }
+}
+
+function describeStep(step: { name: string; kind: string }): string {
+  return `${step.kind} "${step.name}"`;
+}
+
+/** A step result (or signal data, or fan-in of child results) is over {@link MAX_STEP_RESULT_BYTES}. */
+export class StepResultTooLargeError extends LoomError {
+  constructor(readonly stepName: string, detail: string) {
+    super('STEP_RESULT_TOO_LARGE', `${detail}; store large data elsewhere (a bucket, a collection) and return a reference from step "${stepName}"`);
+  }
+}
+
+/**
+ * `ctx.waitForJob` or `ctx.waitForSignal` reached its timeout. Once a handler catches it and goes
+ * on, it is final: later attempts get the same error at the same step and take the same path.
+ */
+export class WaitTimeoutError extends LoomError {
+  constructor(readonly stepName: string, message: string) {
+    super('WAIT_TIMEOUT', message);
+  }
+}
+
+/**
+ * A job awaited with `ctx.waitForJob` is dead (it failed permanently or ran out of attempts). Catch
+ * it to compensate (final from then on), or let it fail the parent's attempt (the next attempt
+ * looks again, so replaying the dead child and then the parent can still succeed).
+ */
+export class ChildFailedError extends LoomError {
+  constructor(readonly stepName: string, readonly childId: string, message: string) {
+    super('CHILD_FAILED', message);
+  }
+}
+
+/**
+ * A job awaited with `ctx.waitForJob` was cancelled (`loom.jobs.cancel`). Like {@link ChildFailedError}:
+ * catch it to go on without the child (final from then on), or let it fail the parent's attempt.
+ */
+export class ChildCancelledError extends LoomError {
+  constructor(readonly stepName: string, readonly childId: string, message: string) {
+    super('CHILD_CANCELLED', message);
   }
 }

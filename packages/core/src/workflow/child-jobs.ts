@@ -1,14 +1,13 @@
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { ChildCancelledError, ChildFailedError, InvalidArgumentError, WaitTimeoutError } from '../support/errors.js';
 import type { JobClass } from '../jobs/job-class.js';
 import type { EnqueueResult, JobRecord, StepRecord } from '../store/job-record.js';
-import { RunSuspension } from '../engine/suspension.js';
-import { toErrorRecord } from '../support/to-error.js';
+import { RunSuspension } from './run-suspension.js';
+import { toErrorRecord } from '../jobs/error-record.js';
 import { jobWaitRecheckAt, wakeIfJobsFinished } from './parent-wake.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { waitDeadline } from './wait-deadline.js';
-import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
-import type { ChildEnqueueOptions, WaitForJobOptions } from './workflow-options.js';
+import type { ChildEnqueueOptions, WaitForJobOptions } from '../jobs/workflow-options.js';
 
 /**
  * The idempotency key a child gets when neither the call nor its job defines one: unique per

@@ -1,5 +1,4 @@
 import type { Clock } from '../support/clock.js';
-import type { EventBus, JobEventInfo } from '../engine/events.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 
@@ -75,6 +74,17 @@ export async function wakeIfJobsFinished(
   return woke;
 }
 
+/** What the parent wake reads of a finished job's event. */
+interface FinishedJob {
+  id: string;
+  parentId?: string;
+}
+
+/** The finish events of jobs the parent wake listens to: the engine's `EventBus` is one. */
+export interface JobFinishEvents {
+  on(event: 'job:completed' | 'job:dead' | 'job:cancelled', listener: (event: { job: FinishedJob }) => Promise<void>): unknown;
+}
+
 /**
  * Hooks child completion into the engine: when a job with a parent completes or dies, its parent
  * is woken if it waits for its jobs and they have all finished. A failed wake is logged; the
@@ -85,7 +95,7 @@ export async function wakeIfJobsFinished(
  * sibling still running and read the parent and every awaited job (n children, n² reads). In turn,
  * the first wakes the parent and the others find it no longer waiting, from the index alone.
  */
-export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; clock: Clock; logger: Logger; onWoken: () => void }): void {
+export function wakeParentsOnFinish(deps: { events: JobFinishEvents; store: JobStore; clock: Clock; logger: Logger; onWoken: () => void }): void {
   /** Per parent, the last check queued in this process. */
   const queued = new Map<string, Promise<void>>();
   const check = async (parentId: string, finished: { id: string; dead: boolean }): Promise<void> => {
@@ -98,7 +108,7 @@ export function wakeParentsOnFinish(deps: { events: EventBus; store: JobStore; c
       );
     }
   };
-  const onFinished = async (job: JobEventInfo, dead: boolean): Promise<void> => {
+  const onFinished = async (job: FinishedJob, dead: boolean): Promise<void> => {
     const parentId = job.parentId;
     if (parentId === undefined) return;
     const next = (queued.get(parentId) ?? Promise.resolve()).then(() => check(parentId, { id: job.id, dead }));

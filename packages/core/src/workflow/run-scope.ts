@@ -1,17 +1,25 @@
 import type { Clock } from '../support/clock.js';
-import type { Enqueuer } from '../engine/enqueuer.js';
+import type { EnqueueOptions } from '../store/enqueue-options.js';
+import type { EnqueueResult } from '../store/job-record.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
 import type { LeaseRef, StepKind, StepRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
-import type { RunSuspension } from '../engine/suspension.js';
+import type { RunSuspension } from './run-suspension.js';
 import type { StepBudget } from './step-limits.js';
 import type { StepLog } from './step-log.js';
 import type { WaitOutcomes } from './step-outcome.js';
 
+/** How workflows enqueue a child job: the engine's `Enqueuer` is one. */
+export interface ChildEnqueuer {
+  /** Validates and stores a job of `def` (payload, keys, flow), `parentId` its parent. */
+  enqueueDefinition(def: JobDefinition, payload: unknown, opts: EnqueueOptions, extras: { parentId: string }): Promise<EnqueueResult>;
+}
+
 /** Engine services workflows need beyond the store: built once per engine, shared by every run. */
 export interface WorkflowServices {
-  enqueuer: Enqueuer;
+  enqueuer: ChildEnqueuer;
   registry: JobRegistry;
   /** Tells this engine's workers that a job became claimable (woken, signalled, released). */
   wakeWorkers(): void;

@@ -1,15 +1,14 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError, WaitTimeoutError } from '../support/errors.js';
 import type { StepRecord } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
-import { RunSuspension } from '../engine/suspension.js';
-import { toErrorRecord } from '../support/to-error.js';
+import { RunSuspension } from './run-suspension.js';
+import { toErrorRecord } from '../jobs/error-record.js';
 import type { RunScope } from './run-scope.js';
 import { replayOutcome } from './step-outcome.js';
 import { checkStepValue } from './step-limits.js';
 import { waitDeadline } from './wait-deadline.js';
-import { WaitTimeoutError } from './workflow-errors.js';
-import type { SignalOptions, WaitForSignalOptions } from './workflow-options.js';
+import type { SignalOptions, WaitForSignalOptions } from '../jobs/workflow-options.js';
 
 function requireName(what: string, name: unknown): string {
   if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(what, 'must be a non-empty string');

@@ -1,6 +1,7 @@
 import type { StepKind } from '../store/job-record.js';
-import { RunSuspension } from '../engine/suspension.js';
-import { toError, toErrorRecord } from '../support/to-error.js';
+import { RunSuspension } from './run-suspension.js';
+import { toError } from '../support/to-error.js';
+import { toErrorRecord } from '../jobs/error-record.js';
 import type { RunScope } from './run-scope.js';
 
 /**

@@ -1,7 +1,6 @@
-import { NotPlainDataError } from '../support/engine-errors.js';
+import { NotPlainDataError, StepResultTooLargeError } from '../support/errors.js';
 import type { StepRecord } from '../store/job-record.js';
 import { findPlainDataProblem, plainDataSize } from '../support/plain-data.js';
-import { StepResultTooLargeError } from './workflow-errors.js';
 
 /**
  * The largest value one workflow step may store, as estimated BSON: 1 MiB. It covers `ctx.step`

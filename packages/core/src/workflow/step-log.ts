@@ -1,6 +1,11 @@
-import { DuplicateStepError, NonDeterminismError } from '../support/engine-errors.js';
+import { DuplicateStepError, NonDeterminismError, StepOrderError } from '../support/errors.js';
 import type { StepKind, StepRecord } from '../store/job-record.js';
-import { StepOrderError } from './workflow-errors.js';
+
+/** A step as a {@link StepOrderError} names it. */
+export interface StepRef {
+  name: string;
+  kind: StepKind;
+}
 
 /**
  * One run's view of the job's step history: checks every step the run reaches against what

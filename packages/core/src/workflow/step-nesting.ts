@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError } from '../support/errors.js';
 import type { StepKind } from '../store/job-record.js';
 
 interface InsideStep {

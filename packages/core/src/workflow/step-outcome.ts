@@ -1,5 +1,5 @@
 import type { StepRecord } from '../store/job-record.js';
-import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from './workflow-errors.js';
+import { ChildCancelledError, ChildFailedError, WaitTimeoutError } from '../support/errors.js';
 
 /**
  * Replays a wait or signal step: its result, or its failure rebuilt as the error the first run

@@ -1,5 +1,5 @@
 import { toMs, type Duration } from '../support/duration.js';
-import { InvalidArgumentError } from '../support/engine-errors.js';
+import { InvalidArgumentError } from '../support/errors.js';
 import type { StepRecord } from '../store/job-record.js';
 
 /**

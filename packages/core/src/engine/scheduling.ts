@@ -1,14 +1,14 @@
 import type { Clock } from '../support/clock.js';
-import type { Enqueuer } from '../engine/enqueuer.js';
+import type { Enqueuer } from './enqueuer.js';
 import { InvalidJobOptionsError, LoomError } from '../support/errors.js';
-import type { EventBus, LoomEventMap } from '../engine/events.js';
+import type { EventBus, LoomEventMap } from './events.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { Logger } from '../support/logger.js';
-import { checkPayload } from '../engine/payload-check.js';
+import { checkPayload } from './payload-check.js';
 import type { JobStore } from '../store/store.js';
-import { ScheduleControl, triggerIdempotencyKey } from './schedule-control.js';
-import { compileSchedule } from './schedule-options.js';
-import { Scheduler, type ScheduledJob } from './scheduler.js';
+import { ScheduleControl, triggerIdempotencyKey } from '../cron/schedule-control.js';
+import { compileSchedule } from '../cron/schedule-options.js';
+import { Scheduler, type ScheduledJob } from '../cron/scheduler.js';
 
 /** The engine's cron part: started and stopped with the engine; `control` is `loom.schedules`. */
 export interface Scheduling {
