@@ -4,7 +4,8 @@
  */
 import { LEASE_EXPIRED_BEFORE_HEARTBEAT, LeaseLostError, LoomError } from '../../support/errors.js';
 import { assertFlowLimits, reportFlowHolds, type FlowHoldRecord } from '../flow.js';
-import type { JobRecord, LeaseRef } from '../job-record.js';
+import type { JobRecord, JobStatus, LeaseRef } from '../job-record.js';
+import type { TransitionName } from '../lifecycle.js';
 import type { ClaimRequest, HeartbeatItem, HeartbeatOutcome, LeaseExtension } from '../store.js';
 import { assertDate, assertOptionalString, assertString } from './arguments.js';
 import { clonePlain } from './clone.js';
@@ -34,11 +35,10 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
     transition(
       state,
       job,
-      'running',
+      claimOf(job.record.status),
       req.now,
       (record) => {
         record.lease = { owner: req.owner, token: state.leaseToken(), until: leaseUntil };
-        record.attempt += 1;
         record.startedAt ??= startedAt;
         if (record.waitingFor !== undefined) record.waitingFor = undefined;
       },
@@ -46,6 +46,18 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
     );
     return copyRecord(job.record);
   });
+}
+
+/** The claim the index made of a job in `status`: a due job, one whose lease ran out, one whose wait timed out. */
+function claimOf(status: JobStatus): TransitionName {
+  switch (status) {
+    case 'running':
+      return 'reclaim';
+    case 'waiting':
+      return 'claimAtTimeout';
+    default:
+      return 'claim';
+  }
 }
 
 export function holdFlow(state: MemoryState, req: FlowHoldRecord & { now: Date }): void {
@@ -83,11 +95,11 @@ export function heartbeatMany(state: MemoryState, items: HeartbeatItem[], now: D
 
 /** One heartbeat (see `JobStore.extendLease`). */
 function extend(state: MemoryState, lease: LeaseRef, until: Date, now: Date): LeaseExtension {
-  const job = leased(state, lease, true);
+  const job = leased(state, lease, 'extendLease');
   // A lease that ran out is over even if nobody took the job yet: its flow slot may have gone to
   // another run meanwhile, so reviving it could run the job over its limit (a worker resumed after SIGSTOP).
   if (job.record.lease!.until.getTime() < now.getTime()) throw new LeaseLostError(lease.jobId, LEASE_EXPIRED_BEFORE_HEARTBEAT);
-  transition(state, job, 'running', now, (record) => {
+  transition(state, job, 'extendLease', now, (record) => {
     record.lease = { ...record.lease!, until: copyDate(until) };
   });
   return job.record.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';

@@ -12,7 +12,8 @@ import { matchesDeadLetterFilter, takeLimit } from './filters.js';
 import { copyDate, copyRecord } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { DeadEntry, MemoryState } from './state.js';
-import { insert, requeue } from './transition.js';
+import type { TransitionName } from '../lifecycle.js';
+import { transition } from './transition.js';
 
 /** `replayDeadLetters` reports progress after this many letters. */
 const REPLAY_PROGRESS_EVERY = 500;
@@ -26,9 +27,10 @@ export function listDeadLetters(state: MemoryState, filter: DeadLetterFilter): D
   }));
 }
 
-export function replayDeadLetter(state: MemoryState, id: string, now: Date): string | null {
+/** `retryJob` of a dead job is a replay made as that transition (the table allows it from `dead` too). */
+export function replayDeadLetter(state: MemoryState, id: string, now: Date, name: TransitionName = 'replay'): string | null {
   assertDate(now, 'replayDeadLetter now');
-  return replay(state, id, now);
+  return replay(state, id, now, name);
 }
 
 export function replayDeadLetters(state: MemoryState, filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): DeadLetterReplayReport {
@@ -56,7 +58,7 @@ export function purgeDeadLetters(state: MemoryState, filter: DeadLetterFilter): 
   return doomed.length;
 }
 
-function replay(state: MemoryState, id: string, now: Date): string | null {
+function replay(state: MemoryState, id: string, now: Date, name: TransitionName = 'replay'): string | null {
   sweep(state, now);
   const entry = state.dead.get(id);
   if (!entry) return null;
@@ -70,10 +72,9 @@ function replay(state: MemoryState, id: string, now: Date): string | null {
         'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
     );
   }
-  state.dead.delete(id);
-  requeue(record, now);
-  delete record.deadReason;
-  insert(state, [record], now);
+  transition(state, entry.job, name, now, (r) => {
+    delete r.deadReason;
+  });
   return id;
 }
 

@@ -37,7 +37,7 @@ function enqueueOne(state: MemoryState, job: NewJob, now: Date): EnqueueResult {
     insert(state, created, now);
     return results[0]!;
   }
-  transition(state, pending, 'queued', now, debouncedUpdate(job));
+  transition(state, pending, 'debounce', now, debouncedUpdate(job));
   return { id: pending.record.id, deduplicated: false, debounced: true };
 }
 

@@ -12,7 +12,9 @@ import { replayDeadLetter } from './dead-letters.js';
 import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
-import { cancel, insert, leased, requeue } from './transition.js';
+import { allows } from '../lifecycle.js';
+import type { StoredJob } from './stored-job.js';
+import { leased, transition } from './transition.js';
 
 export function cancelJob(state: MemoryState, id: string, req: { reason?: string; now: Date }): CancelOutcome | null {
   assertString(id, 'cancelJob id');
@@ -21,26 +23,37 @@ export function cancelJob(state: MemoryState, id: string, req: { reason?: string
   const job = state.find(id);
   if (!job) return null;
   const { record } = job;
+  // A running job whose lease ran out has no holder to end it: it is cancelled at once.
   const expired = record.status === 'running' && record.lease!.until.getTime() < req.now.getTime();
-  if (record.status === 'queued' || record.status === 'waiting' || expired) {
+  const byCancel = allows('cancel', record.status) ? 'cancel' : expired ? 'cancelExpired' : undefined;
+  if (byCancel !== undefined) {
     sweep(state, req.now);
-    cancel(state, job, req.reason, req.now);
+    cancel(state, job, byCancel, req.reason, req.now);
     return { outcome: 'cancelled', job: clonePlain(toJobSummary(record)) };
   }
-  if (record.status !== 'running') return { outcome: 'unchanged', job: clonePlain(toJobSummary(record)) };
+  if (!allows('requestCancel', record.status)) return { outcome: 'unchanged', job: clonePlain(toJobSummary(record)) };
   if (record.cancelRequestedAt === undefined) {
-    record.cancelRequestedAt = copyDate(req.now);
-    if (req.reason !== undefined) record.cancelReason = req.reason;
-    record.updatedAt = copyDate(req.now);
+    transition(state, job, 'requestCancel', req.now, (r) => {
+      r.cancelRequestedAt = copyDate(req.now);
+      if (req.reason !== undefined) r.cancelReason = req.reason;
+    });
   }
   return { outcome: 'requested', job: clonePlain(toJobSummary(record)) };
 }
 
 export function completeCancel(state: MemoryState, lease: LeaseRef, now: Date): void {
   assertDate(now, 'completeCancel now');
-  const job = leased(state, lease, true);
+  const job = leased(state, lease, 'completeCancel');
   sweep(state, now);
-  cancel(state, job, undefined, now);
+  cancel(state, job, 'completeCancel', undefined, now);
+}
+
+/** A job → `cancelled`, by one of the three cancel transitions. */
+function cancel(state: MemoryState, job: StoredJob, name: 'cancel' | 'cancelExpired' | 'completeCancel', reason: string | undefined, now: Date): void {
+  transition(state, job, name, now, (record) => {
+    record.waitingFor = undefined;
+    if (reason !== undefined) record.cancelReason = reason;
+  });
 }
 
 export function retryJob(state: MemoryState, id: string, now: Date): RetryOutcome | null {
@@ -49,19 +62,16 @@ export function retryJob(state: MemoryState, id: string, now: Date): RetryOutcom
   const job = state.find(id);
   if (!job) return null;
   if (job.record.status === 'dead') {
-    replayDeadLetter(state, id, now);
+    // A dead job's retry is a replay: refused while another job holds its idempotency key.
+    replayDeadLetter(state, id, now, 'retryJob');
     return { outcome: 'retried', status: 'queued' };
   }
-  if (job.record.status !== 'cancelled') return { outcome: 'unchanged', status: job.record.status };
+  if (!allows('retryJob', job.record.status)) return { outcome: 'unchanged', status: job.record.status };
   sweep(state, now);
-  const { record } = job;
-  state.cancelled.delete(id);
-  state.byParent.remove(record.parentId, job);
-  state.counts.add(record.queue, 'cancelled', -1);
-  requeue(record, now);
-  record.cancelRequestedAt = undefined;
-  record.cancelReason = undefined;
-  insert(state, [record], now);
+  transition(state, job, 'retryJob', now, (record) => {
+    record.cancelRequestedAt = undefined;
+    record.cancelReason = undefined;
+  });
   return { outcome: 'retried', status: 'queued' };
 }
 
@@ -71,23 +81,10 @@ export function removeJob(state: MemoryState, id: string, now: Date): RemoveOutc
   sweep(state, now);
   const job = state.find(id);
   if (!job) return null;
-  const { record } = job;
-  switch (record.status) {
-    case 'dead':
-      state.dead.delete(id);
-      break;
-    case 'completed':
-    case 'cancelled':
-      if (record.status === 'cancelled') state.cancelled.delete(id);
-      else if (!state.completed.delete(id)) state.held.delete(id);
-      state.byParent.remove(record.parentId, job);
-      state.freeKey(record);
-      state.counts.add(record.queue, record.status, -1);
-      break;
-    default:
-      return { outcome: 'unchanged', status: record.status };
-  }
-  return { outcome: 'removed', status: record.status };
+  const { status } = job.record;
+  if (!allows('removeJob', status)) return { outcome: 'unchanged', status };
+  transition(state, job, 'removeJob', now);
+  return { outcome: 'removed', status };
 }
 
 export function setQueuePaused(state: MemoryState, queue: string, paused: boolean, now: Date): void {

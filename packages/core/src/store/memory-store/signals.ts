@@ -3,21 +3,22 @@
  * (stored on the job, waking it when it waits for that signal), and the reads a parent's wait
  * relies on (`isWaitingFor`, `findActiveChild`).
  */
-import type { SignalRecord } from '../job-record.js';
+import type { JobRecord, SignalRecord } from '../job-record.js';
 import { MAX_PENDING_SIGNALS, TooManySignalsError } from '../signal-limit.js';
 import { assertDate } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
-import { wake as wakeJob } from './transition.js';
+import { allows } from '../lifecycle.js';
+import { transition } from './transition.js';
 
 export function wake(state: MemoryState, jobId: string, now: Date): boolean {
   assertDate(now, 'wake now');
   const job = state.active.get(jobId);
-  if (job?.record.status !== 'waiting') return false;
+  if (!job || !allows('wake', job.record.status)) return false;
   sweep(state, now);
-  wakeJob(state, job, now);
+  transition(state, job, 'wake', now, awake(now));
   return true;
 }
 
@@ -43,8 +44,23 @@ export function signal(state: MemoryState, jobId: string, req: { name: string; d
   sweep(state, req.now);
   const stored: SignalRecord = { name: req.name, data, at: copyDate(req.now) };
   if (id !== undefined) stored.id = id;
-  record.signals.push(stored);
-  record.updatedAt = copyDate(req.now);
-  if (record.status === 'waiting' && record.waitingFor?.signal === req.name) wakeJob(state, job, req.now);
+  const store = (r: JobRecord): void => void r.signals.push(stored);
+  if (record.status === 'waiting' && record.waitingFor?.signal === req.name) {
+    const wake = awake(req.now);
+    transition(state, job, 'signalWake', req.now, (r) => {
+      store(r);
+      wake(r);
+    });
+  } else {
+    transition(state, job, 'signal', req.now, store);
+  }
   return true;
+}
+
+/** What waking does to a waiting job: it no longer waits, and is due at `now`. */
+function awake(now: Date): (record: JobRecord) => void {
+  return (record) => {
+    record.waitingFor = undefined;
+    record.runAt = copyDate(now);
+  };
 }

@@ -11,30 +11,36 @@ import { assertDate } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { MemoryTransaction } from './memory-transaction.js';
 import { copyDate } from './record-copy.js';
-import { releaseChildren, sweep } from './retention.js';
+import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
+import { holdsLease } from '../lifecycle.js';
 import { appendError, putStep, type StoredJob } from './stored-job.js';
-import { finish, leased, transition } from './transition.js';
+import { leased, transition } from './transition.js';
 
 export function complete(state: MemoryState, lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): void {
   assertDate(outcome.now, 'complete now');
-  leased(state, lease);
+  leased(state, lease, 'complete');
   const result = clonePlain(outcome.result);
   if (outcome.session !== undefined) {
     MemoryTransaction.of(outcome.session, state).buffer({
-      check: () => void leased(state, lease),
+      check: () => void leased(state, lease, 'complete'),
       // Checked just before; only a second complete of the same lease in one transaction can miss.
       apply: () => {
         const job = state.active.get(lease.jobId);
-        if (job?.record.lease?.token === lease.token) completeJob(state, job, result, outcome.now);
+        if (job && holdsLease(job.record, lease)) completeJob(state, job, result, outcome.now);
       },
     });
     return;
   }
   sweep(state, outcome.now);
-  completeJob(state, leased(state, lease), result, outcome.now);
+  completeJob(state, leased(state, lease, 'complete'), result, outcome.now);
 }
 
+/**
+ * Completes each item whose lease holds its job. Items are applied in order, so of two items for
+ * one job only the one holding the lease completes it; any other reports `lost` (its token never
+ * held the lease, or the job finished by the earlier item).
+ */
 export function completeMany(state: MemoryState, items: CompletionItem[], now: Date): CompletionOutcome[] {
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
   if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
@@ -43,7 +49,7 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   const finishedAt = copyDate(now); // one for the batch, as in claim
   return items.map(({ lease, result }) => {
     try {
-      const job = leased(state, lease);
+      const job = leased(state, lease, 'complete');
       completeJob(state, job, clonePlain(result), now, finishedAt);
       return 'completed';
     } catch (error) {
@@ -55,17 +61,24 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
 }
 
 function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: Date, at?: Date): void {
-  finish(state, job, 'completed', now, undefined, at);
-  if (result !== undefined) job.record.result = result;
+  transition(
+    state,
+    job,
+    'complete',
+    now,
+    (record) => {
+      if (result !== undefined) record.result = result;
+    },
+    at,
+  );
 }
 
 export function retry(state: MemoryState, lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): void {
   assertDate(outcome.runAt, 'retry runAt');
   assertDate(outcome.now, 'retry now');
-  const job = leased(state, lease);
+  const job = leased(state, lease, 'retry');
   const error = clonePlain(outcome.error);
-  transition(state, job, 'queued', outcome.now, (record) => {
-    record.lease = undefined;
+  transition(state, job, 'retry', outcome.now, (record) => {
     record.runAt = copyDate(outcome.runAt);
     appendError(record, error);
   });
@@ -73,35 +86,19 @@ export function retry(state: MemoryState, lease: LeaseRef, outcome: { runAt: Dat
 
 export function deadLetter(state: MemoryState, lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): void {
   assertDate(outcome.now, 'deadLetter now');
-  const job = leased(state, lease);
+  const job = leased(state, lease, 'deadLetter');
   const error = outcome.error && clonePlain(outcome.error);
   sweep(state, outcome.now);
-  const { record } = job;
-  if (error) appendError(record, error);
-  state.active.delete(record.id);
-  state.activeByName.remove(record.name, job);
-  state.byParent.remove(record.parentId, job);
-  state.activeByParent.remove(record.parentId, job);
-  state.freeKey(record);
-  state.counts.add(record.queue, record.status, -1);
-  state.flow.stopped(job);
-  record.lease = undefined;
-  record.status = 'dead';
-  record.deadReason = outcome.reason;
-  record.finishedAt = copyDate(outcome.now);
-  record.updatedAt = copyDate(outcome.now);
-  job.version += 1;
-  state.index.update(job, outcome.now.getTime());
-  state.dead.set(record.id, { job, reason: outcome.reason, diedAt: copyDate(outcome.now) });
-  releaseChildren(state, record.id);
+  transition(state, job, 'deadLetter', outcome.now, (record) => {
+    if (error) appendError(record, error);
+    record.deadReason = outcome.reason;
+  });
 }
 
 export function release(state: MemoryState, lease: LeaseRef, now: Date): void {
   assertDate(now, 'release now');
-  const job = leased(state, lease);
-  transition(state, job, 'queued', now, (record) => {
-    record.lease = undefined;
-    record.attempt -= 1;
+  const job = leased(state, lease, 'release');
+  transition(state, job, 'release', now, (record) => {
     record.runAt = copyDate(now);
   });
 }
@@ -109,11 +106,9 @@ export function release(state: MemoryState, lease: LeaseRef, now: Date): void {
 export function sleep(state: MemoryState, lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): void {
   assertDate(req.runAt, 'sleep runAt');
   assertDate(req.now, 'sleep now');
-  const job = leased(state, lease);
+  const job = leased(state, lease, 'sleep');
   const step = req.step && clonePlain(req.step);
-  transition(state, job, 'queued', req.now, (record) => {
-    record.lease = undefined;
-    record.attempt -= 1;
+  transition(state, job, 'sleep', req.now, (record) => {
     record.runAt = copyDate(req.runAt);
     if (step) putStep(record, step);
   });
@@ -126,15 +121,13 @@ export function wait(
 ): 'waiting' | 'signal-pending' {
   if (req.timeoutAt !== undefined) assertDate(req.timeoutAt, 'wait timeoutAt');
   assertDate(req.now, 'wait now');
-  const job = leased(state, lease);
+  const job = leased(state, lease, 'wait');
   const awaited = req.for.signal;
   if (awaited !== undefined && job.record.signals.some((s) => s.name === awaited)) return 'signal-pending';
   const waitingFor = clonePlain(req.for);
   const step = req.step && clonePlain(req.step);
   job.waitHasTimeout = req.timeoutAt !== undefined;
-  transition(state, job, 'waiting', req.now, (record) => {
-    record.lease = undefined;
-    record.attempt -= 1;
+  transition(state, job, 'wait', req.now, (record) => {
     record.waitingFor = waitingFor;
     if (req.timeoutAt) record.runAt = copyDate(req.timeoutAt);
     if (step) putStep(record, step);
@@ -143,28 +136,36 @@ export function wait(
 }
 
 export function recordStep(state: MemoryState, lease: LeaseRef, step: StepRecord, now: Date): StepRecord {
-  const { record } = leased(state, lease);
-  const stored = putStep(record, clonePlain(step));
-  record.updatedAt = copyDate(now);
+  const job = leased(state, lease, 'recordStep');
+  const copy = clonePlain(step);
+  let stored = copy;
+  transition(state, job, 'recordStep', now, (record) => {
+    stored = putStep(record, copy);
+  });
   return clonePlain(stored);
 }
 
 export function consumeSignal(state: MemoryState, lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): StepRecord | null {
-  const { record } = leased(state, lease);
+  const job = leased(state, lease, 'consumeSignal');
+  const { record } = job;
   const done = record.steps.find((s) => s.name === req.stepName && s.status === 'completed');
   if (done) return clonePlain(done);
   const index = record.signals.findIndex((s) => s.name === req.signal);
   if (index < 0) return null;
-  const [signal] = record.signals.splice(index, 1);
-  const step: StepRecord = { name: req.stepName, kind: 'signal', status: 'completed', result: signal.data, at: copyDate(req.now) };
-  if (signal.id !== undefined) step.signalId = signal.id;
-  const stored = putStep(record, step);
-  record.updatedAt = copyDate(req.now);
-  return clonePlain(stored);
+  let stored: StepRecord | undefined;
+  transition(state, job, 'consumeSignal', req.now, (r) => {
+    const [signal] = r.signals.splice(index, 1);
+    const step: StepRecord = { name: req.stepName, kind: 'signal', status: 'completed', result: signal.data, at: copyDate(req.now) };
+    if (signal.id !== undefined) step.signalId = signal.id;
+    stored = putStep(r, step);
+  });
+  return clonePlain(stored!);
 }
 
 export function progress(state: MemoryState, lease: LeaseRef, value: unknown, now: Date): void {
-  const { record } = leased(state, lease);
-  record.progress = clonePlain(value);
-  record.updatedAt = copyDate(now);
+  const job = leased(state, lease, 'progress');
+  const copy = clonePlain(value);
+  transition(state, job, 'progress', now, (record) => {
+    record.progress = copy;
+  });
 }
