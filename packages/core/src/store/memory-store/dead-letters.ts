@@ -5,6 +5,7 @@
  */
 import { LoomError } from '../../support/errors.js';
 import type { DeadLetter } from '../job-record.js';
+import type { TransitionName } from '../lifecycle.js';
 import type { DeadLetterReplayReport } from '../operations.js';
 import type { DeadLetterFilter } from '../store.js';
 import { assertDate } from './arguments.js';
@@ -12,7 +13,6 @@ import { matchesDeadLetterFilter, takeLimit } from './filters.js';
 import { copyDate, copyRecord } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { DeadEntry, MemoryState } from './state.js';
-import type { TransitionName } from '../lifecycle.js';
 import { transition } from './transition.js';
 
 /** `replayDeadLetters` reports progress after this many letters. */

@@ -5,6 +5,7 @@
  */
 import { LoomError } from '../../support/errors.js';
 import type { LeaseRef } from '../job-record.js';
+import { allows } from '../lifecycle.js';
 import { toJobSummary, type CancelOutcome, type RemoveOutcome, type RetryOutcome } from '../operations.js';
 import { assertDate, assertOptionalString, assertString } from './arguments.js';
 import { clonePlain } from './clone.js';
@@ -12,7 +13,6 @@ import { replayDeadLetter } from './dead-letters.js';
 import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
-import { allows } from '../lifecycle.js';
 import type { StoredJob } from './stored-job.js';
 import { leased, transition } from './transition.js';
 

@@ -4,13 +4,13 @@
  * relies on (`isWaitingFor`, `findActiveChild`).
  */
 import type { JobRecord, SignalRecord } from '../job-record.js';
+import { allows } from '../lifecycle.js';
 import { MAX_PENDING_SIGNALS, TooManySignalsError } from '../signal-limit.js';
 import { assertDate } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
-import { allows } from '../lifecycle.js';
 import { transition } from './transition.js';
 
 export function wake(state: MemoryState, jobId: string, now: Date): boolean {

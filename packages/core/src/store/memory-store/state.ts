@@ -1,8 +1,9 @@
 /**
  * The MemoryStore's state: every map and index the parts of the store read and change (claims,
  * writes, queries, job control, dead letters, retention). One object, shared by reference: no part
- * keeps a copy of another's data. Who may change what is said where it happens: the job's status
- * and the maps it is kept in change only in `transition.ts`.
+ * keeps a copy of another's data. A job's status, and which map keeps it, change only in
+ * `transition.ts` (by a row of the lifecycle table), but for finished jobs leaving the store:
+ * retention (`retention.ts`) and purged dead letters (`dead-letters.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../job-record.js';

@@ -6,6 +6,7 @@
  */
 import { LoomError } from '../../support/errors.js';
 import type { ErrorRecord, LeaseRef, StepRecord, WaitCondition } from '../job-record.js';
+import { holdsLease } from '../lifecycle.js';
 import type { CompletionItem, CompletionOutcome } from '../store.js';
 import { assertDate } from './arguments.js';
 import { clonePlain } from './clone.js';
@@ -13,7 +14,6 @@ import { MemoryTransaction } from './memory-transaction.js';
 import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
-import { holdsLease } from '../lifecycle.js';
 import { appendError, putStep, type StoredJob } from './stored-job.js';
 import { leased, transition } from './transition.js';
 
