@@ -24,7 +24,7 @@ export * from './store/signal-limit.js';
 export * from './store/operations.js';
 export * from './store/flow.js';
 export * from './store/lifecycle.js';
-export * from './store/memory-store.js';
+export * from './store/memory-store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
 export * from './support/errors.js';

@@ -8,7 +8,7 @@ import { compileSchedule } from '../src/cron/schedule-options.js';
 import { ScheduleControl, triggerIdempotencyKey } from '../src/cron/schedule-control.js';
 import { Scheduler, cronIdempotencyKey, type ScheduledJob, type SchedulerLogger } from '../src/cron/scheduler.js';
 import type { JobRecord } from '../src/store/job-record.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { MemoryStore } from '../src/store/memory-store/memory-store.js';
 import type { JobStore } from '../src/store/store.js';
 
 /** A clock moved by hand; `advance` fires due timers in time order. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DateTime } from 'luxon';
 import { LoomError } from '../src/support/errors.js';
 import { MAX_CATCH_UP_SLOTS } from '../src/cron/slot-selection.js';
-import type { MemoryStore } from '../src/store/memory-store.js';
+import type { MemoryStore } from '../src/store/memory-store/memory-store.js';
 import type { JobStore } from '../src/store/store.js';
 import { HOUR, MINUTE, ManualClock, cronInstances, settle } from './cron-harness.js';
 

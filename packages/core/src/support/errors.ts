@@ -43,7 +43,8 @@ export type LoomErrorCode =
   | 'JOB_TOO_LARGE'
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'
-  | 'INVALID_FLOW_KEY';
+  | 'INVALID_FLOW_KEY'
+  | 'INVALID_TRANSITION';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {

@@ -22,6 +22,15 @@ export class MemoryTransaction {
 
   constructor(readonly owner: object) {}
 
+  /** The transaction `session` stands for, if `owner` made it; otherwise `INVALID_ARGUMENT`. */
+  static of(session: unknown, owner: object): MemoryTransaction {
+    if (session instanceof MemoryTransaction && session.owner === owner) return session;
+    throw new LoomError(
+      'INVALID_ARGUMENT',
+      'The session was not created by this MemoryStore: pass the session that this store\'s withTransaction gave your callback',
+    );
+  }
+
   buffer(write: BufferedWrite): void {
     this.#assertOpen();
     this.#writes.push(write);
