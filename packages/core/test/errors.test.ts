@@ -37,6 +37,7 @@ const samples: Record<string, () => LoomError> = {
   ChildFailedError: () => new core.ChildFailedError('w', 'c1', 'dead'),
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
   TooManySignalsError: () => new core.TooManySignalsError('j1', 'go'),
+  InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

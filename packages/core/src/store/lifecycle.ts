@@ -1,4 +1,3 @@
-import { LoomError } from '../support/errors.js';
 import type { JobStatus, LeaseRef } from './job-record.js';
 
 /**
@@ -160,22 +159,3 @@ export function holdsLease(job: LeasedState | null | undefined, lease: LeaseRef)
   return job != null && job.status === 'running' && job.lease !== undefined && job.lease.token === lease.token;
 }
 
-/**
- * A store tried a transition that the lifecycle table does not allow from the job's status. This
- * is a bug in the store, not in its caller: the store decides which transition a write makes, and
- * must only make one the table allows. Nothing changed.
- */
-export class InvalidTransitionError extends LoomError {
-  constructor(
-    readonly jobId: string,
-    readonly transition: TransitionName,
-    readonly status: JobStatus,
-  ) {
-    super(
-      'INVALID_TRANSITION',
-      `Job ${jobId}: the store tried the transition "${transition}" from status "${status}", which the lifecycle table ` +
-        `(LIFECYCLE in @loom/core) allows only from ${LIFECYCLE[transition].from.join(', ') || 'no status'}; nothing changed. ` +
-        'This is a bug in the store: please report it',
-    );
-  }
-}

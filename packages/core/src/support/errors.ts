@@ -377,3 +377,25 @@ export class ChildCancelledError extends LoomError {
     super('CHILD_CANCELLED', message);
   }
 }
+
+/**
+ * A store tried a transition that the lifecycle table (`LIFECYCLE` in `store/lifecycle.ts`) does
+ * not allow from the job's status. This is a bug in the store, not in its caller: the store decides
+ * which transition a write makes, and must only make one the table allows. Nothing changed.
+ */
+export class InvalidTransitionError extends LoomError {
+  constructor(
+    readonly jobId: string,
+    readonly transition: string,
+    readonly status: string,
+    /** The statuses the table allows `transition` from. */
+    allowedFrom: readonly string[],
+  ) {
+    super(
+      'INVALID_TRANSITION',
+      `Job ${jobId}: the store tried the transition "${transition}" from status "${status}", which the lifecycle table ` +
+        `(LIFECYCLE in @loom/core) allows only from ${allowedFrom.join(', ') || 'no status'}; nothing changed. ` +
+        'This is a bug in the store: please report it',
+    );
+  }
+}

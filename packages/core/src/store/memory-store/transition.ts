@@ -7,10 +7,9 @@
  * completed, cancelled, dead) and in the claim index. {@link leased} is the fence of every fenced
  * write, deciding with `holdsLease`, the one lease rule. {@link insert} stores new jobs.
  */
-import { CancelledError, LeaseLostError } from '../../support/errors.js';
+import { CancelledError, InvalidTransitionError, LeaseLostError } from '../../support/errors.js';
 import type { JobRecord, JobStatus, LeaseRef } from '../job-record.js';
 import {
-  InvalidTransitionError,
   LIFECYCLE,
   attemptAfter,
   holdsLease,
@@ -60,7 +59,7 @@ export function transition(
   const row = LIFECYCLE[name];
   const { record } = job;
   const from = record.status;
-  if (!row.from.includes(from)) throw new InvalidTransitionError(record.id, name, from);
+  if (!row.from.includes(from)) throw new InvalidTransitionError(record.id, name, from, row.from);
   const to = statusAfter(name, from);
   change?.(record);
   // Attempts that start again from zero are remembered (a replayed job's history stays readable).
