@@ -1,10 +1,11 @@
 import type { ClientSession, Collection, Document, ObjectId, UpdateFilter } from 'mongodb';
 import { CancelledError, LeaseLostError, LoomError, type LeaseExtension, type LeaseRef, type StepRecord } from '@loom/core';
-import { parseJobId, requireDate, requireString } from './arguments.js';
-import { withSession } from './collections.js';
-import type { JobDocument } from './documents.js';
-import { fencedFilter, type FenceConditions } from './filters.js';
-import { consumeSignalUpdate, pendingStepArrayFilters, touchUpdate, withStep } from './updates.js';
+import { parseJobId, requireDate, requireString } from '../arguments.js';
+import { withSession } from '../connection/collections.js';
+import type { JobDocument } from '../schema/documents.js';
+import { fencedFilter, type FenceConditions } from '../schema/filters.js';
+import { consumeSignalUpdate, pendingStepArrayFilters, touchUpdate, withStep } from '../schema/updates.js';
+import { StoreArgumentError, tooManyRounds } from '../store-errors.js';
 
 /** A conditional write that lost a race is retried this often before giving up loudly. */
 export const MAX_CONDITIONAL_ROUNDS = 5;
@@ -12,11 +13,6 @@ export const MAX_CONDITIONAL_ROUNDS = 5;
 /** The step of this name that a run completed (a pending sleep or wait does not count). */
 function completedStep(job: JobDocument, name: string): StepRecord | undefined {
   return job.steps.find((s) => s.name === name && s.status === 'completed');
-}
-
-/** A loud end to a conditional loop that kept losing races (it should never happen in practice). */
-export function tooManyRounds(operation: string, jobId: string): LoomError {
-  return new LoomError('STORE_ERROR', `${operation} on job ${jobId}: the job kept changing under this operation; retry`);
 }
 
 /** See {@link FencedWrites.refusal}. */
@@ -37,7 +33,7 @@ export class FencedWrites {
 
   /** The job id of a lease; an id that cannot be ours means no such job holds this lease. */
   jobIdOf(lease: LeaseRef): ObjectId {
-    if (typeof lease !== 'object' || lease === null) throw new LoomError('INVALID_ARGUMENT', 'lease must be { jobId, token }');
+    if (typeof lease !== 'object' || lease === null) throw new StoreArgumentError('lease must be { jobId, token }');
     requireString(lease.token, 'lease token');
     const id = parseJobId(lease.jobId, 'lease jobId');
     if (!id) throw new LeaseLostError(String(lease.jobId), 'no job has this id');

@@ -1,8 +1,9 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
-import { LoomError, type ErrorRecord, type NewJob, type StepRecord, type WaitCondition } from '@loom/core';
-import { requireDate, requireNumber, requireString, requireTraceContext } from './arguments.js';
+import type { ErrorRecord, NewJob, StepRecord, WaitCondition } from '@loom/core';
+import { requireDate, requireNumber, requireString, requireTraceContext } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
+import { IdempotencyKeyError, StoreArgumentError } from '../store-errors.js';
 
 /**
  * Pure builders of every document and update the store writes. Each transition keeps one
@@ -21,7 +22,7 @@ export function leaseExpiredAt(until: Date): Date {
 export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): JobDocument {
   if (job.idempotencyKey !== undefined && (typeof job.idempotencyKey !== 'string' || job.idempotencyKey === '')) {
     const got = typeof job.idempotencyKey === 'string' ? 'an empty string' : typeof job.idempotencyKey;
-    throw new LoomError('INVALID_IDEMPOTENCY_KEY', `Idempotency keys must be non-empty strings, got ${got}; nothing was enqueued`);
+    throw new IdempotencyKeyError(got);
   }
   const runAt = requireDate(job.runAt, 'job.runAt');
   const doc: JobDocument = {
@@ -52,7 +53,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.groupKey !== undefined) doc.groupKey = requireString(job.groupKey, 'job.groupKey');
   if (job.debounceKey !== undefined) {
     doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
-    if (doc.idempotencyKey !== undefined) throw new LoomError('INVALID_ARGUMENT', 'a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
+    if (doc.idempotencyKey !== undefined) throw new StoreArgumentError('a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
   }
   const flowKey = doc.groupKey ?? doc.rateLimitKey;
   if (flowKey !== undefined) doc.flowKey = flowKey;

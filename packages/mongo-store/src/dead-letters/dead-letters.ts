@@ -1,15 +1,15 @@
 import type { ClientSession, Collection, Filter, ObjectId } from 'mongodb';
-import { LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
-import { inTransaction, withSession, type StoreCollections } from './collections.js';
-import type { DeadLetterDocument } from './documents.js';
-import { fenceRefusal } from './fenced-writes.js';
-import { fencedFilter } from './filters.js';
-import { DEAD_LETTER_INDEX } from './indexes.js';
-import type { StoreLogger } from './options.js';
-import { isDuplicateKey } from './store-errors.js';
-import { deadLetterDocument, replayedJobDocument } from './updates.js';
+import type { ErrorRecord, LeaseRef } from '@loom/core';
+import { inTransaction, withSession, type StoreCollections } from '../connection/collections.js';
+import type { DeadLetterDocument } from '../schema/documents.js';
+import { fenceRefusal } from '../writes/fenced-writes.js';
+import { fencedFilter } from '../schema/filters.js';
+import { DEAD_LETTER_INDEX } from '../schema/indexes.js';
+import type { StoreLogger } from '../options.js';
+import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
+import { deadLetterDocument, replayedJobDocument } from '../schema/updates.js';
 import { fitDeadLetter } from './dead-letter-size.js';
-import { releaseChildren } from './retention-holds.js';
+import { releaseChildren } from '../writes/retention-holds.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
@@ -99,9 +99,7 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
     if (!dead) return null;
     const key = dead.job.idempotencyKey;
     const keyHeld = (cause?: unknown) =>
-      new LoomError(
-        'INVALID_ARGUMENT',
-        `Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
+      new StoreArgumentError(`Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
           'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
         { cause },
       );

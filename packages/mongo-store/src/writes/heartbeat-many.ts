@@ -1,11 +1,12 @@
 import type { Collection, ObjectId } from 'mongodb';
 import { LoomError, type HeartbeatItem, type HeartbeatOutcome, type LeaseExtension } from '@loom/core';
-import { requireDate } from './arguments.js';
-import type { JobDocument } from './documents.js';
+import { requireDate } from '../arguments.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
-import { fencedFilter } from './filters.js';
+import { fencedFilter } from '../schema/filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
-import { extendLeaseUpdate } from './updates.js';
+import { extendLeaseUpdate } from '../schema/updates.js';
+import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
 
 /** What {@link heartbeatMany} needs of the store besides the collection. */
 export interface HeartbeatManyDeps {
@@ -32,7 +33,7 @@ export interface HeartbeatManyDeps {
  */
 export async function heartbeatMany(deps: HeartbeatManyDeps, items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]> {
   const valid = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
-  if (!valid) throw new LoomError('INVALID_ARGUMENT', 'heartbeatMany items must be an array of { lease, until: Date }');
+  if (!valid) throw new StoreArgumentError('heartbeatMany items must be an array of { lease, until: Date }');
   requireDate(now, 'now');
   const outcomes: (HeartbeatOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
@@ -69,7 +70,7 @@ async function extendInBulk(
   const { matched, refused: refusedStatements } = await bulkWriteFenced(deps.jobs, statements);
   for (const { index, message, cause } of refusedStatements) {
     const i = pending[index]!;
-    refused.set(i, new LoomError('STORE_ERROR', `extending the lease of job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+    refused.set(i, new StoreOperationError(`extending the lease of job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
   }
   for (const [i, error] of refused) outcomes[i] = { error };
   const rest = pending.filter((i) => !refused.has(i));

@@ -1,13 +1,14 @@
 import type { AnyBulkWriteOperation, Collection, ObjectId } from 'mongodb';
 import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
-import { requireDate } from './arguments.js';
-import type { JobDocument } from './documents.js';
+import { requireDate } from '../arguments.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
-import { fencedFilter, fencedManyFilter } from './filters.js';
+import { fencedFilter, fencedManyFilter } from '../schema/filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
-import { completionStatements } from './retention-holds.js';
-import { isTransientMongoError } from './transient-errors.js';
-import { completeUpdate } from './updates.js';
+import { completionStatements } from './completions.js';
+import { isTransientMongoError } from '../connection/transient-errors.js';
+import { completeUpdate } from '../schema/updates.js';
+import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
 
 /** What {@link completeMany} needs of the store besides the collection. */
 export interface CompleteManyDeps {
@@ -40,7 +41,7 @@ export interface CompleteManyDeps {
  */
 export async function completeMany(deps: CompleteManyDeps, items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
-  if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
+  if (!leases) throw new StoreArgumentError('completeMany items must be an array of { lease, result? }');
   requireDate(now, 'now');
   const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
@@ -65,7 +66,7 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
       if (index < sharedStatements) sharedRefused = true;
       else {
         const i = own[Math.floor((index - sharedStatements) / 2)]!; // two statements per job
-        refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+        refused.set(i, new StoreOperationError(`completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
       }
     }
     const { matched } = written;

@@ -1,6 +1,6 @@
 import type { Document, Filter, ObjectId, Sort } from 'mongodb';
 import { MAX_PENDING_SIGNALS, type ClaimRequest, type DeadLetterFilter, type JobFilter, type JobPagePosition, type JobPageQuery, type JobStatus } from '@loom/core';
-import { requireDate, requireString, requireStrings } from './arguments.js';
+import { requireDate, requireString, requireStrings } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
 
 /**
