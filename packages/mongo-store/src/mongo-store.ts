@@ -223,13 +223,13 @@ export class MongoStore implements JobStore {
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
-    await this.ending(lease, () => this.fenced.write(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
     await this.permits.release(lease.token, lease.jobId);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await this.ending(lease, () => this.fenced.write(lease, requeueUpdate(now, now)));
+    await this.ending(lease, () => this.fenced.write('release', lease, requeueUpdate(now, now)));
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -243,7 +243,7 @@ export class MongoStore implements JobStore {
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
-    await this.ending(lease, () => this.fenced.transition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step));
+    await this.ending(lease, () => this.fenced.transition('sleep', lease, requeueUpdate(req.runAt, now, 'sleep'), req.step));
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -251,7 +251,7 @@ export class MongoStore implements JobStore {
     const now = requireDate(req?.now, 'now');
     const signal = req.for?.signal === undefined ? undefined : requireString(req.for.signal, 'wait signal');
     const children = req.for.jobs === undefined ? [] : requireStrings(req.for.jobs, 'wait jobs');
-    const outcome = await this.fenced.transition(lease, 'wait', waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
+    const outcome = await this.fenced.transition('wait', lease, waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
       signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
@@ -270,7 +270,7 @@ export class MongoStore implements JobStore {
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
-    await this.fenced.write(lease, progressUpdate(value, requireDate(now, 'now')));
+    await this.fenced.write('progress', lease, progressUpdate(value, requireDate(now, 'now')));
   }
 
   // ---- unfenced transitions ----------------------------------------------------------------
@@ -339,7 +339,7 @@ export class MongoStore implements JobStore {
   async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
     await releaseChildrenOfRun(this.collections.jobs, this.fenced.jobIdOf(lease), lease.token);
-    await this.fenced.write(lease, completeCancelUpdate(now), undefined, { cancelRequested: true });
+    await this.fenced.write('completeCancel', lease, completeCancelUpdate(now));
     await this.permits.release(lease.token, lease.jobId);
   }
 

@@ -7,12 +7,12 @@ import type { JobDocument } from '../src/schema/documents.js';
 import {
   claimFilter,
   deadLetterFilter,
-  fencedFilter,
   jobListFilter,
   scheduleCasFilter,
   unfinishedNotWaitingForFilter,
 } from '../src/schema/filters.js';
 import { claimUpdate, newJobDocument } from '../src/schema/updates.js';
+import { fencedFilter } from './lease-fence.js';
 
 // Filters are evaluated with mingo (MongoDB query semantics in memory), so these tests check what a
 // filter matches, without a database.

@@ -1,5 +1,5 @@
 import type { ClientSession, Collection, Filter, ObjectId } from 'mongodb';
-import type { ErrorRecord, LeaseRef } from '@loom/core';
+import { holdsLease, type ErrorRecord, type LeaseRef } from '@loom/core';
 import { inTransaction, withSession, type StoreCollections } from '../connection/collections.js';
 import type { DeadLetterDocument } from '../schema/documents.js';
 import { fenceRefusal } from '../writes/fenced-writes.js';
@@ -39,7 +39,7 @@ export async function moveToDeadLetters(
   outcome: { reason: string; error?: ErrorRecord; now: Date },
 ): Promise<void> {
   const { jobs, deadLetters } = ctx.collections;
-  const fence = fencedFilter(id, lease.token);
+  const fence = fencedFilter('deadLetter', id, lease.token);
   const unmark = () => deadLetters.updateOne({ _id: id, leaseToken: lease.token }, { $unset: { pending: '' } });
   await maybeTransaction(ctx, async (session) => {
     const job = await jobs.findOne(fence, withSession(session));
@@ -158,11 +158,11 @@ export async function reconcileDeadLetters(ctx: MoveContext): Promise<ReconcileR
     for (const dead of batch) {
       const job = live.find((j) => j._id.equals(dead._id));
       const letter = { _id: dead._id, leaseToken: dead.leaseToken };
-      if (job && !(job.status === 'running' && job.lease?.token === dead.leaseToken)) {
+      if (job && !holdsLease(job, { jobId: job._id.toHexString(), token: dead.leaseToken })) {
         report.staleDeadLetters += (await deadLetters.deleteOne(letter)).deletedCount;
         continue;
       }
-      if (job) report.finishedMoves += (await jobs.deleteOne(fencedFilter(job._id, dead.leaseToken, { cancelRequested: true }))).deletedCount;
+      if (job) report.finishedMoves += (await jobs.deleteOne(fencedFilter('holds', job._id, dead.leaseToken))).deletedCount;
       await deadLetters.updateOne(letter, { $unset: { pending: '' } });
     }
     batch = [];

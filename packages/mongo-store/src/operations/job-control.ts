@@ -21,6 +21,7 @@ import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
 import { MAX_CONDITIONAL_ROUNDS } from '../writes/fenced-writes.js';
 import { DEAD_LETTER_PAGE_SORT, deadLetterFilter, deadLetterPageFilter, JOB_PAGE_SORT, jobPageFilter, LIVE_STATUSES } from '../schema/filters.js';
 import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
+import { LIFECYCLE_TO } from '../schema/updates.js';
 import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummary, toDeadLetter, toJobSummaryOf } from '../schema/records.js';
 import { StoreArgumentError, tooManyRounds } from '../store-errors.js';
 
@@ -32,7 +33,7 @@ import { StoreArgumentError, tooManyRounds } from '../store-errors.js';
 
 /** `queued`/`waiting` (or `running` under an expired lease) → `cancelled`. */
 function cancelledUpdate(reason: string | undefined, now: Date): UpdateFilter<JobDocument> {
-  const set: Partial<JobDocument> = { status: 'cancelled', finishedAt: now, updatedAt: now };
+  const set: Partial<JobDocument> = { status: LIFECYCLE_TO.cancel, finishedAt: now, updatedAt: now };
   if (reason !== undefined) set.cancelReason = reason;
   // A cancelled job no longer takes the debounced enqueues of its key.
   return { $set: set, $unset: { lease: '', claimAt: '', waitingFor: '', debounceKey: '' } };
@@ -53,7 +54,7 @@ function retryCancelledUpdate(now: Date): Document[] {
     {
       $set: {
         priorAttempts: { $add: [{ $ifNull: ['$priorAttempts', 0] }, '$attempt'] },
-        status: 'queued',
+        status: LIFECYCLE_TO.retryJob,
         attempt: 0,
         runAt: { $literal: now },
         claimAt: { $literal: now },

@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, ObjectId } from 'mongodb';
-import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
+import { holdsLease, LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
 import { requireDate } from '../arguments.js';
 import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
@@ -55,8 +55,8 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
     const own = batch.filter((i) => items[i]!.result !== undefined);
     const sharedStatements = shared.length === 0 ? 0 : 2;
     const statements = [
-      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter(shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
-      ...own.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
+      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter('complete', shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
+      ...own.flatMap((i) => completionStatements(fencedFilter('complete', ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
     ];
     const refused = new Map<number, Error>();
     let sharedRefused = false;
@@ -120,7 +120,7 @@ async function sortOut(
   for (const i of rest) {
     const doc = byId.get(ids[i]!.toHexString());
     const finished = doc?.finishedAt ?? doc?.heldFinishedAt;
-    if (doc?.status === 'running' && doc.lease?.token === items[i]!.lease.token) slow.push(i);
+    if (holdsLease(doc, items[i]!.lease)) slow.push(i);
     else if (doc?.status === 'completed' && finished?.getTime() === now.getTime()) outcomes[i] = 'completed';
     else outcomes[i] = 'lost';
   }

@@ -75,7 +75,7 @@ export async function completeKeepingHolds(
   session?: ClientSession,
 ): Promise<void> {
   const id = fenced.jobIdOf(lease);
-  const fence = fencedFilter(id, lease.token);
+  const fence = fencedFilter('complete', id, lease.token);
   if (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN }, update, session)) return;
   for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
     // Not completed: the lease is lost (or the job's cancel was requested), or it has children to release first.

@@ -1,5 +1,5 @@
 import type { Collection, ObjectId } from 'mongodb';
-import { LoomError, type HeartbeatItem, type HeartbeatOutcome, type LeaseExtension } from '@loom/core';
+import { holdsLease, LoomError, type HeartbeatItem, type HeartbeatOutcome, type LeaseExtension } from '@loom/core';
 import { requireDate } from '../arguments.js';
 import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
@@ -65,7 +65,7 @@ async function extendInBulk(
 ): Promise<void> {
   const refused = new Map<number, Error>();
   const statements = pending.map((i) => ({
-    updateOne: { filter: fencedFilter(ids[i]!, items[i]!.lease.token, { unexpiredAt: now }), update: extendLeaseUpdate(items[i]!.until, now) },
+    updateOne: { filter: fencedFilter('extendLease', ids[i]!, items[i]!.lease.token, { noCancelRequested: true, unexpiredAt: now }), update: extendLeaseUpdate(items[i]!.until, now) },
   }));
   const { matched, refused: refusedStatements } = await bulkWriteFenced(deps.jobs, statements);
   for (const { index, message, cause } of refusedStatements) {
@@ -111,10 +111,9 @@ async function sortOut(
   const slow: number[] = [];
   for (const i of rest) {
     const doc = byId.get(ids[i]!.toHexString());
-    const held = doc?.status === 'running' && doc.lease?.token === items[i]!.lease.token;
     const until = doc?.lease?.until?.getTime();
-    if (!held || until === undefined) outcomes[i] = 'lost';
-    else if (until === items[i]!.until.getTime()) outcomes[i] = doc.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
+    if (!holdsLease(doc, items[i]!.lease) || until === undefined) outcomes[i] = 'lost';
+    else if (until === items[i]!.until.getTime()) outcomes[i] = doc!.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
     else if (until < now.getTime()) outcomes[i] = 'lost';
     else slow.push(i);
   }

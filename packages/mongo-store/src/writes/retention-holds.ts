@@ -63,7 +63,7 @@ export async function releaseHolds(jobs: Collection<JobDocument>, where: Filter<
  * nothing: only a job still running under `token` (its cancel requested) that enqueued children.
  */
 export async function releaseChildrenOfRun(jobs: Collection<JobDocument>, id: ObjectId, token: string): Promise<void> {
-  const held = { ...fencedFilter(id, token, { cancelRequested: true }), 'steps.kind': 'enqueue' };
+  const held = { ...fencedFilter('completeCancel', id, token), 'steps.kind': 'enqueue' };
   if (await jobs.findOne(held, { projection: { _id: 1 } })) await releaseChildren(jobs, id);
 }
 
