@@ -139,11 +139,15 @@ export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocum
   return { $set: { 'lease.until': until, claimAt: leaseExpiredAt(until), updatedAt: now } };
 }
 
-/** `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt` aside). */
+/**
+ * `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt`
+ * aside). The lease goes to `completedLease`: the token that completed the job stays readable.
+ */
 export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
   const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
     $set: { status: LIFECYCLE_TO.complete, finishedAt: now, updatedAt: now },
-    $unset: { lease: '', claimAt: '' },
+    $unset: { claimAt: '' },
+    $rename: { lease: 'completedLease' },
   };
   if (result === undefined) (update.$unset as Record<string, ''>).result = '';
   else (update.$set as Record<string, unknown>).result = result;
