@@ -24,8 +24,9 @@ export async function fenceRefusal(jobs: Collection<JobDocument>, id: ObjectId, 
 
 /**
  * Every write after a claim, fenced as its row of `LIFECYCLE` says ({@link fencedFilter}): zero
- * matches means the lease was lost (or a condition failed) and nothing changed. Steps are first-completed-write-wins:
- * appended when new, replacing a `pending` one of the same name, left alone when completed.
+ * matches means the lease was lost (or a condition failed) and nothing changed. Steps are
+ * first-completed-write-wins: appended when new, replacing a `pending` one of the same name, left
+ * alone when completed.
  */
 export class FencedWrites {
   constructor(private readonly jobs: Collection<JobDocument>) {}
