@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { LoomError, type JobTraceContext } from '@loom/core';
+import { StoreArgumentError } from './store-errors.js';
 
 /**
  * Checks on caller-supplied values before they reach a filter. A value that arrived through JSON
@@ -12,7 +13,7 @@ const OBJECT_ID_HEX = /^[0-9a-f]{24}$/i;
 
 function invalid(what: string, value: unknown, expected: string): LoomError {
   const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value;
-  return new LoomError('INVALID_ARGUMENT', `${what} must be ${expected}, got ${shown}`);
+  return new StoreArgumentError(`${what} must be ${expected}, got ${shown}`);
 }
 
 /** Throws INVALID_ARGUMENT unless `value` is a string. */
@@ -55,7 +56,7 @@ export function requireTraceContext(value: unknown, what: string): JobTraceConte
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(what, value, 'an object');
   const { traceparent, tracestate, link, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length > 0) throw new LoomError('INVALID_ARGUMENT', `${what} has unknown field ${JSON.stringify(extra[0])}`);
+  if (extra.length > 0) throw new StoreArgumentError(`${what} has unknown field ${JSON.stringify(extra[0])}`);
   const trace: JobTraceContext = { traceparent: requireString(traceparent, `${what}.traceparent`) };
   if (tracestate !== undefined) trace.tracestate = requireString(tracestate, `${what}.tracestate`);
   if (link !== undefined) {
@@ -73,4 +74,10 @@ export function requireTraceContext(value: unknown, what: string): JobTraceConte
 export function parseJobId(value: unknown, what = 'job id'): ObjectId | null {
   const id = requireString(value, what);
   return OBJECT_ID_HEX.test(id) ? ObjectId.createFromHexString(id) : null;
+}
+
+/** A list limit: undefined = all; zero or less = none (as MemoryStore). Throws INVALID_ARGUMENT unless a number. */
+export function listLimit(limit: unknown): number | undefined {
+  if (limit === undefined) return undefined;
+  return Math.max(0, requireNumber(limit, 'filter.limit', true));
 }

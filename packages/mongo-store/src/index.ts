@@ -11,6 +11,5 @@
  */
 export { MongoStore } from './mongo-store.js';
 export type { MongoStoreOptions, RetentionOptions, StoreLogger } from './options.js';
-export type { ReconcileReport } from './dead-letters.js';
-export { indexPlan, type IndexSpec } from './indexes.js';
-export { verifyIndexes } from './indexes.js';
+export type { ReconcileReport } from './dead-letters/dead-letters.js';
+export { indexPlan, verifyIndexes, type IndexSpec } from './schema/indexes.js';

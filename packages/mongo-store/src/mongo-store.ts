@@ -1,8 +1,6 @@
 import { MongoClient, type ClientSession, type ObjectId } from 'mongodb';
 import {
   LoomError,
-  MAX_PENDING_SIGNALS,
-  TooManySignalsError,
   type CancelOutcome,
   type ClaimRequest,
   type DeadLetter,
@@ -33,33 +31,35 @@ import {
   type StoreStats,
   type WaitCondition,
 } from '@loom/core';
-import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
-import { claimJobs } from './claims.js';
-import { JobsHeldByTransactions } from './held-jobs.js';
-import { MongoFlowClaims } from './flow-claims.js';
-import { FlowPermits } from './flow-permits.js';
-import { inTransaction, openCollections, type StoreCollections } from './collections.js';
-import { moveToDeadLetters, purgeNewestDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters.js';
-import { detectDeployment, type Deployment } from './deployment.js';
-import { enqueueJobs } from './enqueue.js';
-import { FencedWrites, MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
-import { countFinished } from './finished-counts.js';
-import { activeChildFilter, deadLetterFilter, fencedFilter, jobListFilter, signalRoomConditions, waitingForJobFilter, unfinishedNotWaitingForFilter, waitingFilter, waitingForSignalFilter } from './filters.js';
-import { ensureIndexes, indexPlan, RETENTION_INDEX } from './indexes.js';
-import { watchInserts, type InsertListener } from './insert-watcher.js';
-import { completeCancelUpdate, deadLetterIndexFor, JobControl } from './job-control.js';
-import { completeMany } from './complete-many.js';
-import { heartbeatMany } from './heartbeat-many.js';
-import { QueueRepository } from './queues.js';
+import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
+import { claimJobs } from './claims/claims.js';
+import { MongoFlowClaims } from './claims/flow-claims.js';
+import { JobsHeldByTransactions } from './claims/held-jobs.js';
+import { inTransaction, openCollections, type StoreCollections } from './connection/collections.js';
+import { detectDeployment, type Deployment } from './connection/deployment.js';
+import { InsertSubscriptions, type InsertListener } from './connection/insert-watcher.js';
+import { withinReach } from './connection/reachability.js';
+import { readServerTime } from './connection/server-time.js';
+import { isTransientMongoError } from './connection/transient-errors.js';
+import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters/dead-letters.js';
+import { enqueueJobs } from './enqueue/enqueue.js';
+import { FlowPermits } from './flow/flow-permits.js';
+import { countFinished } from './operations/finished-counts.js';
+import { completeCancelUpdate, JobControl } from './operations/job-control.js';
+import { QueueRepository } from './operations/queues.js';
+import { ScheduleRepository } from './operations/schedules.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
-import { toDeadJobRecord, toDeadLetter, toJobRecord } from './records.js';
-import { ScheduleRepository } from './schedules.js';
-import { readServerTime } from './server-time.js';
-import { transactionsUnsupported } from './store-errors.js';
-import { isTransientMongoError } from './transient-errors.js';
-import { withinReach } from './reachability.js';
-import { completeKeepingHolds, releaseChildren, releaseHolds } from './retention-holds.js';
-import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, signalUpdate, waitUpdate, wakeUpdate } from './updates.js';
+import { activeChildFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
+import { ensureIndexes, indexPlan, RETENTION_INDEX } from './schema/indexes.js';
+import { toDeadJobRecord, toJobRecord } from './schema/records.js';
+import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
+import { StoreArgumentError, transactionsUnsupported } from './store-errors.js';
+import { completeMany } from './writes/complete-many.js';
+import { completeKeepingHolds } from './writes/completions.js';
+import { FencedWrites } from './writes/fenced-writes.js';
+import { heartbeatMany } from './writes/heartbeat-many.js';
+import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
+import { storeSignal } from './writes/signals.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -89,8 +89,7 @@ export class MongoStore implements JobStore {
   private readonly heldJobs: JobsHeldByTransactions;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
-  private readonly watchers = new Set<() => void>();
-  private closed = false;
+  private readonly subscriptions: InsertSubscriptions;
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -103,6 +102,7 @@ export class MongoStore implements JobStore {
 
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
+    this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
     this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
     this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger, this.options.claimTimeoutMs);
     this.control = new JobControl(
@@ -151,9 +151,7 @@ export class MongoStore implements JobStore {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const stop of this.watchers) stop();
-    this.watchers.clear();
+    this.subscriptions.close();
     if (this.ownsClient) await this.collections.client.close();
   }
 
@@ -225,13 +223,13 @@ export class MongoStore implements JobStore {
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
-    await this.ending(lease, () => this.fenced.write(lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
     await this.permits.release(lease.token, lease.jobId);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await this.ending(lease, () => this.fenced.write(lease, requeueUpdate(now, now)));
+    await this.ending(lease, () => this.fenced.write('release', lease, requeueUpdate(now, now)));
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -245,7 +243,7 @@ export class MongoStore implements JobStore {
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
-    await this.ending(lease, () => this.fenced.transition(lease, 'sleep', requeueUpdate(req.runAt, now), req.step));
+    await this.ending(lease, () => this.fenced.transition('sleep', lease, requeueUpdate(req.runAt, now, 'sleep'), req.step));
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -253,7 +251,7 @@ export class MongoStore implements JobStore {
     const now = requireDate(req?.now, 'now');
     const signal = req.for?.signal === undefined ? undefined : requireString(req.for.signal, 'wait signal');
     const children = req.for.jobs === undefined ? [] : requireStrings(req.for.jobs, 'wait jobs');
-    const outcome = await this.fenced.transition(lease, 'wait', waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
+    const outcome = await this.fenced.transition('wait', lease, waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
       signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
@@ -272,7 +270,7 @@ export class MongoStore implements JobStore {
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
-    await this.fenced.write(lease, progressUpdate(value, requireDate(now, 'now')));
+    await this.fenced.write('progress', lease, progressUpdate(value, requireDate(now, 'now')));
   }
 
   // ---- unfenced transitions ----------------------------------------------------------------
@@ -297,28 +295,8 @@ export class MongoStore implements JobStore {
     return child ? child._id.toHexString() : null;
   }
 
-  async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
-    const id = parseJobId(jobId);
-    const now = requireDate(req?.now, 'now');
-    const name = requireString(req.name, 'signal name');
-    const signalId = req.id === undefined ? undefined : requireString(req.id, 'signal id');
-    if (!id) return false;
-    const { jobs } = this.collections;
-    const room = signalRoomConditions(signalId);
-    for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      if ((await jobs.updateOne({ ...waitingForSignalFilter(id, name), ...room }, signalUpdate(req, now, true))).matchedCount === 1) return true;
-      if ((await jobs.updateOne({ ...unfinishedNotWaitingForFilter(id, name), ...room }, signalUpdate(req, now, false))).matchedCount === 1) return true;
-      // Neither matched: the job is gone or finished, it holds this signal id or too many signals,
-      // or it began waiting for this signal between the two writes (then the next round wakes it).
-      const job = await jobs.findOne(
-        { _id: id, status: { $in: ['queued', 'running', 'waiting'] } },
-        { projection: { _id: 1, 'signals.id': 1, 'steps.signalId': 1 } },
-      );
-      if (!job) return false;
-      if (signalId !== undefined && (job.signals.some((s) => s.id === signalId) || job.steps.some((s) => s.signalId === signalId))) return true;
-      if (job.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, name);
-    }
-    throw tooManyRounds(`signal "${name}"`, jobId);
+  signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
+    return storeSignal(this.collections.jobs, jobId, req);
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -334,7 +312,7 @@ export class MongoStore implements JobStore {
 
   /** Live jobs only: dead ones are in the dead-letter collection (`listDeadLetters`). */
   async listJobs(filter: JobFilter): Promise<JobRecord[]> {
-    const limit = this.limitOf(filter?.limit);
+    const limit = listLimit(filter?.limit);
     if (limit === 0) return [];
     const docs = await this.collections.jobs.find(jobListFilter(filter), { sort: { createdAt: -1, _id: -1 }, limit: limit ?? 0 }).toArray();
     return docs.map(toJobRecord);
@@ -360,8 +338,8 @@ export class MongoStore implements JobStore {
 
   async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await this.releaseChildrenOfRun(lease);
-    await this.fenced.write(lease, completeCancelUpdate(now), undefined, { cancelRequested: true });
+    await releaseChildrenOfRun(this.collections.jobs, this.fenced.jobIdOf(lease), lease.token);
+    await this.fenced.write('completeCancel', lease, completeCancelUpdate(now));
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -395,13 +373,8 @@ export class MongoStore implements JobStore {
 
   // ---- dead letters ------------------------------------------------------------------------
 
-  async listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
-    const limit = this.limitOf(filter?.limit);
-    if (limit === 0) return [];
-    const docs = await this.collections.deadLetters
-      .find(deadLetterFilter(filter ?? {}), { sort: { diedAt: -1, _id: -1 }, limit: limit ?? 0, hint: deadLetterIndexFor(filter ?? {}) })
-      .toArray();
-    return docs.map(toDeadLetter);
+  listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
+    return this.control.listDeadLetters(filter);
   }
 
   async replayDeadLetter(id: string, now: Date): Promise<string | null> {
@@ -409,41 +382,12 @@ export class MongoStore implements JobStore {
     requireDate(now, 'now');
     if (!_id) return null;
     const replayed = await replayDeadLetter(await this.moveContext(), _id, now);
-    if (replayed !== null) await this.releaseIfParentFinished(_id);
+    if (replayed !== null) await releaseIfParentFinished(this.collections.jobs, _id);
     return replayed;
   }
 
-  /**
-   * A run that ends its job by a cancel first releases the retention holds of the children it
-   * enqueued (see retention-holds.ts; a death releases them in its move); a lost lease releases nothing.
-   */
-  private async releaseChildrenOfRun(lease: LeaseRef): Promise<void> {
-    const id = this.fenced.jobIdOf(lease);
-    const { jobs } = this.collections;
-    const held = { ...fencedFilter(id, lease.token, { cancelRequested: true }), 'steps.kind': 'enqueue' };
-    if (await jobs.findOne(held, { projection: { _id: 1 } })) await releaseChildren(jobs, id);
-  }
-
-  /**
-   * A replayed child keeps its retention hold only while its parent is unfinished: the parent's
-   * release (when it completed or died) ran while the child was a dead letter. Checked after the
-   * insert, so a parent finishing meanwhile releases it itself.
-   */
-  private async releaseIfParentFinished(id: ObjectId): Promise<void> {
-    const { jobs } = this.collections;
-    const job = await jobs.findOne({ _id: id, holdForParent: { $exists: true } }, { projection: { parentId: 1 } });
-    const parentId = job?.parentId === undefined ? null : parseJobId(job.parentId);
-    if (!job || (parentId && (await jobs.findOne({ _id: parentId, status: { $in: ['queued', 'running', 'waiting'] } }, { projection: { _id: 1 } })))) return;
-    await releaseHolds(jobs, { _id: id }, 'holdForParent');
-  }
-
-  async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
-    const { deadLetters } = this.collections;
-    const where = deadLetterFilter(filter ?? {});
-    const limit = this.limitOf(filter?.limit);
-    if (limit === undefined) return (await deadLetters.deleteMany(where)).deletedCount;
-    if (limit === 0) return 0;
-    return purgeNewestDeadLetters(deadLetters, where, limit, deadLetterIndexFor(filter ?? {}));
+  purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
+    return this.control.purgeDeadLetters(filter);
   }
 
   // ---- schedules ---------------------------------------------------------------------------
@@ -496,26 +440,7 @@ export class MongoStore implements JobStore {
    * streams are unavailable (standalone) it does nothing and the engine's polling carries on.
    */
   subscribe(listener: InsertListener): () => void {
-    let stop: (() => void) | undefined;
-    let unsubscribed = false;
-    const unsubscribe = () => {
-      unsubscribed = true;
-      stop?.();
-      this.watchers.delete(unsubscribe);
-    };
-    this.watchers.add(unsubscribe);
-    this.getDeployment().then(
-      (deployment) => {
-        if (unsubscribed || this.closed) return;
-        if (!deployment.replicated) {
-          this.options.logger.debug({}, 'change streams need a replica set; workers rely on polling');
-          return;
-        }
-        stop = watchInserts(this.collections.jobInserts, listener, this.options.logger);
-      },
-      (err: unknown) => this.options.logger.warn({ err }, 'could not reach MongoDB to open the job change stream; workers rely on polling'),
-    );
-    return unsubscribe;
+    return this.subscriptions.subscribe(listener);
   }
 
   /** The primary's current time (`hello.localTime`), for the engine's clock-skew check. */
@@ -545,7 +470,7 @@ export class MongoStore implements JobStore {
     // client could not carry Loom's writes into the caller's transaction.
     const candidate = session as Partial<ClientSession> & { client?: unknown };
     if (typeof candidate.inTransaction !== 'function' || candidate.client !== this.collections.client) {
-      throw new LoomError('INVALID_ARGUMENT', `${feature}: session must come from store.withTransaction (or a session of store.client)`);
+      throw new StoreArgumentError(`${feature}: session must come from store.withTransaction (or a session of store.client)`);
     }
     return session as ClientSession;
   }
@@ -558,12 +483,6 @@ export class MongoStore implements JobStore {
       if (LoomError.is(err, 'LEASE_LOST') && typeof lease?.token === 'string') this.permits.forget(lease.token);
       throw err;
     }
-  }
-
-  /** A list limit: undefined = all; zero or less = none (as MemoryStore). */
-  private limitOf(limit: unknown): number | undefined {
-    if (limit === undefined) return undefined;
-    return Math.max(0, requireNumber(limit, 'filter.limit', true));
   }
 
   private async anyActive(ids: string[]): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { MongoClient, MongoClientOptions, WriteConcernSettings } from 'mongodb';
 import { ConsoleLogger, LoomError, toMs, type Duration, type Logger } from '@loom/core';
+import { StoreArgumentError } from './store-errors.js';
 
 /** The part of Loom's (pino-compatible) {@link Logger} the store writes to. */
 export type StoreLogger = Pick<Logger, 'debug' | 'warn' | 'error'>;
@@ -66,7 +67,7 @@ export interface ResolvedOptions {
 }
 
 function bad(option: string, detail: string): LoomError {
-  return new LoomError('INVALID_ARGUMENT', `MongoStore option "${option}" ${detail}`);
+  return new StoreArgumentError(`MongoStore option "${option}" ${detail}`);
 }
 
 function retentionSeconds(option: string, value: Duration | false | undefined, fallback: Duration | false): number | false {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ObjectId } from 'mongodb';
 import { LoomError } from '@loom/core';
-import { openCollections } from '../src/collections.js';
+import { openCollections } from '../src/connection/collections.js';
 import { MongoStore } from '../src/index.js';
 import { resolveOptions } from '../src/options.js';
 import { useMongoFixture } from './fixture.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MongoServerError, type Collection } from 'mongodb';
 import { CaptureLogger } from '@loom/testing';
-import { claimJobs } from '../src/claims.js';
-import type { JobDocument } from '../src/documents.js';
+import { claimJobs } from '../src/claims/claims.js';
+import type { JobDocument } from '../src/schema/documents.js';
 import type { MongoStore } from '../src/index.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';

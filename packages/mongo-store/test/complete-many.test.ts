@@ -60,3 +60,40 @@ describe('completeMany of jobs without a result', () => {
     for (const job of claimed) expect(await s.getJob(job.id)).toMatchObject({ status: 'completed', finishedAt: at(10) });
   });
 });
+
+describe('completeMany reports completed only under the token that holds the lease', () => {
+  it('a stale and a made-up token of a job the batch completes under its current token are lost', async () => {
+    const s = await openStore();
+    await s.enqueue([newJob()], { now: at(0) });
+    const [taken] = await s.claim(claimRequest('worker-a', at(1), 1));
+    // worker-a's lease runs out (30 s); worker-b takes `taken` over under a new token.
+    const [again] = await s.claim(claimRequest('worker-b', at(40_000), 1));
+    expect(again?.id).toBe(taken!.id);
+    const outcomes = await s.completeMany(
+      [
+        { lease: { jobId: taken!.id, token: again!.lease!.token } },
+        { lease: { jobId: taken!.id, token: taken!.lease!.token } },
+        { lease: { jobId: taken!.id, token: 'made-up-token' } },
+      ],
+      at(40_001),
+    );
+    expect(outcomes).toEqual(['completed', 'lost', 'lost']);
+    expect(await s.getJob(taken!.id)).toMatchObject({ status: 'completed', finishedAt: at(40_001) });
+  });
+
+  it('a stale token is lost even when the new holder completed the job at the same instant', async () => {
+    const s = await openStore();
+    await s.enqueue([newJob()], { now: at(0) });
+    const [taken] = await s.claim(claimRequest('worker-a', at(1), 1));
+    const [again] = await s.claim(claimRequest('worker-b', at(40_000), 1));
+    await s.enqueue([newJob({ name: 'other' })], { now: at(40_000) });
+    const [other] = await s.claim({ ...claimRequest('worker-a', at(40_000), 1), names: ['other'] });
+    await s.complete({ jobId: again!.id, token: again!.lease!.token }, { now: at(40_001) });
+    const outcomes = await s.completeMany(
+      [{ lease: { jobId: taken!.id, token: taken!.lease!.token } }, { lease: { jobId: other!.id, token: other!.lease!.token } }],
+      at(40_001),
+    );
+    expect(outcomes).toEqual(['lost', 'completed']);
+    expect(await s.getJob(other!.id)).toMatchObject({ status: 'completed', finishedAt: at(40_001) });
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MongoEmulator } from '@loom/mongo-emulator';
 import { MongoStore } from '../src/index.js';
-import { CLAIM_SORT, claimFilter } from '../src/filters.js';
+import { CLAIM_SORT, claimFilter } from '../src/schema/filters.js';
 import { at, claimRequest, newJob } from './jobs.js';
 import { waitUntil } from './wait-until.js';
 

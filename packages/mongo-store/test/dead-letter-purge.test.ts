@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Collection } from 'mongodb';
-import { openCollections } from '../src/collections.js';
-import { purgeNewestDeadLetters } from '../src/dead-letters.js';
-import type { DeadLetterDocument } from '../src/documents.js';
-import { deadLetterFilter } from '../src/filters.js';
-import { deadLetterIndexFor } from '../src/job-control.js';
+import { openCollections } from '../src/connection/collections.js';
+import { purgeNewestDeadLetters } from '../src/dead-letters/dead-letters.js';
+import type { DeadLetterDocument } from '../src/schema/documents.js';
+import { deadLetterFilter } from '../src/schema/filters.js';
+import { deadLetterIndexFor } from '../src/operations/job-control.js';
 import { resolveOptions } from '../src/options.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Collection } from 'mongodb';
-import type { DeadLetterDocument, JobDocument } from '../src/documents.js';
-import { deadLetterDocument } from '../src/updates.js';
+import type { DeadLetterDocument, JobDocument } from '../src/schema/documents.js';
+import { deadLetterDocument } from '../src/schema/updates.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { ObjectId, type Collection } from 'mongodb';
-import { openCollections, type StoreCollections } from '../src/collections.js';
+import { openCollections, type StoreCollections } from '../src/connection/collections.js';
 import { resolveOptions } from '../src/options.js';
-import { replayDeadLetter } from '../src/dead-letters.js';
-import type { JobDocument } from '../src/documents.js';
+import { replayDeadLetter } from '../src/dead-letters/dead-letters.js';
+import type { JobDocument } from '../src/schema/documents.js';
 import { quietLogger, useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
 

@@ -3,16 +3,16 @@ import { ObjectId } from 'mongodb';
 import { Query } from 'mingo';
 import { LoomError } from '@loom/core';
 import { parseJobId } from '../src/arguments.js';
-import type { JobDocument } from '../src/documents.js';
+import type { JobDocument } from '../src/schema/documents.js';
 import {
   claimFilter,
   deadLetterFilter,
-  fencedFilter,
   jobListFilter,
   scheduleCasFilter,
   unfinishedNotWaitingForFilter,
-} from '../src/filters.js';
-import { claimUpdate, newJobDocument } from '../src/updates.js';
+} from '../src/schema/filters.js';
+import { claimUpdate, newJobDocument } from '../src/schema/updates.js';
+import { fencedFilter } from './lease-fence.js';
 
 // Filters are evaluated with mingo (MongoDB query semantics in memory), so these tests check what a
 // filter matches, without a database.

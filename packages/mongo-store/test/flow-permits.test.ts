@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { FlowDocument } from '../src/documents.js';
-import { FlowPermits, flowId, STALE_STARTS_KEPT, type PermitRules } from '../src/flow-permits.js';
+import type { FlowDocument } from '../src/schema/documents.js';
+import { FlowPermits, flowId, STALE_STARTS_KEPT, type PermitRules } from '../src/flow/flow-permits.js';
 import { quietLogger, useMongoFixture } from './fixture.js';
 
 // The rate-limit starts of one grant are one entry of the flow document (its tokens, their count,

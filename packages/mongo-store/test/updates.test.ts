@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { update as mingoUpdate } from 'mingo';
 import { BSON } from 'mongodb';
 import { LoomError, type ErrorRecord, type StepRecord } from '@loom/core';
-import type { JobDocument } from '../src/documents.js';
+import type { JobDocument } from '../src/schema/documents.js';
 import {
   claimUpdate,
   completeUpdate,
@@ -16,7 +16,7 @@ import {
   touchUpdate,
   waitUpdate,
   withStep,
-} from '../src/updates.js';
+} from '../src/schema/updates.js';
 
 // Updates are applied with mingo (MongoDB update semantics in memory): the tests check the
 // resulting document, in particular the `claimAt` invariant every claim relies on.

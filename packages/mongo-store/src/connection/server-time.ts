@@ -1,5 +1,5 @@
-import { LoomError } from '@loom/core';
 import { ReadPreference, type MongoClient } from 'mongodb';
+import { StoreOperationError } from '../store-errors.js';
 
 /**
  * The primary's clock, from `hello.localTime`: one cheap round trip that every MongoDB (mongod or
@@ -10,7 +10,7 @@ export async function readServerTime(client: MongoClient): Promise<Date> {
   const hello = await client.db('admin').command({ hello: 1 }, { readPreference: ReadPreference.primary });
   const time: unknown = hello.localTime;
   if (!(time instanceof Date) || Number.isNaN(time.getTime())) {
-    throw new LoomError('STORE_ERROR', `the server's hello reply has no valid localTime (got ${String(time)}), so its clock cannot be read`);
+    throw new StoreOperationError(`the server's hello reply has no valid localTime (got ${String(time)}), so its clock cannot be read`);
   }
   return time;
 }

@@ -1,10 +1,10 @@
 import type { Collection, Document } from 'mongodb';
-import { emptyQueueCounts, LoomError, type JobStatus, type QueueSummary, type StoreStats } from '@loom/core';
-import { requireDate, requireString } from './arguments.js';
-import type { StoreCollections } from './collections.js';
-import type { JobDocument } from './documents.js';
-import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from './indexes.js';
-import { isDuplicateKey } from './store-errors.js';
+import { emptyQueueCounts, type JobStatus, type QueueSummary, type StoreStats } from '@loom/core';
+import { requireDate, requireString } from '../arguments.js';
+import type { StoreCollections } from '../connection/collections.js';
+import type { JobDocument } from '../schema/documents.js';
+import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
+import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
 
 /** A safety bound on the queues one listing walks (a store has a handful, rarely hundreds). */
 const MAX_QUEUES = 10_000;
@@ -36,8 +36,8 @@ export class QueueRepository {
 
   async setPaused(queue: string, paused: boolean, now: Date): Promise<void> {
     const _id = requireString(queue, 'queue name');
-    if (_id === '') throw new LoomError('INVALID_ARGUMENT', 'queue name must not be empty');
-    if (typeof paused !== 'boolean') throw new LoomError('INVALID_ARGUMENT', 'paused must be a boolean');
+    if (_id === '') throw new StoreArgumentError('queue name must not be empty');
+    if (typeof paused !== 'boolean') throw new StoreArgumentError('paused must be a boolean');
     const write = () => this.collections.queues.updateOne({ _id }, { $set: { paused, updatedAt: requireDate(now, 'now') } }, { upsert: true });
     try {
       await write();

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { reportFlowHolds, type ClaimRequest, type FlowHold, type FlowLimits, type JobRecord, type JobStatus } from '@loom/core';
-import { requireStrings } from './arguments.js';
+import { requireStrings } from '../arguments.js';
 import { claimBest, claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims, type SetAside } from './claims.js';
-import type { FlowId, JobDocument } from './documents.js';
-import { claimableNames, claimFilter, CLAIM_SORT } from './filters.js';
-import { flowId, type FlowPermits, type Grant, type PermitRules } from './flow-permits.js';
-import { CLAIM_INDEX_KEY, FLOW_KEY_INDEX } from './indexes.js';
-import type { StoreLogger } from './options.js';
-import { toJobRecord } from './records.js';
+import type { FlowId, JobDocument } from '../schema/documents.js';
+import { claimableNames } from '../schema/filters.js';
+import { flowId, type FlowPermits, type Grant, type PermitRules } from '../flow/flow-permits.js';
+import { FLOW_KEY_INDEX } from '../schema/indexes.js';
+import type { StoreLogger } from '../options.js';
+import { toJobRecord } from '../schema/records.js';
 
 /** A safety bound only, as in `claims.ts`. */
 const MAX_ROUNDS = 100;

@@ -26,6 +26,12 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
   holdForKey?: true;
   /** A held completed job's finish time; `finishedAt` is absent until every hold is released. */
   heldFinishedAt?: Date;
+  /**
+   * A completed job's last lease, moved here by the completion itself (`$rename`, per job, so one
+   * statement completes many): which token completed it, for a batch that must tell its own
+   * completions from another token's (see complete-many.ts).
+   */
+  completedLease?: JobRecord['lease'];
 }
 
 /** A signal plus a store-generated id, so one stored signal can be taken off atomically by id. */

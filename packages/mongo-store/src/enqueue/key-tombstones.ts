@@ -1,7 +1,7 @@
 import { MongoBulkWriteError, type ClientSession, type Collection, type ObjectId } from 'mongodb';
-import { withSession } from './collections.js';
-import type { KeyTombstoneDocument } from './documents.js';
-import { DUPLICATE_KEY } from './store-errors.js';
+import { withSession } from '../connection/collections.js';
+import type { KeyTombstoneDocument } from '../schema/documents.js';
+import { DUPLICATE_KEY } from '../store-errors.js';
 
 /**
  * `dedupe: 'forever'`: one tombstone per idempotency key ever used (`_id` = the key), pointing at

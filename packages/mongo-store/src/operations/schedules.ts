@@ -1,10 +1,10 @@
 import type { Collection } from 'mongodb';
-import { LoomError, type ScheduleDescription, type ScheduleRecord } from '@loom/core';
-import { requireDate, requireDates, requireNumber, requireString } from './arguments.js';
-import type { ScheduleDocument } from './documents.js';
-import { scheduleCasFilter } from './filters.js';
-import { toScheduleRecord } from './records.js';
-import { isDuplicateKey } from './store-errors.js';
+import type { ScheduleDescription, ScheduleRecord } from '@loom/core';
+import { requireDate, requireDates, requireNumber, requireString } from '../arguments.js';
+import type { ScheduleDocument } from '../schema/documents.js';
+import { scheduleCasFilter } from '../schema/filters.js';
+import { toScheduleRecord } from '../schema/records.js';
+import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
 
 /** Cron state, one document per schedule (`_id` = job name); fires advance by compare-and-set. */
 export class ScheduleRepository {
@@ -34,7 +34,7 @@ export class ScheduleRepository {
     const _id = requireString(name, 'schedule name');
     requireDate(now, 'now');
     if (typeof description !== 'object' || description === null || typeof description.job !== 'object' || description.job === null) {
-      throw new LoomError('INVALID_ARGUMENT', 'schedule description must be { cron, timezone, job: { queue, payload, priority, maxAttempts } }');
+      throw new StoreArgumentError('schedule description must be { cron, timezone, job: { queue, payload, priority, maxAttempts } }');
     }
     const stored: ScheduleDescription = {
       cron: requireString(description.cron, 'schedule cron'),

@@ -1,9 +1,9 @@
 import type { FinishedCountQuery } from '@loom/core';
-import { LoomError } from '@loom/core';
-import { requireDate } from './arguments.js';
-import type { StoreCollections } from './collections.js';
-import { DEAD_LETTER_INDEX, HELD_FINISHED_INDEX, RETENTION_INDEX } from './indexes.js';
-import type { ResolvedOptions } from './options.js';
+import { requireDate } from '../arguments.js';
+import type { StoreCollections } from '../connection/collections.js';
+import { DEAD_LETTER_INDEX, HELD_FINISHED_INDEX, RETENTION_INDEX } from '../schema/indexes.js';
+import type { ResolvedOptions } from '../options.js';
+import { StoreArgumentError } from '../store-errors.js';
 
 /**
  * `countFinished`: a count over one index range, reading no document. Dead letters are counted on
@@ -16,7 +16,7 @@ export async function countFinished(collections: StoreCollections, options: Pick
   const from = requireDate(req?.from, 'countFinished from');
   const to = requireDate(req?.to, 'countFinished to');
   if (req.status === 'dead') return collections.deadLetters.countDocuments({ diedAt: { $gte: from, $lt: to } }, { hint: DEAD_LETTER_INDEX.died });
-  if (req.status !== 'completed') throw new LoomError('INVALID_ARGUMENT', `countFinished status must be 'completed' or 'dead', got ${JSON.stringify(req.status)}`);
+  if (req.status !== 'completed') throw new StoreArgumentError(`countFinished status must be 'completed' or 'dead', got ${JSON.stringify(req.status)}`);
   if (options.retentionSeconds.completed === false) return null;
   // A completed job retention must not remove yet (a child whose parent may still wait for it)
   // keeps its finish time in `heldFinishedAt`, out of the TTL index: counted on its own index.

@@ -1,7 +1,7 @@
 import type { Collection, Document, IndexDescription } from 'mongodb';
 import { BSON, MongoServerError } from 'mongodb';
-import type { ResolvedOptions, StoreLogger } from './options.js';
-import { indexConflict } from './store-errors.js';
+import type { ResolvedOptions, StoreLogger } from '../options.js';
+import { indexConflict } from '../store-errors.js';
 
 /** An index Loom needs, always created under this exact name. */
 export interface IndexSpec {

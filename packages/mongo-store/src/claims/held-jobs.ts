@@ -1,7 +1,7 @@
 import { MongoServerError, type Collection, type MongoClient, type ObjectId } from 'mongodb';
 import { readCandidates, type ClaimGroup } from './claims.js';
-import type { JobDocument } from './documents.js';
-import type { StoreLogger } from './options.js';
+import type { JobDocument } from '../schema/documents.js';
+import type { StoreLogger } from '../options.js';
 
 /** mongod's WriteConflict: a write inside a transaction to a document another open transaction wrote fails with it at once. */
 const WRITE_CONFLICT = 112;

@@ -1,6 +1,7 @@
 import type { ChangeStream, Collection, ResumeToken } from 'mongodb';
-import type { JobDocument } from './documents.js';
-import type { StoreLogger } from './options.js';
+import type { JobDocument } from '../schema/documents.js';
+import type { StoreLogger } from '../options.js';
+import type { Deployment } from './deployment.js';
 
 /** What a subscriber hears about: job `id` was enqueued into `queue`, due at `runAt`. */
 export type InsertListener = (event: { id: string; queue: string; runAt: Date }) => void;
@@ -78,4 +79,48 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
     close(stream);
     stream = undefined;
   };
+}
+
+/**
+ * The store's `subscribe`: a change stream per listener on a replica set; on a standalone none
+ * (one debug line), and the engine's polling carries on. `close()` stops every stream.
+ */
+export class InsertSubscriptions {
+  private readonly stops = new Set<() => void>();
+  private closed = false;
+
+  constructor(
+    private readonly jobs: Collection<JobDocument>,
+    private readonly logger: StoreLogger,
+    private readonly deployment: () => Promise<Deployment>,
+  ) {}
+
+  subscribe(listener: InsertListener): () => void {
+    let stop: (() => void) | undefined;
+    let unsubscribed = false;
+    const unsubscribe = () => {
+      unsubscribed = true;
+      stop?.();
+      this.stops.delete(unsubscribe);
+    };
+    this.stops.add(unsubscribe);
+    this.deployment().then(
+      (deployment) => {
+        if (unsubscribed || this.closed) return;
+        if (!deployment.replicated) {
+          this.logger.debug({}, 'change streams need a replica set; workers rely on polling');
+          return;
+        }
+        stop = watchInserts(this.jobs, listener, this.logger);
+      },
+      (err: unknown) => this.logger.warn({ err }, 'could not reach MongoDB to open the job change stream; workers rely on polling'),
+    );
+    return unsubscribe;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stop of this.stops) stop();
+    this.stops.clear();
+  }
 }

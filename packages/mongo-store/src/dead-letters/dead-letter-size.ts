@@ -1,5 +1,5 @@
 import { BSON } from 'mongodb';
-import type { DeadLetterDocument } from './documents.js';
+import type { DeadLetterDocument } from '../schema/documents.js';
 
 /** MongoDB's largest document (16 MiB) less 1 KiB of slack for the field names this file adds. */
 export const MAX_DEAD_LETTER_BYTES = 16 * 1024 * 1024 - 1024;

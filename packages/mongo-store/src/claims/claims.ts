@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Filter, ObjectId } from 'mongodb';
-import { assertFlowLimits, LoomError, type ClaimRequest, type JobRecord } from '@loom/core';
-import { requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
-import type { JobDocument } from './documents.js';
+import { assertFlowLimits, type ClaimRequest, type JobRecord } from '@loom/core';
+import { requireDate, requireNumber, requireString, requireStrings } from '../arguments.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { JobsHeldByTransactions } from './held-jobs.js';
-import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from './filters.js';
-import { CLAIM_INDEX_KEY } from './indexes.js';
-import type { StoreLogger } from './options.js';
-import { isMaxTimeExpired } from './store-errors.js';
-import { toJobRecord } from './records.js';
-import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from './updates.js';
+import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from '../schema/filters.js';
+import { CLAIM_INDEX_KEY } from '../schema/indexes.js';
+import type { StoreLogger } from '../options.js';
+import { isMaxTimeExpired, StoreArgumentError, StoreOperationError } from '../store-errors.js';
+import { toJobRecord } from '../schema/records.js';
+import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from '../schema/updates.js';
 
 /** Claims of requests with flow limits (see `flow-claims.ts`). */
 export interface FlowClaims {
@@ -93,7 +93,7 @@ export async function claimJobs(
 
 async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest & SetAside, logger: StoreLogger, flow: FlowClaims | undefined, maxTimeMS: number | undefined): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
-  if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `claim limit must be >= 1, got ${limit}`);
+  if (limit < 1) throw new StoreArgumentError(`claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
   const now = requireDate(req.now, 'claim now');
   assertFlowLimits(req.flow, 'MongoStore');
@@ -222,9 +222,7 @@ async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>
     await jobs.updateMany({ ...ours, status: 'running' }, releaseClaimPipeline(now));
     return err;
   } catch (releaseErr) {
-    return new LoomError(
-      'STORE_ERROR',
-      `claim failed (${(err as Error)?.message ?? String(err)}) after leasing ${leased}, and giving it back failed too ` +
+    return new StoreOperationError(`claim failed (${(err as Error)?.message ?? String(err)}) after leasing ${leased}, and giving it back failed too ` +
         `(${(releaseErr as Error)?.message ?? String(releaseErr)}): leased jobs run once their lease expires, one attempt spent`,
       { cause: err },
     );

@@ -1,5 +1,6 @@
 import { MongoNetworkError, MongoServerSelectionError, type MongoClient } from 'mongodb';
-import { LoomError } from '@loom/core';
+import type { LoomError } from '@loom/core';
+import { StoreUnreachableError } from '../store-errors.js';
 
 /**
  * Where the client connects, for messages: its hosts and replica set, never its credentials
@@ -17,13 +18,7 @@ function isUnreachable(err: unknown): boolean {
 }
 
 function unreachable(client: MongoClient, timeoutMs: number, reason: string): LoomError {
-  const detail = reason.split('\n')[0]!.slice(0, 200);
-  return new LoomError(
-    'STORE_UNREACHABLE',
-    `MongoStore cannot reach MongoDB at ${describeServer(client)} within ${timeoutMs} ms (${detail}). ` +
-      'Check that mongod is running and reachable from this machine (host, port, DNS, firewall), the replica set name, TLS and credentials; ' +
-      "for a slow network raise MongoStore's connectTimeout.",
-  );
+  return new StoreUnreachableError(describeServer(client), timeoutMs, reason);
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { Collection, ObjectId } from 'mongodb';
-import { LoomError, type HeartbeatItem, type HeartbeatOutcome, type LeaseExtension } from '@loom/core';
-import { requireDate } from './arguments.js';
-import type { JobDocument } from './documents.js';
+import { holdsLease, LoomError, type HeartbeatItem, type HeartbeatOutcome, type LeaseExtension } from '@loom/core';
+import { requireDate } from '../arguments.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
-import { fencedFilter } from './filters.js';
+import { fencedFilter } from '../schema/filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
-import { extendLeaseUpdate } from './updates.js';
+import { extendLeaseUpdate } from '../schema/updates.js';
+import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
 
 /** What {@link heartbeatMany} needs of the store besides the collection. */
 export interface HeartbeatManyDeps {
@@ -32,7 +33,7 @@ export interface HeartbeatManyDeps {
  */
 export async function heartbeatMany(deps: HeartbeatManyDeps, items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]> {
   const valid = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
-  if (!valid) throw new LoomError('INVALID_ARGUMENT', 'heartbeatMany items must be an array of { lease, until: Date }');
+  if (!valid) throw new StoreArgumentError('heartbeatMany items must be an array of { lease, until: Date }');
   requireDate(now, 'now');
   const outcomes: (HeartbeatOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
@@ -64,12 +65,12 @@ async function extendInBulk(
 ): Promise<void> {
   const refused = new Map<number, Error>();
   const statements = pending.map((i) => ({
-    updateOne: { filter: fencedFilter(ids[i]!, items[i]!.lease.token, { unexpiredAt: now }), update: extendLeaseUpdate(items[i]!.until, now) },
+    updateOne: { filter: fencedFilter('extendLease', ids[i]!, items[i]!.lease.token, { noCancelRequested: true, unexpiredAt: now }), update: extendLeaseUpdate(items[i]!.until, now) },
   }));
   const { matched, refused: refusedStatements } = await bulkWriteFenced(deps.jobs, statements);
   for (const { index, message, cause } of refusedStatements) {
     const i = pending[index]!;
-    refused.set(i, new LoomError('STORE_ERROR', `extending the lease of job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+    refused.set(i, new StoreOperationError(`extending the lease of job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
   }
   for (const [i, error] of refused) outcomes[i] = { error };
   const rest = pending.filter((i) => !refused.has(i));
@@ -110,10 +111,9 @@ async function sortOut(
   const slow: number[] = [];
   for (const i of rest) {
     const doc = byId.get(ids[i]!.toHexString());
-    const held = doc?.status === 'running' && doc.lease?.token === items[i]!.lease.token;
     const until = doc?.lease?.until?.getTime();
-    if (!held || until === undefined) outcomes[i] = 'lost';
-    else if (until === items[i]!.until.getTime()) outcomes[i] = doc.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
+    if (!holdsLease(doc, items[i]!.lease) || until === undefined) outcomes[i] = 'lost';
+    else if (until === items[i]!.until.getTime()) outcomes[i] = doc!.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
     else if (until < now.getTime()) outcomes[i] = 'lost';
     else slow.push(i);
   }

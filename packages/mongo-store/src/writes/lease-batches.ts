@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type ObjectId } from 'mongodb';
 import { LoomError, type LeaseRef } from '@loom/core';
-import type { JobDocument } from './documents.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
 
 /**

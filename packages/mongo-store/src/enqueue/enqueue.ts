@@ -1,13 +1,12 @@
 import { MongoBulkWriteError, ObjectId, type ClientSession } from 'mongodb';
 import type { EnqueueResult, NewJob } from '@loom/core';
-import { LoomError } from '@loom/core';
-import { withSession, type StoreCollections } from './collections.js';
-import type { JobDocument } from './documents.js';
-import { idempotencyKeysFilter } from './filters.js';
-import { DUPLICATE_KEY, isDuplicateKey } from './store-errors.js';
+import { withSession, type StoreCollections } from '../connection/collections.js';
+import type { JobDocument } from '../schema/documents.js';
+import { idempotencyKeysFilter } from '../schema/filters.js';
+import { DUPLICATE_KEY, isDuplicateKey, StoreArgumentError, StoreOperationError } from '../store-errors.js';
 import { claimTombstones, finalizeTombstones, findTombstones } from './key-tombstones.js';
-import { releaseHolds } from './retention-holds.js';
-import { debounceUpdate, newJobDocument } from './updates.js';
+import { releaseHolds } from '../writes/retention-holds.js';
+import { debounceUpdate, newJobDocument } from '../schema/updates.js';
 
 /** How often a key is retried when its holder vanished between our insert and our lookup. */
 const MAX_KEY_ROUNDS = 5;
@@ -26,13 +25,11 @@ export interface EnqueueContext {
  * stored (see key-tombstones.ts).
  */
 export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date): Promise<EnqueueResult[]> {
-  if (!Array.isArray(jobs)) throw new LoomError('INVALID_ARGUMENT', 'enqueue expects an array of jobs');
+  if (!Array.isArray(jobs)) throw new StoreArgumentError('enqueue expects an array of jobs');
   const docs = jobs.map((job) => newJobDocument(job, now));
   if (docs.some((doc) => doc.debounceKey !== undefined)) {
     if (ctx.session) {
-      throw new LoomError(
-        'INVALID_ARGUMENT',
-        'MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
+      throw new StoreArgumentError('MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
       );
     }
     // In order, one by one: a later job of the batch may debounce into an earlier one.
@@ -46,7 +43,7 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
   let pending = docs.map((_, i) => i).filter((i) => results[i] === undefined);
   for (let round = 0; pending.length > 0; round++) {
     if (round === MAX_KEY_ROUNDS) {
-      throw new LoomError('STORE_ERROR', `enqueue: idempotency keys kept changing hands during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
+      throw new StoreOperationError(`enqueue: idempotency keys kept changing hands during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
     }
     const duplicates = await insertReportingDuplicates(ctx, pending.map((i) => docs[i]));
     const inserted = pending.filter((_, j) => !duplicates.has(j));
@@ -83,7 +80,7 @@ async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<
       if (!isDuplicateKey(err)) throw err;
     }
   }
-  throw new LoomError('STORE_ERROR', `enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
+  throw new StoreOperationError(`enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
 }
 
 /**

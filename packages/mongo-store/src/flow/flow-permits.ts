@@ -1,10 +1,10 @@
 import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type WriteError } from 'mongodb';
 import type { FlowHeldBy, FlowHold, FlowHoldRecord } from '@loom/core';
-import { requireDate, requireString } from './arguments.js';
-import type { FlowDocument, FlowId, JobDocument } from './documents.js';
-import type { StoreLogger } from './options.js';
-import { FLOW_FULL_INDEX } from './indexes.js';
-import { DUPLICATE_KEY, isDuplicateKey } from './store-errors.js';
+import { requireDate, requireString } from '../arguments.js';
+import type { FlowDocument, FlowId, JobDocument } from '../schema/documents.js';
+import type { StoreLogger } from '../options.js';
+import { FLOW_FULL_INDEX } from '../schema/indexes.js';
+import { DUPLICATE_KEY, isDuplicateKey } from '../store-errors.js';
 
 /** The id of a name's flow document, or of one of its keys'. Always this field order. */
 export function flowId(name: string, key?: { group: string } | { rate: string }): FlowId {

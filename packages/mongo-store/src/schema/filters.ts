@@ -1,6 +1,18 @@
 import type { Document, Filter, ObjectId, Sort } from 'mongodb';
-import { MAX_PENDING_SIGNALS, type ClaimRequest, type DeadLetterFilter, type JobFilter, type JobPagePosition, type JobPageQuery, type JobStatus } from '@loom/core';
-import { requireDate, requireString, requireStrings } from './arguments.js';
+import {
+  isFenced,
+  LIFECYCLE,
+  MAX_PENDING_SIGNALS,
+  refusedAfterCancelRequest,
+  type ClaimRequest,
+  type DeadLetterFilter,
+  type JobFilter,
+  type JobPagePosition,
+  type JobPageQuery,
+  type JobStatus,
+  type TransitionName,
+} from '@loom/core';
+import { requireDate, requireString, requireStrings } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
 
 /**
@@ -50,7 +62,7 @@ export function claimCandidateFilter(req: Pick<ClaimRequest, 'now'>, id: ObjectI
   return { _id: id, claimAt: { $lte: requireDate(req.now, 'claim now') } };
 }
 
-/** Extra conditions a fenced write can carry on top of the lease check. */
+/** Extra conditions a fenced write can carry on top of its row's fence. */
 export interface FenceConditions {
   /** Only if no step of this name is recorded yet (steps are first-write-wins). */
   absentStep?: string;
@@ -61,10 +73,10 @@ export interface FenceConditions {
   /** Only if this stored signal (by store id) is still on the job. */
   signalId?: ObjectId;
   /**
-   * Also when the job's cancel was requested. Only a lease extension and the ending of the cancel
-   * pass the fence then: no other write of the run is accepted after a cancel.
+   * Only if no cancel was requested, even for a row a requested cancel does not stop: a bulk of
+   * heartbeats cannot tell which job had one, so such a job takes the heartbeat of its own.
    */
-  cancelRequested?: boolean;
+  noCancelRequested?: boolean;
   /**
    * Only if the lease has not run out at this instant (a heartbeat): an expired lease is over even
    * if nobody took the job yet, since its flow slot may have gone to another run meanwhile.
@@ -73,12 +85,30 @@ export interface FenceConditions {
 }
 
 /**
- * The fence of every write after a claim: this job, still running, under this lease token.
- * Zero matches means the lease was lost (or a condition failed), and the write changes nothing.
+ * What a fence guards: a transition of `LIFECYCLE` that a lease fences (`isFenced`; any other
+ * throws, a defect of the caller), or `'holds'`, the lease rule alone
+ * (`holdsLease`: running under the token, a cancel requested or not), for the reads that ask
+ * whether a lease still holds (why a write was refused, the end of an interrupted dead-letter move).
  */
-export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceConditions = {}): Filter<JobDocument> {
-  const filter: Filter<JobDocument> = { _id: id, 'lease.token': { $eq: requireString(token, 'lease token') }, status: 'running' };
-  if (conditions.cancelRequested !== true) filter.cancelRequestedAt = { $exists: false };
+export type FenceName = TransitionName | 'holds';
+
+/** The statuses `name` may start from, as a condition: the lease rule's `running` for `'holds'`. */
+function fencedStatus(name: FenceName): JobStatus | { $in: JobStatus[] } {
+  if (name === 'holds') return 'running';
+  const { from } = LIFECYCLE[name];
+  if (!isFenced(name) || from.length === 0) throw new Error(`fencedFilter: ${name} is not a fenced transition (see LIFECYCLE)`);
+  return from.length === 1 ? from[0]! : { $in: [...from] };
+}
+
+/**
+ * The fence of every write after a claim, as MongoDB states `holdsLease` and the row `name` of
+ * `LIFECYCLE`: this job, in a status the row starts from (`running`), under this lease token, and
+ * no cancel requested where a requested cancel refuses the row. Zero matches means the lease was
+ * lost (or a condition failed), and the write changes nothing. The one place the rule is a filter.
+ */
+export function fencedFilter(name: FenceName, id: ObjectId, token: unknown, conditions: FenceConditions = {}): Filter<JobDocument> {
+  const filter: Filter<JobDocument> = { _id: id, 'lease.token': { $eq: requireString(token, 'lease token') }, status: fencedStatus(name) };
+  if ((name !== 'holds' && refusedAfterCancelRequest(name)) || conditions.noCancelRequested === true) filter.cancelRequestedAt = { $exists: false };
   if (conditions.absentStep !== undefined) filter['steps.name'] = { $ne: requireString(conditions.absentStep, 'step name') };
   if (conditions.pendingStep !== undefined) {
     filter.steps = { $elemMatch: { name: { $eq: requireString(conditions.pendingStep, 'step name') }, status: 'pending' } };
@@ -90,18 +120,14 @@ export function fencedFilter(id: ObjectId, token: unknown, conditions: FenceCond
 }
 
 /**
- * The fence of {@link fencedFilter} for many jobs at once: each of `ids`, still running, under one
- * of `tokens`, its cancel not requested. As strict as one `fencedFilter` per job, because a token
- * is fresh and random per job and claim: a job's current lease token is among `tokens` only when
- * it is the token its own item was claimed with (no other job or claim ever held it).
+ * The fence of {@link fencedFilter} for many jobs at once: each of `ids`, under one of `tokens`,
+ * as the row `name` requires. As strict as one `fencedFilter` per job, because a token is fresh
+ * and random per job and claim: a job's current lease token is among `tokens` only when it is the
+ * token its own item was claimed with (no other job or claim ever held it).
  */
-export function fencedManyFilter(ids: ObjectId[], tokens: unknown[]): Filter<JobDocument> {
-  return {
-    _id: { $in: ids },
-    'lease.token': { $in: tokens.map((token) => requireString(token, 'lease token')) },
-    status: 'running',
-    cancelRequestedAt: { $exists: false },
-  };
+export function fencedManyFilter(name: TransitionName, ids: ObjectId[], tokens: unknown[]): Filter<JobDocument> {
+  const { _id: _one, 'lease.token': _token, ...rest } = fencedFilter(name, ids[0]!, '');
+  return { _id: { $in: ids }, 'lease.token': { $in: tokens.map((token) => requireString(token, 'lease token')) }, ...rest };
 }
 
 /** A job waiting for the job `awaitedId` (among others). */

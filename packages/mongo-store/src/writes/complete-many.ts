@@ -1,13 +1,14 @@
 import type { AnyBulkWriteOperation, Collection, ObjectId } from 'mongodb';
-import { LoomError, type CompletionItem, type CompletionOutcome } from '@loom/core';
-import { requireDate } from './arguments.js';
-import type { JobDocument } from './documents.js';
+import { holdsLease, LoomError, type CompletionItem, type CompletionOutcome, type LeaseRef } from '@loom/core';
+import { requireDate } from '../arguments.js';
+import type { JobDocument } from '../schema/documents.js';
 import type { FencedWrites } from './fenced-writes.js';
-import { fencedFilter, fencedManyFilter } from './filters.js';
+import { fencedFilter, fencedManyFilter } from '../schema/filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
-import { completionStatements } from './retention-holds.js';
-import { isTransientMongoError } from './transient-errors.js';
-import { completeUpdate } from './updates.js';
+import { completionStatements } from './completions.js';
+import { isTransientMongoError } from '../connection/transient-errors.js';
+import { completeUpdate } from '../schema/updates.js';
+import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
 
 /** What {@link completeMany} needs of the store besides the collection. */
 export interface CompleteManyDeps {
@@ -32,15 +33,18 @@ export interface CompleteManyDeps {
  * bench/README.md); a job with a result has its own pair. When every job matched — the common
  * case — that is the only command. Otherwise one read tells which did not: a job still `running`
  * under the item's token takes the store's own `complete` (it has children to release first, or
- * its cancel was requested: `'cancelled'`); one completed at this very `now` was completed by this
- * call; anything else (taken over, finished by another worker, gone) is `'lost'`. A statement of
+ * its cancel was requested: `'cancelled'`); one completed at this very `now` under the item's token
+ * (`completedLease`, which the completion keeps) was completed by this call, for the first item of
+ * that job and token only; anything else (a token that does not hold the lease: taken over, made
+ * up, or a second item of a job the batch already completed; a job finished by another worker or
+ * gone) is `'lost'`. A statement of
  * one job the server refused alone (e.g. a result that makes the document too large) is that
  * item's `{ error }`; the others stand. A single item goes through `complete` directly. The flow
  * slots of the runs the batch completed are freed together, by one more write, after the batch.
  */
 export async function completeMany(deps: CompleteManyDeps, items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
-  if (!leases) throw new LoomError('INVALID_ARGUMENT', 'completeMany items must be an array of { lease, result? }');
+  if (!leases) throw new StoreArgumentError('completeMany items must be an array of { lease, result? }');
   requireDate(now, 'now');
   const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
@@ -54,8 +58,8 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
     const own = batch.filter((i) => items[i]!.result !== undefined);
     const sharedStatements = shared.length === 0 ? 0 : 2;
     const statements = [
-      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter(shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
-      ...own.flatMap((i) => completionStatements(fencedFilter(ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
+      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter('complete', shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
+      ...own.flatMap((i) => completionStatements(fencedFilter('complete', ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
     ];
     const refused = new Map<number, Error>();
     let sharedRefused = false;
@@ -65,7 +69,7 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
       if (index < sharedStatements) sharedRefused = true;
       else {
         const i = own[Math.floor((index - sharedStatements) / 2)]!; // two statements per job
-        refused.set(i, new LoomError('STORE_ERROR', `completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
+        refused.set(i, new StoreOperationError(`completing job ${items[i]!.lease.jobId} failed: ${message}`, { cause }));
       }
     }
     const { matched } = written;
@@ -112,18 +116,31 @@ async function sortOut(
   outcomes: (CompletionOutcome | undefined)[],
 ): Promise<number[]> {
   const found = await jobs
-    .find({ _id: { $in: rest.map((i) => ids[i]!) } }, { projection: { status: 1, 'lease.token': 1, finishedAt: 1, heldFinishedAt: 1 } })
+    .find({ _id: { $in: rest.map((i) => ids[i]!) } }, { projection: { status: 1, 'lease.token': 1, 'completedLease.token': 1, finishedAt: 1, heldFinishedAt: 1 } })
     .toArray();
   const byId = new Map(found.map((doc) => [doc._id.toHexString(), doc]));
   const slow: number[] = [];
+  // Jobs whose completion one item already reported: it completed once, under one token.
+  const reported = new Set<string>();
   for (const i of rest) {
-    const doc = byId.get(ids[i]!.toHexString());
-    const finished = doc?.finishedAt ?? doc?.heldFinishedAt;
-    if (doc?.status === 'running' && doc.lease?.token === items[i]!.lease.token) slow.push(i);
-    else if (doc?.status === 'completed' && finished?.getTime() === now.getTime()) outcomes[i] = 'completed';
-    else outcomes[i] = 'lost';
+    const id = ids[i]!.toHexString();
+    const doc = byId.get(id);
+    if (holdsLease(doc, items[i]!.lease)) slow.push(i);
+    else if (doc !== undefined && completedUnder(doc, items[i]!.lease, now) && !reported.has(id)) {
+      reported.add(id);
+      outcomes[i] = 'completed';
+    } else outcomes[i] = 'lost';
   }
   return slow;
+}
+
+/**
+ * Whether `lease` completed the job at `now`: the lease rule, read on the lease the completion kept
+ * (`completedLease`), since a completed job holds none.
+ */
+function completedUnder(doc: Pick<JobDocument, 'status' | 'completedLease' | 'finishedAt' | 'heldFinishedAt'>, lease: LeaseRef, now: Date): boolean {
+  const finished = doc.finishedAt ?? doc.heldFinishedAt;
+  return doc.status === 'completed' && finished?.getTime() === now.getTime() && holdsLease({ status: 'running', lease: doc.completedLease }, lease);
 }
 
 /** One completion through the store's own `complete`, its refusal as an outcome. */

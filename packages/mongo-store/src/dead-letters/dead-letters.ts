@@ -1,15 +1,15 @@
 import type { ClientSession, Collection, Filter, ObjectId } from 'mongodb';
-import { LoomError, type ErrorRecord, type LeaseRef } from '@loom/core';
-import { inTransaction, withSession, type StoreCollections } from './collections.js';
-import type { DeadLetterDocument } from './documents.js';
-import { fenceRefusal } from './fenced-writes.js';
-import { fencedFilter } from './filters.js';
-import { DEAD_LETTER_INDEX } from './indexes.js';
-import type { StoreLogger } from './options.js';
-import { isDuplicateKey } from './store-errors.js';
-import { deadLetterDocument, replayedJobDocument } from './updates.js';
+import { holdsLease, type ErrorRecord, type LeaseRef } from '@loom/core';
+import { inTransaction, withSession, type StoreCollections } from '../connection/collections.js';
+import type { DeadLetterDocument } from '../schema/documents.js';
+import { fenceRefusal } from '../writes/fenced-writes.js';
+import { fencedFilter } from '../schema/filters.js';
+import { DEAD_LETTER_INDEX } from '../schema/indexes.js';
+import type { StoreLogger } from '../options.js';
+import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
+import { deadLetterDocument, replayedJobDocument } from '../schema/updates.js';
 import { fitDeadLetter } from './dead-letter-size.js';
-import { releaseChildren } from './retention-holds.js';
+import { releaseChildren } from '../writes/retention-holds.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
@@ -39,7 +39,7 @@ export async function moveToDeadLetters(
   outcome: { reason: string; error?: ErrorRecord; now: Date },
 ): Promise<void> {
   const { jobs, deadLetters } = ctx.collections;
-  const fence = fencedFilter(id, lease.token);
+  const fence = fencedFilter('deadLetter', id, lease.token);
   const unmark = () => deadLetters.updateOne({ _id: id, leaseToken: lease.token }, { $unset: { pending: '' } });
   await maybeTransaction(ctx, async (session) => {
     const job = await jobs.findOne(fence, withSession(session));
@@ -99,9 +99,7 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
     if (!dead) return null;
     const key = dead.job.idempotencyKey;
     const keyHeld = (cause?: unknown) =>
-      new LoomError(
-        'INVALID_ARGUMENT',
-        `Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
+      new StoreArgumentError(`Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
           'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
         { cause },
       );
@@ -160,11 +158,11 @@ export async function reconcileDeadLetters(ctx: MoveContext): Promise<ReconcileR
     for (const dead of batch) {
       const job = live.find((j) => j._id.equals(dead._id));
       const letter = { _id: dead._id, leaseToken: dead.leaseToken };
-      if (job && !(job.status === 'running' && job.lease?.token === dead.leaseToken)) {
+      if (job && !holdsLease(job, { jobId: job._id.toHexString(), token: dead.leaseToken })) {
         report.staleDeadLetters += (await deadLetters.deleteOne(letter)).deletedCount;
         continue;
       }
-      if (job) report.finishedMoves += (await jobs.deleteOne(fencedFilter(job._id, dead.leaseToken, { cancelRequested: true }))).deletedCount;
+      if (job) report.finishedMoves += (await jobs.deleteOne(fencedFilter('holds', job._id, dead.leaseToken))).deletedCount;
       await deadLetters.updateOne(letter, { $unset: { pending: '' } });
     }
     batch = [];

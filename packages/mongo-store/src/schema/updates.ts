@@ -1,13 +1,42 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
-import { LoomError, type ErrorRecord, type NewJob, type StepRecord, type WaitCondition } from '@loom/core';
-import { requireDate, requireNumber, requireString, requireTraceContext } from './arguments.js';
+import { LIFECYCLE, type ErrorRecord, type JobStatus, type NewJob, type StepRecord, type TransitionName, type WaitCondition } from '@loom/core';
+import { requireDate, requireNumber, requireString, requireTraceContext } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
+import { IdempotencyKeyError, StoreArgumentError } from '../store-errors.js';
 
 /**
  * Pure builders of every document and update the store writes. Each transition keeps one
  * invariant: `claimAt` is set exactly while the job can become claimable (see JobDocument).
  */
+
+/** The status a row of `LIFECYCLE` ends in, for a builder that writes it. */
+function endStatus(name: TransitionName): JobStatus {
+  const { to } = LIFECYCLE[name];
+  if (to === 'removed' || to === 'unchanged') throw new Error(`LIFECYCLE.${name} sets no status`);
+  return to;
+}
+
+/**
+ * The status each builder writes: its row's `to` in `LIFECYCLE`, read once at load, so no builder
+ * states a status of its own (claim, reclaim and the claim at a wait's timeout all end `running`;
+ * a cancel, a cancel of an expired lease and the holder's end of a cancel all end `cancelled`).
+ */
+export const LIFECYCLE_TO = {
+  enqueue: endStatus('enqueue'),
+  claim: endStatus('claim'),
+  complete: endStatus('complete'),
+  retry: endStatus('retry'),
+  sleep: endStatus('sleep'),
+  release: endStatus('release'),
+  wait: endStatus('wait'),
+  wake: endStatus('wake'),
+  signalWake: endStatus('signalWake'),
+  deadLetter: endStatus('deadLetter'),
+  replay: endStatus('replay'),
+  cancel: endStatus('cancel'),
+  retryJob: endStatus('retryJob'),
+} as const;
 
 /** How many failures a job keeps; older ones are dropped (the count is in `attempt`). */
 export const MAX_ERROR_HISTORY = 25;
@@ -21,7 +50,7 @@ export function leaseExpiredAt(until: Date): Date {
 export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): JobDocument {
   if (job.idempotencyKey !== undefined && (typeof job.idempotencyKey !== 'string' || job.idempotencyKey === '')) {
     const got = typeof job.idempotencyKey === 'string' ? 'an empty string' : typeof job.idempotencyKey;
-    throw new LoomError('INVALID_IDEMPOTENCY_KEY', `Idempotency keys must be non-empty strings, got ${got}; nothing was enqueued`);
+    throw new IdempotencyKeyError(got);
   }
   const runAt = requireDate(job.runAt, 'job.runAt');
   const doc: JobDocument = {
@@ -29,7 +58,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
     name: requireString(job.name, 'job.name'),
     queue: requireString(job.queue, 'job.queue'),
     payload: job.payload,
-    status: 'queued',
+    status: LIFECYCLE_TO.enqueue,
     priority: requireNumber(job.priority, 'job.priority'),
     runAt,
     claimAt: runAt,
@@ -52,7 +81,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.groupKey !== undefined) doc.groupKey = requireString(job.groupKey, 'job.groupKey');
   if (job.debounceKey !== undefined) {
     doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
-    if (doc.idempotencyKey !== undefined) throw new LoomError('INVALID_ARGUMENT', 'a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
+    if (doc.idempotencyKey !== undefined) throw new StoreArgumentError('a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
   }
   const flowKey = doc.groupKey ?? doc.rateLimitKey;
   if (flowKey !== undefined) doc.flowKey = flowKey;
@@ -62,7 +91,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
 /** Lease a job: fresh token, expiry, one more attempt. `startedAt` is kept from the first run. */
 export function claimUpdate(lease: { owner: string; token: string; until: Date }, now: Date): UpdateFilter<JobDocument> {
   return {
-    $set: { status: 'running', lease, claimAt: leaseExpiredAt(lease.until), updatedAt: now },
+    $set: { status: LIFECYCLE_TO.claim, lease, claimAt: leaseExpiredAt(lease.until), updatedAt: now },
     $inc: { attempt: 1 },
     $min: { startedAt: now },
     // A job that started no longer takes the debounced enqueues of its key.
@@ -92,8 +121,8 @@ export function debounceUpdate(doc: JobDocument): UpdateFilter<JobDocument> {
 }
 
 /**
- * Undoes {@link claimUpdate} for jobs a failed claim leased without handing them to anyone: back to
- * `queued`, claimable at their own `runAt`, the attempt given back. An update pipeline, because
+ * Undoes {@link claimUpdate} for jobs a failed claim leased without handing them to anyone (no row
+ * of `LIFECYCLE`: nobody saw the claim): back to `queued`, claimable at their own `runAt`, the attempt given back. An update pipeline, because
  * `claimAt` takes each job's own `runAt`.
  */
 export function releaseClaimPipeline(now: Date): Document[] {
@@ -110,11 +139,15 @@ export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocum
   return { $set: { 'lease.until': until, claimAt: leaseExpiredAt(until), updatedAt: now } };
 }
 
-/** `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt` aside). */
+/**
+ * `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt`
+ * aside). The lease goes to `completedLease`: the token that completed the job stays readable.
+ */
 export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
   const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
-    $set: { status: 'completed', finishedAt: now, updatedAt: now },
-    $unset: { lease: '', claimAt: '' },
+    $set: { status: LIFECYCLE_TO.complete, finishedAt: now, updatedAt: now },
+    $unset: { claimAt: '' },
+    $rename: { lease: 'completedLease' },
   };
   if (result === undefined) (update.$unset as Record<string, ''>).result = '';
   else (update.$set as Record<string, unknown>).result = result;
@@ -125,17 +158,17 @@ export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocu
 export function retryUpdate(runAt: Date, error: ErrorRecord, now: Date): UpdateFilter<JobDocument> {
   requireDate(runAt, 'retry runAt');
   return {
-    $set: { status: 'queued', runAt, claimAt: runAt, updatedAt: now },
+    $set: { status: LIFECYCLE_TO.retry, runAt, claimAt: runAt, updatedAt: now },
     $unset: { lease: '' },
     $push: { errors: { $each: [error], $slice: -MAX_ERROR_HISTORY } },
   };
 }
 
 /** `running → queued` at `runAt` giving the attempt back (release, durable sleep). */
-export function requeueUpdate(runAt: Date, now: Date): UpdateFilter<JobDocument> {
+export function requeueUpdate(runAt: Date, now: Date, name: 'release' | 'sleep' = 'release'): UpdateFilter<JobDocument> {
   requireDate(runAt, 'runAt');
   return {
-    $set: { status: 'queued', runAt, claimAt: runAt, updatedAt: now },
+    $set: { status: LIFECYCLE_TO[name], runAt, claimAt: runAt, updatedAt: now },
     $unset: { lease: '' },
     $inc: { attempt: -1 },
   };
@@ -143,7 +176,7 @@ export function requeueUpdate(runAt: Date, now: Date): UpdateFilter<JobDocument>
 
 /** `running → waiting` for a signal or children, giving the attempt back; the timeout becomes `runAt`. */
 export function waitUpdate(condition: WaitCondition, timeoutAt: Date | undefined, now: Date): UpdateFilter<JobDocument> {
-  const set: Record<string, unknown> = { status: 'waiting', waitingFor: condition, updatedAt: now };
+  const set: Record<string, unknown> = { status: LIFECYCLE_TO.wait, waitingFor: condition, updatedAt: now };
   const unset: Record<string, ''> = { lease: '' };
   if (timeoutAt === undefined) unset.claimAt = '';
   else set.runAt = set.claimAt = requireDate(timeoutAt, 'wait timeoutAt');
@@ -172,8 +205,8 @@ export function pendingStepArrayFilters(name: string): Document[] {
 }
 
 /** `waiting → queued` now (a child finished, a signal arrived). */
-export function wakeUpdate(now: Date): UpdateFilter<JobDocument> {
-  return { $set: { status: 'queued', runAt: now, claimAt: now, updatedAt: now }, $unset: { waitingFor: '' } };
+export function wakeUpdate(now: Date, name: 'wake' | 'signalWake' = 'wake'): UpdateFilter<JobDocument> {
+  return { $set: { status: LIFECYCLE_TO[name], runAt: now, claimAt: now, updatedAt: now }, $unset: { waitingFor: '' } };
 }
 
 /** Store a signal on a job; when `wake`, the waiting job is queued in the same write. */
@@ -181,7 +214,7 @@ export function signalUpdate(signal: { name: string; data: unknown; id?: string 
   const stored: StoredSignal = { name: requireString(signal.name, 'signal name'), data: signal.data, at: now, sid: new ObjectId() };
   if (signal.id !== undefined) stored.id = requireString(signal.id, 'signal id');
   if (!wake) return { $push: { signals: stored }, $set: { updatedAt: now } };
-  return { ...wakeUpdate(now), $push: { signals: stored } };
+  return { ...wakeUpdate(now, 'signalWake'), $push: { signals: stored } };
 }
 
 /** Touch the job; combined with {@link withStep} to record a step on its own. */
@@ -210,7 +243,7 @@ export function deadLetterDocument(job: JobDocument, outcome: { reason: string; 
     reason: requireString(outcome.reason, 'dead-letter reason'),
     diedAt: outcome.now,
     leaseToken: lease?.token ?? '',
-    job: { ...rest, status: 'dead', errors, deadReason: outcome.reason, finishedAt: outcome.now, updatedAt: outcome.now },
+    job: { ...rest, status: LIFECYCLE_TO.deadLetter, errors, deadReason: outcome.reason, finishedAt: outcome.now, updatedAt: outcome.now },
   };
 }
 
@@ -218,5 +251,5 @@ export function deadLetterDocument(job: JobDocument, outcome: { reason: string; 
 export function replayedJobDocument(dead: DeadLetterDocument, now: Date): JobDocument {
   const { finishedAt: _f, deadReason: _d, result: _r, waitingFor: _w, ...job } = dead.job;
   const priorAttempts = (job.priorAttempts ?? 0) + job.attempt;
-  return { ...job, _id: dead._id, status: 'queued', attempt: 0, priorAttempts, runAt: now, claimAt: now, updatedAt: now };
+  return { ...job, _id: dead._id, status: LIFECYCLE_TO.replay, attempt: 0, priorAttempts, runAt: now, claimAt: now, updatedAt: now };
 }

@@ -4,6 +4,7 @@ import {
   JOB_STATUSES,
   LoomError,
   type CancelOutcome,
+  type DeadLetter,
   type DeadLetterFilter,
   type DeadLetterReplayReport,
   type FlowHeldBy,
@@ -13,14 +14,16 @@ import {
   type RemoveOutcome,
   type RetryOutcome,
 } from '@loom/core';
-import { parseJobId, requireDate, requireNumber, requireString, requireStrings } from './arguments.js';
-import type { StoreCollections } from './collections.js';
-import { replayDeadLetter, type MoveContext } from './dead-letters.js';
-import type { DeadLetterDocument, JobDocument } from './documents.js';
-import { MAX_CONDITIONAL_ROUNDS, tooManyRounds } from './fenced-writes.js';
-import { DEAD_LETTER_PAGE_SORT, deadLetterFilter, deadLetterPageFilter, JOB_PAGE_SORT, jobPageFilter, LIVE_STATUSES } from './filters.js';
-import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from './indexes.js';
-import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummary, toJobSummaryOf } from './records.js';
+import { listLimit, parseJobId, requireDate, requireNumber, requireString, requireStrings } from '../arguments.js';
+import type { StoreCollections } from '../connection/collections.js';
+import { purgeNewestDeadLetters, replayDeadLetter, type MoveContext } from '../dead-letters/dead-letters.js';
+import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
+import { MAX_CONDITIONAL_ROUNDS } from '../writes/fenced-writes.js';
+import { DEAD_LETTER_PAGE_SORT, deadLetterFilter, deadLetterPageFilter, JOB_PAGE_SORT, jobPageFilter, LIVE_STATUSES } from '../schema/filters.js';
+import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
+import { LIFECYCLE_TO } from '../schema/updates.js';
+import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummary, toDeadLetter, toJobSummaryOf } from '../schema/records.js';
+import { StoreArgumentError, tooManyRounds } from '../store-errors.js';
 
 /**
  * The operations that find and steer jobs from outside a run (`loom.jobs`, the `loom` command
@@ -30,7 +33,7 @@ import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummar
 
 /** `queued`/`waiting` (or `running` under an expired lease) → `cancelled`. */
 function cancelledUpdate(reason: string | undefined, now: Date): UpdateFilter<JobDocument> {
-  const set: Partial<JobDocument> = { status: 'cancelled', finishedAt: now, updatedAt: now };
+  const set: Partial<JobDocument> = { status: LIFECYCLE_TO.cancel, finishedAt: now, updatedAt: now };
   if (reason !== undefined) set.cancelReason = reason;
   // A cancelled job no longer takes the debounced enqueues of its key.
   return { $set: set, $unset: { lease: '', claimAt: '', waitingFor: '', debounceKey: '' } };
@@ -51,7 +54,7 @@ function retryCancelledUpdate(now: Date): Document[] {
     {
       $set: {
         priorAttempts: { $add: [{ $ifNull: ['$priorAttempts', 0] }, '$attempt'] },
-        status: 'queued',
+        status: LIFECYCLE_TO.retryJob,
         attempt: 0,
         runAt: { $literal: now },
         claimAt: { $literal: now },
@@ -95,14 +98,14 @@ export class JobControl {
    */
   async listJobPage(query: JobPageQuery): Promise<JobSummary[]> {
     const limit = requireNumber(query?.limit, 'limit', true);
-    if (limit < 1) throw new LoomError('INVALID_ARGUMENT', `limit must be >= 1, got ${limit}`);
+    if (limit < 1) throw new StoreArgumentError(`limit must be >= 1, got ${limit}`);
     const statuses = requireStrings(query.statuses, 'statuses') as JobStatus[];
     const unknown = statuses.find((s) => !JOB_STATUSES.includes(s));
-    if (unknown !== undefined) throw new LoomError('INVALID_ARGUMENT', `unknown status ${JSON.stringify(unknown)}`);
+    if (unknown !== undefined) throw new StoreArgumentError(`unknown status ${JSON.stringify(unknown)}`);
     let after: ObjectId | undefined;
     if (query.after !== undefined) {
       after = parseJobId(query.after.id, 'cursor id') ?? undefined;
-      if (!after) throw new LoomError('INVALID_ARGUMENT', 'the cursor does not come from this store (its job id is not a MongoStore id)');
+      if (!after) throw new StoreArgumentError('the cursor does not come from this store (its job id is not a MongoStore id)');
     }
     const live = statuses.filter((s) => LIVE_STATUSES.includes(s));
     const liveIndex = query.name !== undefined ? JOB_LIST_INDEX.name : query.queue !== undefined ? JOB_LIST_INDEX.queue : JOB_LIST_INDEX.status;
@@ -216,5 +219,24 @@ export class JobControl {
       req.onProgress?.(handled);
     }
     return report;
+  }
+
+  /** Dead letters in death order, newest first, from the index that answers the filter. */
+  async listDeadLetters(filter: DeadLetterFilter): Promise<DeadLetter[]> {
+    const limit = listLimit(filter?.limit);
+    if (limit === 0) return [];
+    const docs = await this.deadLetters
+      .find(deadLetterFilter(filter ?? {}), { sort: { diedAt: -1, _id: -1 }, limit: limit ?? 0, hint: deadLetterIndexFor(filter ?? {}) })
+      .toArray();
+    return docs.map(toDeadLetter);
+  }
+
+  /** Deletes the matching dead letters: all at once, or the newest `limit` (see `purgeNewestDeadLetters`). */
+  async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
+    const where = deadLetterFilter(filter ?? {});
+    const limit = listLimit(filter?.limit);
+    if (limit === undefined) return (await this.deadLetters.deleteMany(where)).deletedCount;
+    if (limit === 0) return 0;
+    return purgeNewestDeadLetters(this.deadLetters, where, limit, deadLetterIndexFor(filter ?? {}));
   }
 }

@@ -1,0 +1,88 @@
+import type { AnyBulkWriteOperation, ClientSession, Collection, Filter, UpdateFilter } from 'mongodb';
+import type { LeaseRef } from '@loom/core';
+import { withSession } from '../connection/collections.js';
+import type { JobDocument } from '../schema/documents.js';
+import { fencedFilter } from '../schema/filters.js';
+import { tooManyRounds } from '../store-errors.js';
+import { MAX_CONDITIONAL_ROUNDS, type FencedWrites } from './fenced-writes.js';
+import { HELD, releaseChildren, UNHELD } from './retention-holds.js';
+
+/**
+ * `running → completed`: the statements of a completion, for one job (`complete`) or many
+ * (`completeMany`). A completed job may be under a retention hold (see retention-holds.ts), so
+ * each completion is two statements whose filters exclude each other: one for a job without a
+ * hold (it gets `finishedAt`, which the retention index sees) and one for a held job (its finish
+ * time goes to `heldFinishedAt`).
+ */
+
+/**
+ * A parent's children are released before the parent finishes; the completion write only takes
+ * the fast path for jobs that enqueued none (`ctx.enqueue` records an `enqueue` step).
+ */
+const NO_CHILDREN: Filter<JobDocument> = { 'steps.kind': { $ne: 'enqueue' } };
+
+/**
+ * Writes the completion `update` (which sets `finishedAt`) on a fenced running job: as is when it
+ * is not held, with `finishedAt` kept in `heldFinishedAt` when it is. One `update` command of two
+ * statements whose filters exclude each other, so the matched count says whether the fence held.
+ */
+async function completeHeldOrNot(
+  jobs: Collection<JobDocument>,
+  fence: Filter<JobDocument>,
+  update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
+  session: ClientSession | undefined,
+): Promise<boolean> {
+  const res = await jobs.bulkWrite(completionStatements(fence, update), { ordered: true, ...withSession(session) });
+  return res.matchedCount === 1;
+}
+
+/**
+ * The two statements of one completion (see {@link completeHeldOrNot}): at most one matches.
+ * `childless` adds the fast path's condition (the job enqueued no children to release first).
+ * `many`: the fence matches many jobs (`fencedManyFilter`), each completed by the same update.
+ */
+export function completionStatements(
+  fence: Filter<JobDocument>,
+  update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
+  childless = false,
+  many = false,
+): AnyBulkWriteOperation<JobDocument>[] {
+  const { finishedAt, ...set } = update.$set;
+  const held: UpdateFilter<JobDocument> = { ...update, $set: { ...set, heldFinishedAt: finishedAt } };
+  const filter = childless ? { ...fence, ...NO_CHILDREN } : fence;
+  if (many) {
+    return [
+      { updateMany: { filter: { ...filter, ...UNHELD }, update } },
+      { updateMany: { filter: { ...filter, ...HELD }, update: held } },
+    ];
+  }
+  return [
+    { updateOne: { filter: { ...filter, ...UNHELD }, update } },
+    { updateOne: { filter: { ...filter, ...HELD }, update: held } },
+  ];
+}
+
+/**
+ * `running → completed`, fenced, keeping retention holds. A job with children first releases
+ * them ({@link releaseChildren}), then completes. Refused as every fenced write is (`LEASE_LOST`,
+ * or `CANCELLED` once its cancel was requested), changing nothing.
+ */
+export async function completeKeepingHolds(
+  jobs: Collection<JobDocument>,
+  fenced: FencedWrites,
+  lease: LeaseRef,
+  update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
+  session?: ClientSession,
+): Promise<void> {
+  const id = fenced.jobIdOf(lease);
+  const fence = fencedFilter('complete', id, lease.token);
+  if (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN }, update, session)) return;
+  for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
+    // Not completed: the lease is lost (or the job's cancel was requested), or it has children to release first.
+    const job = await jobs.findOne(fence, { projection: { _id: 1 }, ...withSession(session) });
+    if (!job) throw await fenced.refusal(lease, session);
+    await releaseChildren(jobs, id, session);
+    if (await completeHeldOrNot(jobs, fence, update, session)) return;
+  }
+  throw tooManyRounds('complete', lease.jobId);
+}
