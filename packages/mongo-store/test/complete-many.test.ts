@@ -61,6 +61,33 @@ describe('completeMany of jobs without a result', () => {
   });
 });
 
+describe('completeMany when its bulk write fails as a whole', () => {
+  // A step-down, or a statement past its maxTimeMS, fails the whole update command (ok: 0). The
+  // driver still raises a MongoBulkWriteError, with no write error of its own: that is a failed
+  // call to retry, not a batch whose statements matched nothing (the jobs are still ours).
+  itFp('sends the batch again after a step-down interrupted it: every job completed by the batch, not one by one', async () => {
+    database = fixture.mongo.newDatabaseName('complete-many');
+    const s = storeOf(APP, { database, retention: { completed: false }, clientOptions: { appName: APP, monitorCommands: true } });
+    await s.init();
+    await s.enqueue([newJob(), newJob(), newJob()], { now: at(0) });
+    const claimed = await s.claim(claimRequest('worker-a', at(1), 3));
+    expect(claimed).toHaveLength(3);
+    const writes: string[] = [];
+    s.client.on('commandStarted', (event) => {
+      if (['update', 'findAndModify'].includes(event.commandName)) writes.push(event.commandName);
+    });
+    await failPoints.set('failCommand', { times: 1 }, { failCommands: ['update'], errorCode: 11602, errorLabels: ['RetryableWriteError'], appName: APP });
+    const outcomes = await s.completeMany(
+      claimed.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+      at(10),
+    );
+    expect(outcomes).toEqual(['completed', 'completed', 'completed']);
+    // The interrupted bulk and its one resend; a failed call taken for "nothing matched" went on job by job.
+    expect(writes).toEqual(['update', 'update']);
+    for (const job of claimed) expect(await s.getJob(job.id)).toMatchObject({ status: 'completed', finishedAt: at(10) });
+  });
+});
+
 describe('completeMany reports completed only under the token that holds the lease', () => {
   it('a stale and a made-up token of a job the batch completes under its current token are lost', async () => {
     const s = await openStore();

@@ -33,6 +33,10 @@ export async function bulkWriteFenced(
   } catch (err) {
     if (!(err instanceof MongoBulkWriteError) || err.writeErrors === undefined) throw err;
     const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    // A command that failed as a whole (MaxTimeMSExpired, a step-down's NotWritablePrimary or
+    // InterruptedDueToReplStateChange after the driver's retry) still comes as a MongoBulkWriteError,
+    // with no write error of its own: the call failed, and its caller's retry must see it.
+    if (writeErrors.length === 0) throw err;
     return { matched: err.result.matchedCount, refused: writeErrors.map((e) => ({ index: e.index, message: e.errmsg ?? 'refused', cause: err })) };
   }
 }
