@@ -313,7 +313,12 @@ describe('worker pool', () => {
       expect(faulty.caused.claim).toBe(3);
       expect(errors).toEqual(['claim', 'claim', 'claim']);
       expect(quickRuns).toBe(1);
-      expect(t.logs.filter((e) => e.level === 'error' && /Claiming jobs failed/.test(e.msg))).toHaveLength(3);
+      // One outage, one line when it begins and one when it ends; each failed claim at debug (issue 28).
+      expect(t.logs.filter((e) => e.level === 'debug' && /Claiming jobs failed/.test(e.msg))).toHaveLength(3);
+      expect(t.logs.filter((e) => e.level === 'warn' || e.level === 'error').map((e) => e.msg)).toEqual([
+        expect.stringMatching(/^The store is not answering \(claim: /),
+        expect.stringMatching(/^The store answers again after /),
+      ]);
     });
 
     it('retries a failed completion and completes the job once', async () => {

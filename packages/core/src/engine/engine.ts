@@ -9,6 +9,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { heartbeatInterval } from './lease.js';
 import { resolveLoomOptions, type LoomOptions, type ResolvedLoomOptions } from '../loom-options.js';
+import { StoreOutage } from './store-outage.js';
 import { WorkerPool } from './worker-pool.js';
 import { createTelemetry } from '../observability/create-telemetry.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -52,8 +53,9 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
-  const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake });
-  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow });
+  const outage = new StoreOutage({ store, clock, logger });
+  const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
+  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow, outage });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
       ? new ClockSkewGuard({
@@ -80,6 +82,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     pollMs: options.pollMs,
     ...(skewGuard ? { canClaim: () => skewGuard.allowsClaims } : {}),
     flow,
+    outage,
   });
   const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: wake });
   const running = pool;

@@ -1,4 +1,5 @@
 import type { Clock } from '../support/clock.js';
+import type { StoreOutage } from './store-outage.js';
 import type { EventBus } from './events.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits } from '../store/flow.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
@@ -17,6 +18,8 @@ export interface FlowControlDeps {
   pollMs: number;
   /** Asks the worker pool to claim (a window opened). */
   wake: () => void;
+  /** The engine's one view of a store outage (see store-outage.ts). */
+  outage?: StoreOutage;
 }
 
 /** Why this engine leaves a name out of its claims for now, and until when (ms). */
@@ -142,9 +145,11 @@ export class FlowControl {
         byName.set(hold.name, Math.max(byName.get(hold.name) ?? -Infinity, hold.until.getTime()));
       }
       this.#storeHolds = byName;
+      this.deps.outage?.succeeded('flowHolds');
     } catch (err) {
       const error = toError(err);
-      this.deps.logger.error({ err: error }, `Reading the flow-control holds failed (${error.message}); going on with the last known ones`);
+      const level = this.deps.outage?.failed('flowHolds', error) ? 'debug' : 'error';
+      this.deps.logger[level]({ err: error }, `Reading the flow-control holds failed (${error.message}); going on with the last known ones`);
       this.deps.events.emit('worker:error', { error, operation: 'flowHolds' });
     }
   }

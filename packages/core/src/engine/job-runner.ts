@@ -1,4 +1,5 @@
 import type { RandomSource } from '../jobs/backoff.js';
+import type { StoreOutage } from './store-outage.js';
 import type { Clock } from '../support/clock.js';
 import { CancelledError, EngineStoppedError, JobTimeoutError, LoomError, OutcomeNotStoredError, type RateLimitedError } from '../support/errors.js';
 import type { FlowControl } from './flow-control.js';
@@ -86,6 +87,8 @@ export interface JobRunnerDeps {
   telemetry: Telemetry;
   /** Flow control: where a `RateLimitedError` is turned into a hold. */
   flow: Pick<FlowControl, 'holdFor' | 'noteHold'>;
+  /** The engine's one view of a store outage (see store-outage.ts). */
+  outage?: StoreOutage;
 }
 
 /**
@@ -105,7 +108,7 @@ export class JobRunner {
   constructor(private readonly deps: JobRunnerDeps) {
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
     this.heartbeats = new HeartbeatBatch({ store: deps.store, clock: deps.clock, intervalMs: heartbeatInterval(deps.leaseMs) });
-    this.leaseDeps = { store: deps.store, clock: deps.clock, events: deps.events, leaseMs: deps.leaseMs, completions: this.completions, heartbeats: this.heartbeats };
+    this.leaseDeps = { store: deps.store, clock: deps.clock, events: deps.events, leaseMs: deps.leaseMs, completions: this.completions, heartbeats: this.heartbeats, ...(deps.outage ? { outage: deps.outage } : {}) };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Clock } from '../support/clock.js';
+import type { StoreOutage } from './store-outage.js';
 import { clockDelay } from '../support/clock-delay.js';
 import { LeaseLostError, LoomError } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
@@ -59,6 +60,8 @@ export interface LeaseDeps {
   clock: Clock;
   events: EventBus;
   leaseMs: number;
+  /** The engine's one view of a store outage: one log line when it begins and one when it ends. */
+  outage?: StoreOutage;
 }
 
 /** What a run's lease needs besides {@link LeaseDeps}: the engine's group commit of completions and its batched heartbeats. */
@@ -233,6 +236,7 @@ export class RunLease {
     for (let i = 0; ; i++) {
       try {
         await fn(Math.max(this.remaining(), this.interval()));
+        this.deps.outage?.succeeded(op);
         return { kind: 'written' };
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {
@@ -261,7 +265,9 @@ export class RunLease {
           return { kind: 'gave-up', error };
         }
         const wait = Math.min(100 * 2 ** Math.min(i, 10), remaining);
-        this.log.error({ err: error, jobId }, `Job ${jobId}: ${op} failed in the store (${error.message}); retrying in ${wait} ms`);
+        // During an outage the outage's own line says it; each job's retry is a detail.
+        const level = this.deps.outage?.failed(op, error) ? 'debug' : 'error';
+        this.log[level]({ err: error, jobId }, `Job ${jobId}: ${op} failed in the store (${error.message}); retrying in ${wait} ms`);
         await clockDelay(clock, wait);
       }
     }
@@ -316,6 +322,7 @@ export class RunLease {
       if (this.generation !== generation || this.state !== 'beating') return;
       this.leaseUntil = until;
       this.disarmWatchdog();
+      this.deps.outage?.succeeded('extendLease');
       this.scheduleBeat(this.interval());
       if (extended === 'cancel-requested') this.cancelRequested();
     } catch (err) {
@@ -323,7 +330,8 @@ export class RunLease {
       if (LoomError.is(err, 'LEASE_LOST')) return this.lost(err as LeaseLostError);
       const error = toError(err);
       const jobId = this.ref.jobId;
-      this.log.warn({ err: error, jobId }, `Job ${jobId}: extending the lease failed (${error.message}); retrying before it ends`);
+      const level = this.deps.outage?.failed('extendLease', error) ? 'debug' : 'warn';
+      this.log[level]({ err: error, jobId }, `Job ${jobId}: extending the lease failed (${error.message}); retrying before it ends`);
       events.emit('worker:error', { error, operation: 'extendLease', jobId });
       const remaining = this.remaining();
       if (remaining <= 0) return this.lost(new LeaseLostError(jobId, 'the lease ran out while the store could not be reached to extend it'));

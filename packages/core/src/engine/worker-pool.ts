@@ -1,4 +1,5 @@
 import type { Clock } from '../support/clock.js';
+import type { StoreOutage } from './store-outage.js';
 import type { EventBus } from './events.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
@@ -43,6 +44,8 @@ export interface WorkerPoolOptions {
   canClaim?: () => boolean;
   /** Flow limits for the claims, and the names held back for now. */
   flow?: FlowControl;
+  /** The engine's one view of a store outage (see store-outage.ts). */
+  outage?: StoreOutage;
 }
 
 const MAX_ERROR_BACKOFF_MS = 60_000;
@@ -223,9 +226,11 @@ export class WorkerPool {
     this.pausedReadAt = this.o.clock.now().getTime();
     try {
       this.paused = new Set(await this.o.store.pausedQueues());
+      this.o.outage?.succeeded('pausedQueues');
     } catch (err) {
       const error = toError(err);
-      this.o.logger.error({ err: error }, `Reading the paused queues failed (${error.message}); going on with the last known ones`);
+      const level = this.o.outage?.failed('pausedQueues', error) ? 'debug' : 'error';
+      this.o.logger[level]({ err: error }, `Reading the paused queues failed (${error.message}); going on with the last known ones`);
       this.o.events.emit('worker:error', { error, operation: 'pausedQueues' });
     }
   }
@@ -258,12 +263,15 @@ export class WorkerPool {
         jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
         this.claimFailures = 0;
         this.retryAfter = 0;
+        this.o.outage?.succeeded('claim');
       } catch (err) {
         this.demand.failed();
         this.claimFailures++;
         this.retryAfter = clock.now().getTime() + this.pollDelay();
         const error = toError(err);
-        this.o.logger.error({ err: error, failures: this.claimFailures }, `Claiming jobs failed (${error.message}); retrying in ${this.pollDelay()} ms`);
+        // During an outage the outage's own line says it; each failed claim is a detail.
+        const level = this.o.outage?.failed('claim', error) ? 'debug' : 'error';
+        this.o.logger[level]({ err: error, failures: this.claimFailures }, `Claiming jobs failed (${error.message}); retrying in ${this.pollDelay()} ms`);
         this.o.events.emit('worker:error', { error, operation: 'claim' });
         return;
       }
