@@ -316,14 +316,6 @@ export interface JobStore {
   withTransaction?<T>(fn: (session: unknown) => Promise<T>): Promise<T>;
 
   /**
-   * The store's own clock (e.g. the database server's), read now. Optional. Engines sharing a
-   * store judge leases by the `now` they pass in, so they measure their skew against this and
-   * stop claiming when it passes a tenth of the lease (`maxClockSkew`). The only store operation
-   * that reads a clock; stores without a shared clock (MemoryStore) leave it out.
-   */
-  serverTime?(): Promise<Date>;
-
-  /**
    * Whether a failed operation may succeed if tried again (a network error, a failover, a write
    * conflict). The engine retries transient failures of outcome writes within the run's lease and
    * treats any other failure as final: a completion the store can never hold (e.g. a document over
