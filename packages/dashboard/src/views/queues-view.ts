@@ -2,7 +2,7 @@ import { JOB_STATUSES, type JobStatus, type QueueSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { count, when } from '../html/format.js';
 import { queuesFingerprint } from '../live/fingerprints.js';
-import type { FinishedSeries } from '../operations.js';
+import type { FinishedSeries } from '../finished-series.js';
 import { actionForm, panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, type PageContext } from './page-context.js';

@@ -1,6 +1,6 @@
 import { html, type Html } from '../html/html.js';
 import { count, utc } from '../html/format.js';
-import type { FinishedSeries } from '../operations.js';
+import type { FinishedSeries } from '../finished-series.js';
 
 const WIDTH = 960;
 const HEIGHT = 150;
