@@ -54,7 +54,11 @@ export interface LoomDashboard {
 
 /** A client error with the page that explains it. */
 class PageError extends Error {
-  constructor(readonly status: number, readonly title: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -158,7 +162,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (queue !== undefined) filter.queue = queue;
     const cursor = query.get('cursor');
     if (cursor) {
-      if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor)) throw new PageError(400, 'Bad page link', 'This page link is not one the dashboard made; start again from the first page.');
+      if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor))
+        throw new PageError(400, 'Bad page link', 'This page link is not one the dashboard made; start again from the first page.');
       filter.cursor = cursor;
     }
     return filter;
@@ -288,18 +293,27 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       }
       if (job[2] === 'cancel') {
         const r = await jobs.cancel(id);
-        const text = !r.cancelled ? `Job ${id} had already finished (${r.status}).` : r.status === 'running' ? `Cancel of job ${id} requested: it stops within one heartbeat.` : `Job ${id} is cancelled.`;
+        const text = !r.cancelled
+          ? `Job ${id} had already finished (${r.status}).`
+          : r.status === 'running'
+            ? `Cancel of job ${id} requested: it stops within one heartbeat.`
+            : `Job ${id} is cancelled.`;
         return ok(text, back(at, form, jobPage));
       }
       const r = await jobs.remove(id);
-      return r.removed ? ok(`Job ${id} was removed.`, back(at, form, href(ctx, '/jobs'))) : ok(`Job ${id} is ${r.status}: cancel it before removing it.`, back(at, form, jobPage));
+      return r.removed
+        ? ok(`Job ${id} was removed.`, back(at, form, href(ctx, '/jobs')))
+        : ok(`Job ${id} is ${r.status}: cancel it before removing it.`, back(at, form, jobPage));
     }
     const queue = /^\/actions\/queues\/([^/]+)\/(pause|resume)$/.exec(at.path);
     if (queue) {
       const name = decodeSegment(queue[1]!);
       if (queue[2] === 'pause') await queues.pause(name);
       else await queues.resume(name);
-      return ok(queue[2] === 'pause' ? `Queue ${name} is paused: no job of it starts until it is resumed.` : `Queue ${name} is resumed.`, back(at, form, href(ctx, '/')));
+      return ok(
+        queue[2] === 'pause' ? `Queue ${name} is paused: no job of it starts until it is resumed.` : `Queue ${name} is resumed.`,
+        back(at, form, href(ctx, '/')),
+      );
     }
     if (at.path === '/actions/dead-letters/retry' || at.path === '/actions/dead-letters/purge') {
       const name = form.get('name') || undefined;
@@ -358,7 +372,11 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (at.path === '/events') {
       const job = at.query.get('job');
       const topicName = at.query.get('topic');
-      const topic: LiveTopic | undefined = job ? { kind: 'job', id: job } : topicName === 'queues' || topicName === 'schedules' ? { kind: topicName } : undefined;
+      const topic: LiveTopic | undefined = job
+        ? { kind: 'job', id: job }
+        : topicName === 'queues' || topicName === 'schedules'
+          ? { kind: topicName }
+          : undefined;
       if (!topic) return send(res, 400, 'Unknown topic', 'text/plain; charset=utf-8');
       return feed.open(req, res, topic, at.query.get('v') ?? '');
     }

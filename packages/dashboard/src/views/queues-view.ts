@@ -19,11 +19,10 @@ export function totals(queues: readonly QueueSummary[]): Record<JobStatus, numbe
 export function queuesPage(ctx: PageContext, data: { queues: QueueSummary[]; series: FinishedSeries | undefined }): Html {
   const sum = totals(data.queues);
   const cards = JOB_STATUSES.map(
-    (s) => html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span></a>`,
+    (s) =>
+      html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span></a>`,
   );
-  const chart = data.series
-    ? throughputChart(data.series)
-    : html`<p class="empty">This store cannot count finished jobs by time, so there is no chart.</p>`;
+  const chart = data.series ? throughputChart(data.series) : html`<p class="empty">This store cannot count finished jobs by time, so there is no chart.</p>`;
   const rows = data.queues.map((q) => {
     const cell = (s: JobStatus) => {
       const n = q.counts[s] ?? 0;

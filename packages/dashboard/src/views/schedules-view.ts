@@ -26,5 +26,10 @@ export function schedulesPage(ctx: PageContext, data: { schedules: StoredSchedul
   });
   const body = html`<h1>Schedules</h1>
 ${panel('schedules', undefined, table(['Job', 'Cron', 'Time zone', 'State', 'Next fire', 'Last fire', ''], rows, 'No schedules: give a @Job a schedule option to see it here.'), { live: true })}`;
-  return layout(ctx, { title: 'Schedules', section: 'schedules', body, live: { topic: { kind: 'schedules' }, fingerprint: schedulesFingerprint(data.schedules) } });
+  return layout(ctx, {
+    title: 'Schedules',
+    section: 'schedules',
+    body,
+    live: { topic: { kind: 'schedules' }, fingerprint: schedulesFingerprint(data.schedules) },
+  });
 }
