@@ -48,7 +48,10 @@ function nodeBinary(version) {
 /** Runs the suites on one Node; resolves with its exit code and everything it printed. */
 function suitesOn(version, node) {
   return new Promise((resolveRun) => {
-    const child = spawn(node, ['--experimental-vm-modules', join(ROOT, 'node_modules/jest/bin/jest.js'), ...SUITES], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, ['--experimental-vm-modules', join(ROOT, 'node_modules/jest/bin/jest.js'), ...SUITES], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));

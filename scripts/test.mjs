@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: the build, the type check, the jest suite, the README project and the other Node
-// lines, in stages. Steps of one stage run side by side: the build and the type check are each
-// one single-threaded tsc, and the README project and the Node lines each leave part of a core
-// idle, so on a two-core machine (CI's) pairing them saves their shorter one's time. jest's stage
+// `npm test`: the build, the type check, the jest suite, the README project, the other Node lines
+// and the lint (ESLint and Prettier), in stages. Steps of one stage run side by side: the build and
+// the type check are each one single-threaded tsc, and the README project and the Node lines each
+// leave part of a core idle, so on a two-core machine (CI's) pairing them saves their shorter one's
+// time; the lint (one single-threaded ESLint, then Prettier) takes that idle part. jest's stage
 // runs alone (it keeps every core busy) and needs the build (child processes load dist/).
 // The first step of a stage prints as it goes; the others print, whole, when they finish.
 // A failing step fails the run, after its stage has finished.
@@ -20,6 +21,7 @@ const STAGES = [
   [
     ['test:readme', ['npm', 'run', 'test:readme']],
     ['test:node-lines', ['npm', 'run', 'test:node-lines']],
+    ['lint', ['npm', 'run', 'lint']],
   ],
 ];
 

@@ -16,7 +16,7 @@ export class Collector {
 
   add(engine: EngineKey, metrics: Record<string, number>, prefix = ''): void {
     let byMetric = this.samples.get(engine);
-    if (!byMetric) this.samples.set(engine, (byMetric = new Map()));
+    if (!byMetric) this.samples.set(engine, (byMetric = new Map<string, number[]>()));
     for (const [name, value] of Object.entries(metrics)) {
       const key = prefixed(prefix, name);
       let list = byMetric.get(key);
@@ -33,7 +33,7 @@ export class Collector {
     for (const [engine, byMetric] of Object.entries(samples)) {
       for (const [metric, values] of Object.entries(byMetric)) {
         let mine = this.samples.get(engine as EngineKey);
-        if (!mine) this.samples.set(engine as EngineKey, (mine = new Map()));
+        if (!mine) this.samples.set(engine as EngineKey, (mine = new Map<string, number[]>()));
         if (!mine.has(metric)) mine.set(metric, [...values]);
       }
     }

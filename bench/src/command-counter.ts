@@ -1,4 +1,7 @@
-import { MongoClient, type CommandStartedEvent, type CommandSucceededEvent, type Document } from 'mongodb';
+import { MongoClient, type CommandStartedEvent, type CommandSucceededEvent, type Document, type Long } from 'mongodb';
+
+/** A cursor id as the driver hands it over (a Long from the server, a number or bigint in tests). */
+type CursorId = Long | number | bigint;
 
 /** Commands seen by one client, by command name. */
 export type CommandCounts = Record<string, number>;
@@ -40,20 +43,20 @@ export class CommandCounter {
     });
     this.client.on('commandSucceeded', (event: CommandSucceededEvent) => {
       if (!this.openingStreams.delete(event.requestId)) return;
-      const id = (event.reply as { cursor?: { id?: unknown } }).cursor?.id;
+      const id = (event.reply as { cursor?: { id?: CursorId } }).cursor?.id;
       if (id !== undefined) this.streamCursors.add(String(id));
     });
   }
 
   private categorize(event: CommandStartedEvent): CommandCategory {
     const command = event.command as Document;
-    if (event.commandName === 'aggregate' && Array.isArray(command.pipeline) && command.pipeline[0]?.$changeStream !== undefined) {
+    if (event.commandName === 'aggregate' && Array.isArray(command.pipeline) && (command.pipeline as Document[])[0]?.$changeStream !== undefined) {
       this.openingStreams.add(event.requestId);
       return 'changeStream';
     }
-    if (event.commandName === 'getMore' && this.streamCursors.has(String(command.getMore))) return 'changeStream';
-    if (event.commandName === 'killCursors' && Array.isArray(command.cursors) && command.cursors.some((id: unknown) => this.streamCursors.has(String(id)))) return 'changeStream';
-    const collection = event.commandName === 'getMore' ? command.collection : command[event.commandName];
+    if (event.commandName === 'getMore' && this.streamCursors.has(String(command.getMore as CursorId))) return 'changeStream';
+    if (event.commandName === 'killCursors' && Array.isArray(command.cursors) && (command.cursors as CursorId[]).some((id) => this.streamCursors.has(String(id)))) return 'changeStream';
+    const collection: unknown = event.commandName === 'getMore' ? command.collection : command[event.commandName];
     return this.jobsCollection !== undefined && collection === this.jobsCollection ? 'job' : 'other';
   }
 

@@ -23,7 +23,7 @@ export async function loadCompletedJobs(store: MongoStore, db: Db, job: NewJob, 
   while (loaded < target && performance.now() - start < budgetMs) {
     const n = Math.min(INSERT_BATCH, target - loaded);
     // Distinct creation times, as real jobs have: list pages are ordered by them.
-    const docs: Document[] = Array.from({ length: n }, (_, j) => ({ ...template, _id: new ObjectId(), createdAt: new Date(template.createdAt.getTime() - (loaded + j)), payload: { i: loaded + j } }));
+    const docs: Document[] = Array.from({ length: n }, (_, j) => ({ ...template, _id: new ObjectId(), createdAt: new Date((template.createdAt as Date).getTime() - (loaded + j)), payload: { i: loaded + j } }));
     await jobs.insertMany(docs, { ordered: false });
     loaded += n;
   }

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runInChild, describeSpec } from './child-runner.js';
+import { runInChild } from './child-runner.js';
 import { Collector, type EngineKey } from './collector.js';
 import { readConfig, type BenchConfig, type Group } from './config.js';
 import { openMongoTarget, type MongoTarget } from './mongo-target.js';

@@ -11,7 +11,7 @@ export class RedisCommandCounter {
 
   constructor() {
     const counts = this.counts;
-    const send = Redis.prototype.sendCommand;
+    const send = Redis.prototype.sendCommand; // eslint-disable-line @typescript-eslint/unbound-method -- called below with apply(this), on the instance
     Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
       const name = args[0].name;
       counts.set(name, (counts.get(name) ?? 0) + 1);

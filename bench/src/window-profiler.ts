@@ -23,7 +23,7 @@ export class WindowProfiler {
     session.connect();
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
-    const kind = JSON.parse(process.argv[2] ?? '{}').kind ?? 'scenario';
+    const kind = (JSON.parse(process.argv[2] ?? '{}') as { kind?: string }).kind ?? 'scenario';
     return new WindowProfiler(session, join(dir, `${kind}-${window}-${process.pid}.cpuprofile`));
   }
 

@@ -109,11 +109,11 @@ async function runChaosEffect(name: string, options: ChaosHandlerOptions, payloa
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason as Error);
     }, { once: true });
   });
 }

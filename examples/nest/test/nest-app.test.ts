@@ -13,6 +13,14 @@ import { startTestMongo } from '@loom/testing/mongo';
 import { AppModule } from '../src/app.module.js';
 import { MongoConnection } from '../src/mongo.module.js';
 
+/** A JSON answer of the example's API as the tests read it: each route fills some of these fields. */
+interface NestAnswer {
+  id: string;
+  status: string;
+  message: string;
+  [field: string]: unknown;
+}
+
 describe('examples/nest over HTTP, on a FakeClock', () => {
   let app: INestApplication;
   let t: TestLoom;
@@ -20,7 +28,7 @@ describe('examples/nest over HTTP, on a FakeClock', () => {
 
   const request = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as NestAnswer };
   };
 
   beforeAll(async () => {
@@ -111,7 +119,7 @@ describe('examples/nest as a process (what `npm run nest` starts)', () => {
       const { id } = (await res.json()) as { id: string };
       await line(new RegExp(`send-welcome ${id} completed on attempt 1`));
       child.kill('SIGTERM');
-      const [code, signal] = await exited;
+      const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
       expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' }); // Nest re-raises the signal after closing
       expect(output).toMatch(/MongoDB closed/);
       expect(output).not.toMatch(/ERROR/);

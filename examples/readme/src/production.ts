@@ -17,10 +17,9 @@ const store = new MongoStore({
 const loom = await Loom.create({ container, store, jobs: [SendWelcome], concurrency: 20, lease: '30s', shutdownGrace: '10s' });
 await loom.start();
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    await loom.stop(); // stop claiming; running jobs get shutdownGrace, the rest go back to the queue
-    await store.close();
-    process.exit(0);
-  });
+async function shutdown(): Promise<void> {
+  await loom.stop(); // stop claiming; running jobs get shutdownGrace, the rest go back to the queue
+  await store.close();
+  process.exit(0);
 }
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown());

@@ -49,7 +49,7 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 function run(command: string, args: string[], cwd: string, extra: Record<string, string> = {}): string {
   const result = spawnSync(command, args, { cwd, env: userEnv(extra), encoding: 'utf8', timeout: 4 * MINUTES });
   // Strip colour codes too, in case a runner ignores NO_COLOR.
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*m/g, '');
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*m/g, ''); // eslint-disable-line no-control-regex -- colour codes start with ESC
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.status ?? result.signal}:\n${output}`);
   return output;
 }

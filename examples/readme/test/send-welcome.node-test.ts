@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { enqueueWelcome } from './welcome-fixture.js';
 
 // node:test runs JavaScript: compile first (tsc), then `node --test dist/test/send-welcome.node-test.js`.
-test('retries a failed welcome after the backoff and sends it once (node:test)', async () => {
+void test('retries a failed welcome after the backoff and sends it once (node:test)', async () => {
   const { t, mailer, id } = await enqueueWelcome();
   await t.runUntilIdle(); // attempt 1 fails: retry due in 10s
   assert.equal((await t.getJob(id))?.status, 'queued');

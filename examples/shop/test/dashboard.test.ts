@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'puppeteer-core';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
-import { launchChromium, screenshot, watchedPage } from '../../../packages/dashboard/test/chromium.js';
+import { launchChromium, screenshot, watchedPage, type PageElement } from '../../../packages/dashboard/test/chromium.js';
 import { WebhookClient } from '../src/webhooks/webhook-client.js';
 import { anOrder, startShop, waitForStatus } from './shop-harness.js';
 
@@ -30,25 +30,25 @@ describe('the shop serves the Loom dashboard at /loom (MongoStore, Chromium)', (
       await waitForStatus(shop, id, 'dead');
 
       await page.goto(shop.app.dashboardUrl);
-      const queues = await page.$$eval('tr[data-queue]', (els) => els.map((e) => e.getAttribute('data-queue')));
+      const queues = await page.$$eval('tr[data-queue]', (els: PageElement[]) => els.map((e) => e.getAttribute('data-queue')));
       expect(queues).toEqual(expect.arrayContaining(['emails', 'fulfillment', 'webhooks']));
-      expect(await page.$eval('tr[data-queue="webhooks"]', (el) => el.textContent)).toContain('1');
+      expect(await page.$eval('tr[data-queue="webhooks"]', (el: PageElement) => el.textContent)).toContain('1');
       await screenshot(page, 'shop-queues');
 
       await Promise.all([page.waitForNavigation(), page.click('a[href="/loom/jobs?status=dead"]')]);
-      expect(await page.$$eval('tr[data-job]', (els) => els.map((e) => e.getAttribute('data-job')))).toEqual([id]);
-      expect(await page.$eval(`tr[data-job="${id}"] .reason`, (el) => el.textContent)).toContain('503');
+      expect(await page.$$eval('tr[data-job]', (els: PageElement[]) => els.map((e) => e.getAttribute('data-job')))).toEqual([id]);
+      expect(await page.$eval(`tr[data-job="${id}"] .reason`, (el: PageElement) => el.textContent)).toContain('503');
       await screenshot(page, 'shop-dead-letters');
 
       shop.app.container.get(WebhookClient).recover(DOWN);
       await Promise.all([page.waitForNavigation(), page.click(`tr[data-job="${id}"] [data-test="retry-job"]`)]);
-      expect(await page.$eval('.flash', (el) => el.textContent)).toBe(`Job ${id} is queued again.`);
+      expect(await page.$eval('.flash', (el: PageElement) => el.textContent)).toBe(`Job ${id} is queued again.`);
       expect(page.url()).toBe(`${shop.app.dashboardUrl}/jobs?status=dead`);
       const done = await waitForStatus(shop, id, 'completed');
       expect(done.attempt).toBe(1);
 
       await page.goto(`${shop.app.dashboardUrl}/jobs/${id}`);
-      expect(await page.$eval('#job-summary .badge', (el) => el.textContent)).toBe('completed');
+      expect(await page.$eval('#job-summary .badge', (el: PageElement) => el.textContent)).toBe('completed');
       await screenshot(page, 'shop-job');
       expect(problems).toEqual([]);
     } finally {

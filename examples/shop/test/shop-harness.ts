@@ -19,6 +19,19 @@ export const TEST_CONFIG: Omit<ShopConfig, 'database'> = {
   retention: { completed: false, dead: false },
 };
 
+/**
+ * A JSON answer of the shop's API as the tests read it: each route fills some of these fields (a
+ * placed order: `jobId` and `jobs`, by job; a job: `status`; a refusal: `error`), and a test reads
+ * those of the route it called.
+ */
+export interface ShopAnswer {
+  jobId: string;
+  status: string;
+  jobs: Record<string, string>;
+  error: { code: string; message: string; details?: unknown };
+  [field: string]: unknown;
+}
+
 /** The shop booted in process on the test MongoDB, on a FakeClock, with its HTTP API listening. */
 export interface ShopUnderTest {
   app: ShopApp;
@@ -27,8 +40,8 @@ export interface ShopUnderTest {
   clock: FakeClock;
   logs: CaptureLogger;
   url: string;
-  post(path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  get(path: string): Promise<{ status: number; body: any }>;
+  post(path: string, body?: unknown): Promise<{ status: number; body: ShopAnswer }>;
+  get(path: string): Promise<{ status: number; body: ShopAnswer }>;
   job(id: string): Promise<JobRecord | null>;
   /** {@link waitFor}, letting the engine claim what is due between checks (time does not move). */
   until<T>(what: string, condition: () => Promise<T | undefined | null | false> | T | undefined | null | false): Promise<T>;
@@ -65,7 +78,7 @@ export async function startShop(
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as ShopAnswer };
   };
   return {
     app,

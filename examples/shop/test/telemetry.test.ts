@@ -12,14 +12,29 @@ beforeAll(async () => {
 });
 afterAll(() => mongo.stop());
 
+/** A span of an OTLP/JSON trace export, as the test reads it. */
+interface OtlpSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  attributes: Array<{ key: string; value: { stringValue?: string } }>;
+}
+
+/** An OTLP/JSON export: a trace export (`/v1/traces`) has the spans, a metrics export (`/v1/metrics`) the metrics. */
+interface OtlpExport {
+  resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+  resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<{ name: string }> }> }>;
+}
+
 /** An OTLP/HTTP collector on a free port that keeps every JSON request it receives. */
-async function startCollector(): Promise<{ url: string; received: Array<{ path: string; body: any }>; close(): Promise<void> }> {
-  const received: Array<{ path: string; body: any }> = [];
+async function startCollector(): Promise<{ url: string; received: Array<{ path: string; body: OtlpExport }>; close(): Promise<void> }> {
+  const received: Array<{ path: string; body: OtlpExport }> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      received.push({ path: req.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
     });
@@ -79,8 +94,7 @@ describe('the shop with OpenTelemetry', () => {
     const traces = collector.received.filter((r) => r.path === '/v1/traces').map((r) => r.body);
     const resourceSpans = traces.flatMap((t) => t.resourceSpans);
     expect(resourceSpans[0].resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'shop-under-test' } });
-    const spans: Array<{ name: string; traceId: string; spanId: string; parentSpanId?: string; attributes: Array<{ key: string; value: { stringValue?: string } }> }> =
-      resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans));
+    const spans: OtlpSpan[] = resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
     const named = (name: string) => spans.filter((s) => s.name === name);
     const jobName = (s: (typeof spans)[number]) => s.attributes.find((a) => a.key === 'loom.job.name')?.value.stringValue;
 
@@ -97,8 +111,8 @@ describe('the shop with OpenTelemetry', () => {
     const relayRun = named('process emails').find((s) => jobName(s) === 'relay-outbox');
     expect(relayRun).toMatchObject({ traceId, parentSpanId: relayPublish!.spanId });
 
-    const metrics = collector.received.filter((r) => r.path === '/v1/metrics').flatMap((r) => r.body.resourceMetrics.flatMap((m: any) => m.scopeMetrics.flatMap((s: any) => s.metrics)));
-    const names = new Set(metrics.map((m: { name: string }) => m.name));
+    const metrics = collector.received.filter((r) => r.path === '/v1/metrics').flatMap((r) => r.body.resourceMetrics.flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics)));
+    const names = new Set(metrics.map((m) => m.name));
     for (const name of ['loom.jobs.completed', 'loom.job.duration', 'loom.job.wait', 'loom.queue.depth']) expect(names).toContain(name);
   });
 

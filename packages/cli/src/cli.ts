@@ -74,7 +74,7 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
     connection = await connect(target, (line) => io.stderr(`${line}\n`));
     const clock = new SystemClock();
     const { store } = connection;
-    const output: Output = { out: io.stdout, err: io.stderr, interactive: io.interactive === true, json: invocation.global.json, now: clock.now() };
+    const output: Output = { out: (text) => io.stdout(text), err: (text) => io.stderr(text), interactive: io.interactive === true, json: invocation.global.json, now: clock.now() };
     const ctx: CommandContext = {
       store,
       jobs: new Jobs({ store, clock }),

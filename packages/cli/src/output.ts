@@ -16,7 +16,7 @@ export const MAX_CELL = 48;
 
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '-';
-  const text = String(value).replace(/\s+/g, ' ');
+  const text = String(value).replace(/\s+/g, ' '); // eslint-disable-line @typescript-eslint/no-base-to-string -- cells are numbers, text and dates; anything else prints as JavaScript prints it
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 

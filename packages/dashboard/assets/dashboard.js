@@ -19,21 +19,30 @@
   // Open <details> (stacks, step results) stay open across a swap: remembered by position.
   function openDetails(root) {
     var open = [];
-    root.querySelectorAll('details').forEach(function (d, i) { if (d.open) open.push(i); });
+    root.querySelectorAll('details').forEach(function (d, i) {
+      if (d.open) open.push(i);
+    });
     return open;
   }
   function reopen(root, open) {
     var all = root.querySelectorAll('details');
-    open.forEach(function (i) { if (all[i]) all[i].open = true; });
+    open.forEach(function (i) {
+      if (all[i]) all[i].open = true;
+    });
   }
 
   // The server said this page's data changed: fetch the page again and swap each live part whose
   // content differs. The page is the server's escaped HTML, parsed inertly (DOMParser runs no script).
   function refresh() {
-    if (refreshing) { again = true; return; }
+    if (refreshing) {
+      again = true;
+      return;
+    }
     refreshing = true;
     fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin', cache: 'no-store' })
-      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (res) {
+        return res.ok ? res.text() : null;
+      })
       .then(function (text) {
         if (text === null) return;
         var doc = new DOMParser().parseFromString(text, 'text/html');
@@ -48,15 +57,24 @@
         document.title = doc.title;
         document.body.dataset.updates = String(Number(document.body.dataset.updates || '0') + 1);
       })
-      .catch(function () { /* the next change tries again */ })
+      .catch(function () {
+        /* the next change tries again */
+      })
       .then(function () {
         refreshing = false;
-        if (again) { again = false; refresh(); }
+        if (again) {
+          again = false;
+          refresh();
+        }
       });
   }
 
   var source = new EventSource(url);
-  source.addEventListener('open', function () { if (status) status.dataset.state = 'on'; });
-  source.addEventListener('error', function () { if (status) status.dataset.state = 'off'; });
+  source.addEventListener('open', function () {
+    if (status) status.dataset.state = 'on';
+  });
+  source.addEventListener('error', function () {
+    if (status) status.dataset.state = 'off';
+  });
   source.addEventListener('change', refresh);
 })();

@@ -1,7 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ConsoleLogger, JOB_STATUSES, LoomError, SystemClock, type JobStatus, type Logger } from '@loom/core';
+import {
+  ConsoleLogger,
+  DeadLetters,
+  JOB_STATUSES,
+  Jobs,
+  LoomError,
+  MAX_JOB_PAGE,
+  Queues,
+  StoredSchedules,
+  SystemClock,
+  type JobStatus,
+  type Logger,
+} from '@loom/core';
 import { loadAssets } from './assets.js';
+import { finishedSeries } from './finished-series.js';
 import { Html } from './html/html.js';
 import { Csrf } from './http/csrf.js';
 import { FlashCookie, type Flash } from './http/flash.js';
@@ -10,9 +23,7 @@ import { locate, type Located } from './http/mount.js';
 import { setSecurityHeaders } from './http/security-headers.js';
 import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic } from './live/fingerprints.js';
 import { LiveFeed } from './live/live-feed.js';
-import type { DashboardOperations } from './operations.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
-import { storeOperations } from './store-operations.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
 import { jobsPage, type JobsFilter } from './views/jobs-view.js';
 import { messagePage } from './views/message-view.js';
@@ -43,7 +54,11 @@ export interface LoomDashboard {
 
 /** A client error with the page that explains it. */
 class PageError extends Error {
-  constructor(readonly status: number, readonly title: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -63,15 +78,23 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const basePath = options.basePath === undefined ? undefined : normalizeBasePath(options.basePath);
   const clock = options.clock ?? new SystemClock();
   const logger: Logger = options.logger ?? new ConsoleLogger();
-  const ops: DashboardOperations = storeOperations(options.store, clock);
+  const { store } = options;
+  // Core's operations over a bare store, as the `loom` command line builds them: the same checks,
+  // cursors and side effects as `loom.jobs` and friends (a cancelled child wakes its waiting
+  // parent). No engine runs here to hear of a retry: the engines sharing the store claim the job
+  // at their next poll.
+  const jobs = new Jobs({ store, clock, logger });
+  const queues = new Queues({ store, clock });
+  const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: () => {} });
+  const schedules = new StoredSchedules({ store, clock });
   const assets = loadAssets();
   const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
   const title = options.title ?? 'Loom';
 
   const readFingerprint = async (topic: LiveTopic): Promise<string> => {
-    if (topic.kind === 'queues') return queuesFingerprint(await ops.queues());
-    if (topic.kind === 'schedules') return schedulesFingerprint(await ops.schedules());
-    return jobFingerprint(await ops.getJob(topic.id));
+    if (topic.kind === 'queues') return queuesFingerprint(await queues.list());
+    if (topic.kind === 'schedules') return schedulesFingerprint(await schedules.list());
+    return jobFingerprint(await jobs.get(topic.id));
   };
   const feed = new LiveFeed({ read: readFingerprint, intervalMs: refreshMs, logger });
 
@@ -139,7 +162,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (queue !== undefined) filter.queue = queue;
     const cursor = query.get('cursor');
     if (cursor) {
-      if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor)) throw new PageError(400, 'Bad page link', 'This page link is not one the dashboard made; start again from the first page.');
+      if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor))
+        throw new PageError(400, 'Bad page link', 'This page link is not one the dashboard made; start again from the first page.');
       filter.cursor = cursor;
     }
     return filter;
@@ -166,33 +190,45 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (path === '/') {
       const now = ctx.now.getTime();
       const since = new Date(Math.floor(now / CHART_BUCKET_MS) * CHART_BUCKET_MS - (CHART_BUCKETS - 1) * CHART_BUCKET_MS);
-      const [queues, series] = await Promise.all([ops.queues(), ops.finished(since, CHART_BUCKET_MS, CHART_BUCKETS)]);
-      return queuesPage(ctx, { queues, series });
+      const [queueList, series] = await Promise.all([queues.list(), finishedSeries(store, since, CHART_BUCKET_MS, CHART_BUCKETS)]);
+      return queuesPage(ctx, { queues: queueList, series });
     }
     if (path === '/jobs') {
       const filter = jobsFilter(query);
-      const [page, queues] = await Promise.all([
-        ops.listJobs({ ...filter, limit: pageSize }),
-        ops.queues(),
-      ]);
-      return jobsPage(ctx, { filter, page, queues });
+      const { statuses, ...rest } = filter;
+      const [page, queueList] = await Promise.all([jobs.list({ ...rest, ...(statuses ? { status: statuses } : {}), limit: pageSize }), queues.list()]);
+      return jobsPage(ctx, { filter, page, queues: queueList });
     }
     const jobMatch = /^\/jobs\/([^/]+)$/.exec(path);
     if (jobMatch) {
       const id = decodeSegment(jobMatch[1]!);
-      const job = await ops.getJob(id);
+      const job = await jobs.get(id);
       if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
-      const children = await ops.children(job.id, CHILDREN_SHOWN);
+      // A read core's operations have no method for (the job page alone lists children).
+      const children = await store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN });
       return jobPage(ctx, { job, children });
     }
-    if (path === '/schedules') return schedulesPage(ctx, { schedules: await ops.schedules() });
+    if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/dead-letters/purge') {
       const name = filterValue(query, 'name');
       const queue = filterValue(query, 'queue');
-      const page = await ops.listJobs({ statuses: ['dead'], ...(name ? { name } : {}), ...(queue ? { queue } : {}), limit: PURGE_COUNT_LIMIT });
-      return purgePage(ctx, { ...(name ? { name } : {}), ...(queue ? { queue } : {}), matching: page.jobs.length, more: page.next !== undefined });
+      const selection = { ...(name ? { name } : {}), ...(queue ? { queue } : {}) };
+      return purgePage(ctx, { ...selection, ...(await countDeadLetters(selection)) });
     }
     throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
+  }
+
+  /** How many dead letters match, up to {@link PURGE_COUNT_LIMIT} (`more` when others follow), in pages `jobs.list` allows. */
+  async function countDeadLetters(selection: { name?: string; queue?: string }): Promise<{ matching: number; more: boolean }> {
+    let matching = 0;
+    let cursor: string | undefined;
+    do {
+      const limit = Math.min(MAX_JOB_PAGE, PURGE_COUNT_LIMIT - matching);
+      const page = await jobs.list({ status: 'dead', ...selection, limit, ...(cursor !== undefined ? { cursor } : {}) });
+      matching += page.jobs.length;
+      cursor = page.next;
+    } while (cursor !== undefined && matching < PURGE_COUNT_LIMIT);
+    return { matching, more: cursor !== undefined };
   }
 
   function decodeSegment(segment: string): string {
@@ -252,23 +288,32 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const id = decodeSegment(job[1]!);
       const jobPage = href(ctx, jobPath(id));
       if (job[2] === 'retry') {
-        const r = await ops.retryJob(id);
+        const r = await jobs.retry(id);
         return ok(r.retried ? `Job ${id} is queued again.` : `Job ${id} is ${r.status}: only dead or cancelled jobs can be retried.`, back(at, form, jobPage));
       }
       if (job[2] === 'cancel') {
-        const r = await ops.cancelJob(id);
-        const text = !r.cancelled ? `Job ${id} had already finished (${r.status}).` : r.status === 'running' ? `Cancel of job ${id} requested: it stops within one heartbeat.` : `Job ${id} is cancelled.`;
+        const r = await jobs.cancel(id);
+        const text = !r.cancelled
+          ? `Job ${id} had already finished (${r.status}).`
+          : r.status === 'running'
+            ? `Cancel of job ${id} requested: it stops within one heartbeat.`
+            : `Job ${id} is cancelled.`;
         return ok(text, back(at, form, jobPage));
       }
-      const r = await ops.removeJob(id);
-      return r.removed ? ok(`Job ${id} was removed.`, back(at, form, href(ctx, '/jobs'))) : ok(`Job ${id} is ${r.status}: cancel it before removing it.`, back(at, form, jobPage));
+      const r = await jobs.remove(id);
+      return r.removed
+        ? ok(`Job ${id} was removed.`, back(at, form, href(ctx, '/jobs')))
+        : ok(`Job ${id} is ${r.status}: cancel it before removing it.`, back(at, form, jobPage));
     }
     const queue = /^\/actions\/queues\/([^/]+)\/(pause|resume)$/.exec(at.path);
     if (queue) {
       const name = decodeSegment(queue[1]!);
-      if (queue[2] === 'pause') await ops.pauseQueue(name);
-      else await ops.resumeQueue(name);
-      return ok(queue[2] === 'pause' ? `Queue ${name} is paused: no job of it starts until it is resumed.` : `Queue ${name} is resumed.`, back(at, form, href(ctx, '/')));
+      if (queue[2] === 'pause') await queues.pause(name);
+      else await queues.resume(name);
+      return ok(
+        queue[2] === 'pause' ? `Queue ${name} is paused: no job of it starts until it is resumed.` : `Queue ${name} is resumed.`,
+        back(at, form, href(ctx, '/')),
+      );
     }
     if (at.path === '/actions/dead-letters/retry' || at.path === '/actions/dead-letters/purge') {
       const name = form.get('name') || undefined;
@@ -276,14 +321,15 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const selection = { ...(name ? { name } : {}), ...(queueName ? { queue: queueName } : {}) };
       const list = href(ctx, '/jobs', { status: 'dead', ...selection });
       if (at.path.endsWith('/retry')) {
-        const r = await ops.retryDeadLetters(selection);
-        return ok(`${r.replayed} dead letter${r.replayed === 1 ? '' : 's'} queued again${r.skipped ? `; ${r.skipped} could not be (see the server log)` : ''}.`, list);
+        let skipped = 0;
+        const replayed = await deadLetters.retry(selection, { onSkipped: (letters) => (skipped = letters.length) });
+        return ok(`${replayed} dead letter${replayed === 1 ? '' : 's'} queued again${skipped ? `; ${skipped} could not be (see the server log)` : ''}.`, list);
       }
       const before = Number(form.get('before'));
       if (form.get('confirm') !== 'purge' || !Number.isSafeInteger(before)) {
         throw new PageError(400, 'Not confirmed', 'A purge needs its confirmation page: use the Purge button on the dead letters.');
       }
-      const n = await ops.purgeDeadLetters({ ...selection, before: new Date(before) });
+      const n = await deadLetters.purge({ ...selection, before: new Date(before) });
       return ok(`${n} dead letter${n === 1 ? '' : 's'} deleted.`, list);
     }
     const schedule = /^\/actions\/schedules\/([^/]+)\/(pause|resume|trigger)$/.exec(at.path);
@@ -291,14 +337,14 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const name = decodeSegment(schedule[1]!);
       const list = href(ctx, '/schedules');
       if (schedule[2] === 'pause') {
-        await ops.pauseSchedule(name);
+        await schedules.pause(name);
         return ok(`Schedule ${name} is paused.`, list);
       }
       if (schedule[2] === 'resume') {
-        await ops.resumeSchedule(name);
+        await schedules.resume(name);
         return ok(`Schedule ${name} is resumed: it fires again from its next slot.`, list);
       }
-      const id = await ops.triggerSchedule(name);
+      const { id } = await schedules.trigger(name);
       return ok(`A run of ${name} is queued: job ${id}.`, list);
     }
     throw new PageError(404, 'Not found', `The dashboard has no action at ${at.path}.`);
@@ -326,7 +372,11 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (at.path === '/events') {
       const job = at.query.get('job');
       const topicName = at.query.get('topic');
-      const topic: LiveTopic | undefined = job ? { kind: 'job', id: job } : topicName === 'queues' || topicName === 'schedules' ? { kind: topicName } : undefined;
+      const topic: LiveTopic | undefined = job
+        ? { kind: 'job', id: job }
+        : topicName === 'queues' || topicName === 'schedules'
+          ? { kind: topicName }
+          : undefined;
       if (!topic) return send(res, 400, 'Unknown topic', 'text/plain; charset=utf-8');
       return feed.open(req, res, topic, at.query.get('v') ?? '');
     }

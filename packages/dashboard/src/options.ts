@@ -60,6 +60,7 @@ export function checkOptions(options: DashboardOptions): { refreshMs: number; pa
   }
   if (refreshMs < 50) throw new LoomError('INVALID_ARGUMENT', `loomDashboard refreshInterval must be at least 50 ms, got ${refreshMs} ms`);
   const pageSize = options.pageSize ?? 50;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) throw new LoomError('INVALID_ARGUMENT', `loomDashboard pageSize must be an integer from 1 to 500, got ${String(pageSize)}`);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500)
+    throw new LoomError('INVALID_ARGUMENT', `loomDashboard pageSize must be an integer from 1 to 500, got ${String(pageSize)}`);
   return { refreshMs, pageSize };
 }

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Browser, Page } from 'puppeteer-core';
-import { launchChromium, screenshot, watchedPage } from './chromium.js';
+import { launchChromium, screenshot, watchedPage, type PageElement } from './chromium.js';
 import { SendReceipt, startFixture, type DashboardFixture } from './fixture.js';
 
 // One Chromium for the file; each test gets a fresh store, dashboard and tab.
@@ -28,7 +28,7 @@ afterEach(async () => {
   expect(problems).toEqual([]);
 });
 
-const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+const text = (selector: string) => page.$eval(selector, (el: PageElement) => el.textContent ?? '');
 const rows = (selector = 'tr[data-job]') => page.$$eval(selector, (els) => els.length);
 
 async function click(selector: string): Promise<void> {
@@ -39,7 +39,11 @@ describe('dashboard in Chromium', () => {
   test('every view renders the demo store (screenshots in test-artifacts/dashboard)', async () => {
     await open();
     await page.goto(`${f.url}/loom/`);
-    expect(await page.$$eval('tr[data-queue]', (els) => els.map((e) => e.getAttribute('data-queue')))).toEqual(['emails', 'fulfillment', 'webhooks']);
+    expect(await page.$$eval('tr[data-queue]', (els: PageElement[]) => els.map((e) => e.getAttribute('data-queue')))).toEqual([
+      'emails',
+      'fulfillment',
+      'webhooks',
+    ]);
     expect(await text('.status-card.status-dead .card-n')).toBe('2');
     await page.waitForSelector('#live-status[data-state="on"]');
     await screenshot(page, 'queues');
@@ -54,7 +58,12 @@ describe('dashboard in Chromium', () => {
     await screenshot(page, 'dead-letters');
 
     await page.goto(`${f.url}/loom/jobs/${f.ids.workflow}`);
-    expect(await page.$$eval('tr[data-step]', (els) => els.map((e) => e.getAttribute('data-step')))).toEqual(['reserve-stock', 'charge <card>', 'enqueue:send-receipt#1', 'wait-for-pickup']);
+    expect(await page.$$eval('tr[data-step]', (els: PageElement[]) => els.map((e) => e.getAttribute('data-step')))).toEqual([
+      'reserve-stock',
+      'charge <card>',
+      'enqueue:send-receipt#1',
+      'wait-for-pickup',
+    ]);
     expect(await page.$$eval('svg.timeline rect.step-bar', (els) => els.length)).toBe(4);
     await screenshot(page, 'job');
 
@@ -137,7 +146,11 @@ describe('dashboard in Chromium', () => {
     });
     expect(await text('#job-summary .badge')).toBe('dead');
     await f.store.retryJob(f.ids.dead[1]!, f.clock.now());
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('#job-summary .badge')?.textContent === 'queued');
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as { document: { querySelector(s: string): PageElement | null } }).document.querySelector('#job-summary .badge')?.textContent ===
+        'queued',
+    );
     expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
   });
 });

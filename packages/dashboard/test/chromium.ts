@@ -12,7 +12,10 @@ export function chromiumPath(): string {
     return configured;
   }
   const found = CANDIDATES.find((p) => existsSync(p));
-  if (!found) throw new Error(`No Chromium for the dashboard's browser tests: install it (apt-get install -y chromium) or set CHROMIUM_PATH. Looked in ${CANDIDATES.join(', ')}`);
+  if (!found)
+    throw new Error(
+      `No Chromium for the dashboard's browser tests: install it (apt-get install -y chromium) or set CHROMIUM_PATH. Looked in ${CANDIDATES.join(', ')}`,
+    );
   return found;
 }
 
@@ -48,4 +51,10 @@ export async function watchedPage(browser: Browser): Promise<{ page: Page; probl
     if (!req.url().includes('/events')) problems.push(`request failed: ${req.url()} ${req.failure()?.errorText ?? ''}`);
   });
   return { page, problems };
+}
+
+/** What page callbacks (`$eval`, `waitForFunction`) read of an element: the tests have Node's types, not the DOM's. */
+export interface PageElement {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
 }

@@ -89,7 +89,11 @@ export async function startFixture(options: Partial<DashboardOptions> & { mount?
   await t.enqueue(SendReceipt, { orderId: 'o-later', email: 'later@example.com' }, { delay: '10m' });
   // Engines of Loom 0.2 describe their schedules to the store; make sure this one is.
   if (!(await store.listSchedules()).some((s) => s.description)) {
-    await store.describeSchedule('nightly-report', { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: undefined, priority: 0, maxAttempts: 4 } }, clock.now());
+    await store.describeSchedule(
+      'nightly-report',
+      { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: undefined, priority: 0, maxAttempts: 4 } },
+      clock.now(),
+    );
   }
   const { mount, history: _history, ...dashboardOptions } = options;
   const dashboard = loomDashboard({ store, clock, basePath: '/loom', refreshInterval: 100, authorize: () => true, ...dashboardOptions });

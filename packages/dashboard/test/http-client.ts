@@ -2,7 +2,10 @@
 export class Visitor {
   private readonly cookies = new Map<string, string>();
 
-  constructor(readonly url: string, private readonly headers: Record<string, string> = {}) {}
+  constructor(
+    readonly url: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {

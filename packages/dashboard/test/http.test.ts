@@ -298,7 +298,7 @@ describe('pages', () => {
     const reader = res.body!.getReader();
     const next = async (): Promise<string> => {
       for (;;) {
-        const { value } = await reader.read();
+        const { value } = (await reader.read()) as { value?: Uint8Array };
         const text = new TextDecoder().decode(value);
         if (text.includes('event: change')) return text;
       }

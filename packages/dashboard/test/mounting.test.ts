@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import express from 'express';
 import Fastify from 'fastify';
 import middie from '@fastify/middie';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { startFixture, type DashboardFixture, type Mount } from './fixture.js';
 import { Visitor } from './http-client.js';
 
@@ -90,7 +90,7 @@ describe('mounting', () => {
       const app = await NestFactory.create(AppModule, { logger: false });
       app.use('/loom', dashboard);
       await app.listen(0, '127.0.0.1');
-      return { server: app.getHttpServer(), close: () => app.close() };
+      return { server: app.getHttpServer() as Server, close: () => app.close() };
     };
     fixture = await startFixture({ mount });
     await checkMounted(fixture);

@@ -48,6 +48,7 @@ const NOT_FORWARDED = new Set<PropertyKey>(['constructor', 'stop']);
  */
 // Merged with the class below: TypeScript sees Loom's members on TestLoom, and the constructor
 // forwards them at run time (forwardFacade).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging -- the merge is the point: Loom's members typed on the class, forwarded at run time
 export interface TestLoom extends Omit<Loom, 'stop'> {}
 
 /**
@@ -55,6 +56,7 @@ export interface TestLoom extends Omit<Loom, 'stop'> {}
  * time. `runUntilIdle` runs what is due now; `advance` moves time through retries, delays,
  * sleeps, lease expiries and cron fires.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- merged with the interface above, on purpose (forwardFacade)
 export class TestLoom {
   /** Entries logged by the default CaptureLogger (empty with your own logger). */
   readonly logs: LogEntry[];
@@ -225,7 +227,7 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
  */
 function forwardFacade(harness: TestLoom, loom: Loom): void {
   const keys = new Set<PropertyKey>(Reflect.ownKeys(loom));
-  for (let proto = Object.getPrototypeOf(loom); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (let proto = Object.getPrototypeOf(loom) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
     for (const key of Reflect.ownKeys(proto)) keys.add(key);
   }
   for (const key of keys) {
@@ -235,7 +237,7 @@ function forwardFacade(harness: TestLoom, loom: Loom): void {
       enumerable: false,
       get() {
         const value = (loom as unknown as Record<PropertyKey, unknown>)[key];
-        return typeof value === 'function' ? value.bind(loom) : value;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(loom) : value;
       },
     });
   }

@@ -25,7 +25,7 @@ function render(value: unknown): string {
   if (value instanceof Html) return value.markup;
   if (Array.isArray(value)) return value.map(render).join('');
   if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(String(value));
+  return escapeHtml(String(value)); // eslint-disable-line @typescript-eslint/no-base-to-string -- templates show numbers and text; any other value prints as JavaScript prints it
 }
 
 /**

@@ -13,7 +13,10 @@ const VISITOR_ID = /^[A-Za-z0-9_-]{43}$/;
  * given, so several instances behind one load balancer share a configured one).
  */
 export class Csrf {
-  constructor(private readonly secret: Buffer, private readonly cookiePath: string) {}
+  constructor(
+    private readonly secret: Buffer,
+    private readonly cookiePath: string,
+  ) {}
 
   /** The token for this browser, giving it a visitor id first when it has none. */
   tokenFor(req: IncomingMessage, res: ServerResponse): string {

@@ -15,7 +15,10 @@ export interface Flash {
  * nothing but ids and filters, and a message cannot be forged by a link.
  */
 export class FlashCookie {
-  constructor(private readonly csrf: Csrf, private readonly cookiePath: string) {}
+  constructor(
+    private readonly csrf: Csrf,
+    private readonly cookiePath: string,
+  ) {}
 
   set(req: IncomingMessage, res: ServerResponse, flash: Flash): void {
     const value = Buffer.from(JSON.stringify(flash)).toString('base64url');

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobRecord, QueueSummary } from '@loom/core';
-import type { ScheduleRow } from '../operations.js';
+import type { JobRecord, QueueSummary, StoredScheduleInfo } from '@loom/core';
 
 /**
  * What a live page is about: the queues and their counts (overview and job lists), the schedules,
@@ -18,7 +17,7 @@ export function queuesFingerprint(queues: readonly QueueSummary[]): string {
   return hash(queues.map((q) => [q.name, q.paused, q.counts, q.oldestQueuedAt?.getTime()]));
 }
 
-export function schedulesFingerprint(schedules: readonly ScheduleRow[]): string {
+export function schedulesFingerprint(schedules: readonly StoredScheduleInfo[]): string {
   return hash(schedules.map((s) => [s.name, s.paused, s.lastFireAt?.getTime(), s.cron, s.timezone]));
 }
 

@@ -17,7 +17,10 @@ function fact(label: string, value: unknown): Html {
 function progressView(progress: unknown): Html {
   if (progress === undefined) return html`<p class="empty">No progress reported.</p>`;
   const pct = typeof progress === 'number' && Number.isFinite(progress) ? (progress <= 1 ? progress * 100 : progress) : undefined;
-  const bar = pct !== undefined && pct >= 0 && pct <= 100 ? html`<progress max="100" value="${pct.toFixed(1)}"></progress> <span class="num">${pct.toFixed(0)}%</span>` : '';
+  const bar =
+    pct !== undefined && pct >= 0 && pct <= 100
+      ? html`<progress max="100" value="${pct.toFixed(1)}"></progress> <span class="num">${pct.toFixed(0)}%</span>`
+      : '';
   return html`${bar}<pre class="value" data-test="progress">${json(progress)}</pre>`;
 }
 
@@ -27,7 +30,9 @@ function actions(ctx: PageContext, job: JobRecord): Html {
   return html`<div class="toolbar">${
     job.status === 'dead' || job.status === 'cancelled' ? actionForm(ctx, `${path}/retry`, 'Retry', { variant: 'primary', testId: 'retry-job' }) : ''
   }${
-    !finished && !job.cancelRequestedAt ? actionForm(ctx, `${path}/cancel`, 'Cancel', { variant: 'danger', confirm: 'Cancel this job?', testId: 'cancel-job' }) : ''
+    !finished && !job.cancelRequestedAt
+      ? actionForm(ctx, `${path}/cancel`, 'Cancel', { variant: 'danger', confirm: 'Cancel this job?', testId: 'cancel-job' })
+      : ''
   }${finished ? actionForm(ctx, `${path}/remove`, 'Remove', { variant: 'danger', confirm: 'Delete this job for good?', testId: 'remove-job' }) : ''}</div>`;
 }
 
@@ -56,11 +61,14 @@ ${fact('Dead reason', job.deadReason === undefined ? undefined : html`<span clas
 ${fact('Cancel reason', job.cancelReason)}
 </dl>`;
   const errors = job.errors.map(
-    (e) => html`<li class="attempt"><div><strong>Attempt ${e.attempt}</strong> · ${when(e.at, ctx.now)}${e.code ? html` · <span class="mono">${e.code}</span>` : ''}</div>
+    (
+      e,
+    ) => html`<li class="attempt"><div><strong>Attempt ${e.attempt}</strong> · ${when(e.at, ctx.now)}${e.code ? html` · <span class="mono">${e.code}</span>` : ''}</div>
 <div class="error-text">${e.name}: ${e.message}</div>${e.stack ? html`<details><summary>Stack</summary><pre>${e.stack}</pre></details>` : ''}</li>`,
   );
   const childRows = data.children.map(
-    (c) => html`<tr data-job="${c.id}"><td class="mono"><a href="${href(ctx, jobPath(c.id))}">${short(c.id, 26)}</a></td><td>${c.name}</td><td>${statusBadge(c.status)}</td><td>${when(c.createdAt, ctx.now)}</td></tr>`,
+    (c) =>
+      html`<tr data-job="${c.id}"><td class="mono"><a href="${href(ctx, jobPath(c.id))}">${short(c.id, 26)}</a></td><td>${c.name}</td><td>${statusBadge(c.status)}</td><td>${when(c.createdAt, ctx.now)}</td></tr>`,
   );
   const body = html`<p class="crumbs"><a href="${href(ctx, '/jobs', { queue: job.queue })}">${job.queue}</a> › <a href="${href(ctx, '/jobs', { name: job.name })}">${job.name}</a></p>
 <h1>${job.name} <span class="mono id">${job.id}</span></h1>
@@ -74,5 +82,10 @@ ${panel('job-steps', `Steps (${job.steps.length})`, stepTimeline(ctx, job))}
 ${job.signals.length ? panel('job-signals', `Signals waiting (${job.signals.length})`, html`<pre class="value">${json(job.signals)}</pre>`) : ''}
 ${panel('job-children', data.children.length >= CHILDREN_SHOWN ? `Children (newest ${CHILDREN_SHOWN})` : `Children (${data.children.length})`, table(['Id', 'Name', 'Status', 'Created'], childRows, 'No child jobs.'))}
 </div>`;
-  return layout(ctx, { title: `${job.name} ${job.id}`, section: job.status === 'dead' ? 'dead' : 'jobs', body, live: { topic: { kind: 'job', id: job.id }, fingerprint: jobFingerprint(job) } });
+  return layout(ctx, {
+    title: `${job.name} ${job.id}`,
+    section: job.status === 'dead' ? 'dead' : 'jobs',
+    body,
+    live: { topic: { kind: 'job', id: job.id }, fingerprint: jobFingerprint(job) },
+  });
 }

@@ -1,8 +1,7 @@
-import { JOB_STATUSES, type JobStatus, type JobSummary, type QueueSummary } from '@loom/core';
+import { JOB_STATUSES, type JobPage, type JobStatus, type JobSummary, type QueueSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { count, short, when } from '../html/format.js';
 import { queuesFingerprint } from '../live/fingerprints.js';
-import type { JobListPage } from '../operations.js';
 import { actionForm, panel, statusBadge, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
@@ -54,7 +53,7 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
  * range of the store, whatever the number of jobs). With `status=dead` it is the dead-letter page:
  * retry all matching, purge matching (after a confirmation page).
  */
-export function jobsPage(ctx: PageContext, data: { filter: JobsFilter; page: JobListPage; queues: QueueSummary[] }): Html {
+export function jobsPage(ctx: PageContext, data: { filter: JobsFilter; page: JobPage; queues: QueueSummary[] }): Html {
   const { filter, page } = data;
   const dead = isDeadLetterView(filter);
   const keep = { name: filter.name, queue: filter.queue };

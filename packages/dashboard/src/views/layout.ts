@@ -23,7 +23,8 @@ export interface LivePage {
 export function layout(ctx: PageContext, page: { title: string; section?: Section; body: Html; live?: LivePage }): Html {
   const v = ctx.assetVersion;
   const nav = NAV.map(
-    (item) => html`<a href="${href(ctx, item.path, item.query)}"${item.section === page.section ? html` class="active" aria-current="page"` : ''}>${item.label}</a>`,
+    (item) =>
+      html`<a href="${href(ctx, item.path, item.query)}"${item.section === page.section ? html` class="active" aria-current="page"` : ''}>${item.label}</a>`,
   );
   const flash = ctx.flash ? html`<div class="flash flash-${ctx.flash.kind}" role="status">${ctx.flash.text}</div>` : '';
   const live = page.live;

@@ -10,8 +10,10 @@ import { href, type PageContext } from './page-context.js';
  * operator looked are not deleted with the others.
  */
 export function purgePage(ctx: PageContext, data: { name?: string; queue?: string; matching: number; more: boolean }): Html {
-  const what = [data.name !== undefined ? html`job name <strong>${data.name}</strong>` : '', data.queue !== undefined ? html`queue <strong>${data.queue}</strong>` : '']
-    .filter((x) => x !== '');
+  const what = [
+    data.name !== undefined ? html`job name <strong>${data.name}</strong>` : '',
+    data.queue !== undefined ? html`queue <strong>${data.queue}</strong>` : '',
+  ].filter((x) => x !== '');
   const scope = what.length ? html`the dead letters of ${what[0]}${what[1] ? html` in ${what[1]}` : ''}` : html`<strong>all</strong> dead letters`;
   const back = href(ctx, '/jobs', { status: 'dead', name: data.name, queue: data.queue });
   const n = `${count(data.matching)}${data.more ? '+' : ''}`;

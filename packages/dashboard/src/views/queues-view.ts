@@ -2,7 +2,7 @@ import { JOB_STATUSES, type JobStatus, type QueueSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { count, when } from '../html/format.js';
 import { queuesFingerprint } from '../live/fingerprints.js';
-import type { FinishedSeries } from '../operations.js';
+import type { FinishedSeries } from '../finished-series.js';
 import { actionForm, panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, type PageContext } from './page-context.js';
@@ -19,11 +19,10 @@ export function totals(queues: readonly QueueSummary[]): Record<JobStatus, numbe
 export function queuesPage(ctx: PageContext, data: { queues: QueueSummary[]; series: FinishedSeries | undefined }): Html {
   const sum = totals(data.queues);
   const cards = JOB_STATUSES.map(
-    (s) => html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span></a>`,
+    (s) =>
+      html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span></a>`,
   );
-  const chart = data.series
-    ? throughputChart(data.series)
-    : html`<p class="empty">This store cannot count finished jobs by time, so there is no chart.</p>`;
+  const chart = data.series ? throughputChart(data.series) : html`<p class="empty">This store cannot count finished jobs by time, so there is no chart.</p>`;
   const rows = data.queues.map((q) => {
     const cell = (s: JobStatus) => {
       const n = q.counts[s] ?? 0;

@@ -1,13 +1,13 @@
+import type { StoredScheduleInfo } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { when } from '../html/format.js';
 import { schedulesFingerprint } from '../live/fingerprints.js';
-import type { ScheduleRow } from '../operations.js';
 import { actionForm, panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, type PageContext } from './page-context.js';
 
 /** `<base>/schedules`: every cron schedule with its next and last fire, and pause, resume, trigger. */
-export function schedulesPage(ctx: PageContext, data: { schedules: ScheduleRow[] }): Html {
+export function schedulesPage(ctx: PageContext, data: { schedules: StoredScheduleInfo[] }): Html {
   const rows = data.schedules.map((s) => {
     const path = `/actions/schedules/${encodeURIComponent(s.name)}`;
     return html`<tr data-schedule="${s.name}">
@@ -26,5 +26,10 @@ export function schedulesPage(ctx: PageContext, data: { schedules: ScheduleRow[]
   });
   const body = html`<h1>Schedules</h1>
 ${panel('schedules', undefined, table(['Job', 'Cron', 'Time zone', 'State', 'Next fire', 'Last fire', ''], rows, 'No schedules: give a @Job a schedule option to see it here.'), { live: true })}`;
-  return layout(ctx, { title: 'Schedules', section: 'schedules', body, live: { topic: { kind: 'schedules' }, fingerprint: schedulesFingerprint(data.schedules) } });
+  return layout(ctx, {
+    title: 'Schedules',
+    section: 'schedules',
+    body,
+    live: { topic: { kind: 'schedules' }, fingerprint: schedulesFingerprint(data.schedules) },
+  });
 }

@@ -1,6 +1,6 @@
 import { html, type Html } from '../html/html.js';
 import { count, utc } from '../html/format.js';
-import type { FinishedSeries } from '../operations.js';
+import type { FinishedSeries } from '../finished-series.js';
 
 const WIDTH = 960;
 const HEIGHT = 150;
@@ -31,7 +31,9 @@ export function throughputChart(series: FinishedSeries): Html {
     const base = TOP + plotHeight;
     const end = new Date(start.getTime() + series.bucketMs);
     return html`<g><title>${utc(start).slice(11, 16)}–${utc(end).slice(11, 16)} UTC: ${series.completed ? `${count(ok)} completed, ` : ''}${count(dead)} dead</title>${
-      ok > 0 ? html`<rect class="bar-ok" x="${x.toFixed(1)}" y="${(base - okHeight).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${okHeight.toFixed(1)}"></rect>` : ''
+      ok > 0
+        ? html`<rect class="bar-ok" x="${x.toFixed(1)}" y="${(base - okHeight).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${okHeight.toFixed(1)}"></rect>`
+        : ''
     }${
       dead > 0
         ? html`<rect class="bar-dead" x="${x.toFixed(1)}" y="${(base - okHeight - deadHeight).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${deadHeight.toFixed(1)}"></rect>`
