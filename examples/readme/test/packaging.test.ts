@@ -24,7 +24,6 @@ const PROJECT_FILES = [
   'vitest.config.mts',
   'src/mailer.ts',
   'src/send-welcome.ts',
-  'src/mongo-url.ts',
   'src/dev.ts',
   'src/nest-app.ts',
   'src/dashboard.ts',

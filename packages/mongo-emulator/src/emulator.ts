@@ -98,6 +98,11 @@ export class MongoEmulator {
     return explainPlan(this.engine.view(db, collection), filter, parseSort(sort));
   }
 
+  /** Lets the process exit while the emulator listens (connections still open keep it alive). */
+  unref(): void {
+    this.server.unref();
+  }
+
   /** Stops listening, closes every connection and aborts open transactions. */
   async stop(): Promise<void> {
     if (this.stopped) return;

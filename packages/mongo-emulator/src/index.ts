@@ -14,3 +14,4 @@
  */
 export { MongoEmulator, type MongoEmulatorOptions } from './emulator.js';
 export type { EmulatorClock } from './clock.js';
+export { appMongo, MongoUriRequiredError, type AppMongo, type AppMongoOptions } from './app-mongo.js';
