@@ -7,6 +7,8 @@
 // runs alone (it keeps every core busy) and needs the build (child processes load dist/).
 // The first step of a stage prints as it goes; the others print, whole, when they finish.
 // A failing step fails the run, after its stage has finished.
+// In CI (CI=true) a last stage checks a newcomer's set-up on a fresh clone at HEAD (install, build,
+// `npx loom`: scripts/test-fresh-clone.mjs); it takes about 3 minutes, too long for every local run.
 //
 //   node scripts/test.mjs        (what `npm test` runs)
 import { spawn } from 'node:child_process';
@@ -23,6 +25,7 @@ const STAGES = [
     ['test:node-lines', ['npm', 'run', 'test:node-lines']],
     ['lint', ['npm', 'run', 'lint']],
   ],
+  ...(process.env.CI === 'true' ? [[['test:fresh-clone', ['npm', 'run', 'test:fresh-clone']]]] : []),
 ];
 
 /** Runs one step; resolves with its exit code (or signal) and, unless streamed, what it printed. */

@@ -1,15 +1,16 @@
 import { Global, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import type { MongoClient } from 'mongodb';
-import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
+import { MongoClient } from 'mongodb';
+import { appMongo } from '@loom/mongo-emulator';
+import type { TestMongo } from '@loom/testing/mongo';
 
 /**
- * The MongoDB of the app, found with no setup: `MONGODB_URI` when set, else a mongod started by
- * mongodb-memory-server if one can run here, else the in-process emulator (which keeps nothing
- * after exit). A real app would connect to `MONGODB_URI` and stop there.
+ * The MongoDB of the app, found with no setup by `appMongo()`: `MONGODB_URI` when set (always, in
+ * production), else the in-process emulator (which keeps nothing after exit). Tests hand in their
+ * own (a `TestMongo`).
  */
 @Injectable()
 export class MongoConnection implements OnApplicationShutdown {
-  constructor(private readonly mongo: TestMongo) {}
+  constructor(private readonly mongo: Pick<TestMongo, 'client' | 'kind' | 'stop'>) {}
 
   get client(): MongoClient {
     return this.mongo.client;
@@ -20,7 +21,7 @@ export class MongoConnection implements OnApplicationShutdown {
     return {
       uri: 'MongoDB: MONGODB_URI; data stays there after exit',
       'memory-server': 'MongoDB: a mongod started by mongodb-memory-server, deleted at exit (set MONGODB_URI to keep data)',
-      emulator: 'MongoDB: the in-process emulator (no MONGODB_URI, no mongod could start here); it keeps nothing after exit',
+      emulator: 'MongoDB: the in-process emulator, because MONGODB_URI is not set; it keeps nothing after exit',
     }[this.mongo.kind];
   }
 
@@ -34,10 +35,23 @@ export class MongoConnection implements OnApplicationShutdown {
   }
 }
 
+async function openMongoConnection(): Promise<MongoConnection> {
+  const mongo = await appMongo({ log: () => {} }); // main.ts prints the connection's description
+  const client = await new MongoClient(mongo.uri).connect();
+  return new MongoConnection({
+    client,
+    kind: mongo.source === 'emulator' ? 'emulator' : 'uri',
+    stop: async () => {
+      await client.close();
+      await mongo.close();
+    },
+  });
+}
+
 /** Global, like Nest's database modules: every module (and LoomModule's factory) can inject it. */
 @Global()
 @Module({
-  providers: [{ provide: MongoConnection, useFactory: async () => new MongoConnection(await startTestMongo({ log: () => {}, memoryServerTimeoutMs: 15_000 })) }],
+  providers: [{ provide: MongoConnection, useFactory: openMongoConnection }],
   exports: [MongoConnection],
 })
 export class MongoModule {}

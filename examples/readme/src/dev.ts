@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Loom } from '@loom/core';
+import { appMongo } from '@loom/mongo-emulator';
 import { MongoStore } from '@loom/mongo-store';
 import { ConsoleMailer, Mailer } from './mailer.js';
-import { mongoUrl } from './mongo-url.js';
 import { SendWelcome } from './send-welcome.js';
 
 /**
@@ -12,8 +12,8 @@ import { SendWelcome } from './send-welcome.js';
  * module and as CommonJS.
  */
 async function main(): Promise<void> {
-  const mongo = await mongoUrl();
-  const store = new MongoStore({ url: mongo.url, database: 'app' });
+  const mongo = await appMongo(); // MONGODB_URI, else (never in production) the in-process emulator; logs which
+  const store = new MongoStore({ url: mongo.uri, database: 'app' });
   const container = new Container();
   container.bind(Mailer).to(ConsoleMailer);
   const loom = await Loom.create({ container, store, jobs: [SendWelcome] });

@@ -5,15 +5,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 
-// Loom as a user gets it: the four packages packed by `npm run pack`, installed into a fresh app
-// with the README's own `npm install` lines, then the README's job run from an ES module project
-// and from a CommonJS one (Node >= 20.19 require()s the ES modules), and its test run under jest,
-// vitest and node:test in both.
+// Loom as a user gets it: every package packed by `npm run pack`, installed into a fresh app with
+// the README's own `npm install` lines, then the README's job run from an ES module project and
+// from a CommonJS one (Node >= 20.19 require()s the ES modules), its test run under jest, vitest
+// and node:test in both; in both, too, a Nest 11 app with @loom/nestjs and the dashboard mounted in
+// node:http and in Express; and the `loom` command from the tarball.
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../../..');
 const EXAMPLE = resolve(HERE, '..');
-const PACKAGES = ['@loom/core', '@loom/mongo-store', '@loom/testing', '@loom/mongo-emulator'];
+const PACKAGES = ['@loom/core', '@loom/mongo-store', '@loom/testing', '@loom/mongo-emulator', '@loom/nestjs', '@loom/dashboard', '@loom/cli'];
 const MINUTES = 60_000;
 
 /** The project files a user writes, copied from examples/readme into each app. */
@@ -23,16 +24,21 @@ const PROJECT_FILES = [
   'vitest.config.mts',
   'src/mailer.ts',
   'src/send-welcome.ts',
-  'src/mongo-url.ts',
   'src/dev.ts',
+  'src/nest-app.ts',
+  'src/dashboard.ts',
   'test/welcome-fixture.ts',
   'test/send-welcome.test.ts',
   'test/send-welcome.vitest.ts',
   'test/send-welcome.node-test.ts',
 ];
 
-/** Test runners the app would install as devDependencies; linked from this checkout to save the download. */
-const LINKED_RUNNERS = ['jest', 'ts-jest', '@jest/globals', 'vitest'];
+/**
+ * Test runners the app would install as devDependencies, and the web framework it already has
+ * (Express, for the dashboard); linked from this checkout to save the download. Nest comes from the
+ * registry, through the README's install line (which pins the major that runs on Node 20).
+ */
+const LINKED_RUNNERS = ['jest', 'ts-jest', '@jest/globals', 'vitest', 'express', '@types/express'];
 
 const app = mkdtempSync(join(tmpdir(), 'loom-app-'));
 afterAll(() => rmSync(app, { recursive: true, force: true }));
@@ -93,7 +99,7 @@ describe('every package under packages/', () => {
 describe('the packed packages in a fresh app', () => {
   let packs: PackResult[] = [];
 
-  it('npm run pack makes the four tarballs, each with its license, entry points and no build state', () => {
+  it('npm run pack makes a tarball of every package, each with its license, entry points and no build state', () => {
     packs = JSON.parse(run('npm', ['run', 'pack', '--silent', '--', '--json'], ROOT)) as PackResult[];
     expect(packs.map((p) => p.name).sort()).toEqual([...PACKAGES].sort());
     for (const pack of packs) {
@@ -114,10 +120,12 @@ describe('the packed packages in a fresh app', () => {
       const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(1).map((a) => a.replaceAll('<loom>', ROOT));
       run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], app);
     }
-    mkdirSync(join(app, 'node_modules', '@jest'), { recursive: true });
+    for (const scope of ['@jest', '@types']) mkdirSync(join(app, 'node_modules', scope), { recursive: true });
     for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
     for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
     expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
+    // The Nest line pins the major that runs on Node 20 (Nest 12 needs Node 22).
+    expect(JSON.parse(readFileSync(join(app, 'node_modules/@nestjs/core/package.json'), 'utf8')).version).toMatch(/^11\./);
     // Source maps and declaration maps point at files that shipped.
     for (const name of PACKAGES) {
       const dir = join(app, 'node_modules', name);
@@ -129,6 +137,10 @@ describe('the packed packages in a fresh app', () => {
       expect({ name, dangling }).toEqual({ name, dangling: [] });
     }
   }, 6 * MINUTES);
+
+  it('runs the loom command from the tarball (npx loom)', () => {
+    expect(run('npx', ['--no-install', 'loom', '--help'], app)).toContain('loom: steer the jobs of a Loom MongoDB store');
+  });
 
   describe.each([
     ['an ES module', 'module'],
@@ -145,6 +157,13 @@ describe('the packed packages in a fresh app', () => {
       const output = run('node', ['dist/src/dev.js'], project);
       expect(output).toContain('mail to ada@example.com: Welcome aboard!');
       expect(output).toContain('because MONGODB_URI is not set');
+    }, 3 * MINUTES);
+
+    it('runs a Nest 11 app with @loom/nestjs and mounts the dashboard in node:http and in Express', () => {
+      expect(run('node', ['dist/src/nest-app.js'], project)).toContain('hello, nest');
+      const dashboard = run('node', ['dist/src/dashboard.js'], project);
+      expect(dashboard).toContain('node:http: 200 lists SendWelcome');
+      expect(dashboard).toContain('express: 200 lists SendWelcome');
     }, 3 * MINUTES);
 
     it('passes the job test under node:test, jest and vitest', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
@@ -16,14 +16,14 @@ interface Block {
   line: number;
 }
 
-function codeBlocks(markdown: string): Block[] {
+function codeBlocks(markdown: string, name = 'README.md'): Block[] {
   const lines = markdown.split('\n');
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(\w*)\s*$/.exec(lines[i]!);
     if (!open) continue;
     const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
-    if (end < 0) throw new Error(`README.md:${i + 1}: unclosed code fence`);
+    if (end < 0) throw new Error(`${name}:${i + 1}: unclosed code fence`);
     const marker = /^<!-- snippet: (\S+) -->$/.exec(lines[i - 1] ?? '');
     blocks.push({ lang: open[1]!, lines: lines.slice(i + 1, end), snippet: marker?.[1], line: i + 1 });
     i = end;
@@ -50,6 +50,16 @@ function typeChecked(path: string): boolean {
   return CHECKED.some((pattern) => new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/\*/g, '[^/]+')}(/|$)`).test(path));
 }
 
+/** A TypeScript block must name (by its snippet line) a type-checked file it is a contiguous part of. */
+function expectTakenFromCheckedFile(where: string, block: Block): void {
+  expect({ where, snippet: block.snippet }).toEqual({ where, snippet: expect.any(String) });
+  const path = block.snippet!;
+  expect({ where, path, typeChecked: typeChecked(path) }).toEqual({ where, path, typeChecked: true });
+  expect({ where, path, exists: existsSync(join(ROOT, path)) }).toEqual({ where, path, exists: true });
+  const matches = containsLines(readFileSync(join(ROOT, path), 'utf8'), block.lines);
+  expect({ where, path, matchesFile: matches }).toEqual({ where, path, matchesFile: true });
+}
+
 /** Configuration files the README shows: each must be one the tests use (packaging.test.ts copies these). */
 const CONFIG_FILES = ['examples/readme/tsconfig.json', 'examples/readme/jest.config.mjs'];
 
@@ -59,15 +69,7 @@ describe('README.md', () => {
   it('has code blocks, each TypeScript block taken from a type-checked file', () => {
     const ts = blocks.filter((b) => b.lang === 'ts');
     expect(ts.length).toBeGreaterThanOrEqual(8);
-    for (const block of ts) {
-      const where = `README.md:${block.line}`;
-      expect({ where, snippet: block.snippet }).toEqual({ where, snippet: expect.any(String) });
-      const path = block.snippet!;
-      expect({ where, path, typeChecked: typeChecked(path) }).toEqual({ where, path, typeChecked: true });
-      expect({ where, path, exists: existsSync(join(ROOT, path)) }).toEqual({ where, path, exists: true });
-      const matches = containsLines(readFileSync(join(ROOT, path), 'utf8'), block.lines);
-      expect({ where, path, matchesFile: matches }).toEqual({ where, path, matchesFile: true });
-    }
+    for (const block of ts) expectTakenFromCheckedFile(`README.md:${block.line}`, block);
   });
 
   it('shows each configuration block as the whole of a file the tests use', () => {
@@ -102,5 +104,21 @@ describe('README.md', () => {
       if (path) expect({ target, exists: existsSync(join(ROOT, path)) }).toEqual({ target, exists: true });
       if (anchor && !path) expect({ target, anchor: anchors.has(anchor) }).toEqual({ target, anchor: true });
     }
+  });
+});
+
+/**
+ * The package READMEs' TypeScript blocks, like the main README's: each is a contiguous part of a
+ * type-checked file (examples/readme/snippets/, compiled by `npm run typecheck`), named by the
+ * `<!-- snippet: path -->` line before it.
+ */
+describe('the package READMEs', () => {
+  const readmes = readdirSync(join(ROOT, 'packages'))
+    .map((dir) => `packages/${dir}/README.md`)
+    .filter((path) => existsSync(join(ROOT, path)));
+
+  it.each(readmes)('%s: each TypeScript block is taken from a type-checked file', (readme) => {
+    const ts = codeBlocks(readFileSync(join(ROOT, readme), 'utf8'), readme).filter((b) => b.lang === 'ts');
+    for (const block of ts) expectTakenFromCheckedFile(`${readme}:${block.line}`, block);
   });
 });

@@ -127,6 +127,11 @@ export class MongoEmulator {
     return this.engine.repl.isPrimary;
   }
 
+  /** Lets the process exit while the emulator listens (connections still open keep it alive). */
+  unref(): void {
+    this.server.unref();
+  }
+
   /** Stops listening, closes every connection and aborts open transactions. */
   async stop(): Promise<void> {
     if (this.stopped) return;

@@ -35,13 +35,14 @@ export class StoreOperationError extends LoomError {
 
 /** `STORE_UNREACHABLE`: `init()` found no server within `connectTimeout` (see connection/reachability.ts). */
 export class StoreUnreachableError extends LoomError {
-  constructor(where: string, timeoutMs: number, reason: string) {
+  constructor(where: string, timeoutMs: number, reason: string, cause?: unknown) {
     const detail = reason.split('\n')[0]!.slice(0, 200);
     super(
       'STORE_UNREACHABLE',
       `MongoStore cannot reach MongoDB at ${where} within ${timeoutMs} ms (${detail}). ` +
         'Check that mongod is running and reachable from this machine (host, port, DNS, firewall), the replica set name, TLS and credentials; ' +
         "for a slow network raise MongoStore's connectTimeout.",
+      cause === undefined ? undefined : { cause },
     );
   }
 }

@@ -22,7 +22,17 @@ export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = 
     throw new InvalidPayloadError(def.name, pathPrefix, `the payload schema threw: ${detail} (payload schemas must be synchronous)`, { cause: err });
   }
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = (issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
-  throw new InvalidPayloadError(def.name, joinPath(pathPrefix, path), issue?.message ?? 'does not match the payload schema', { cause: result.error });
+  // Every issue, not just the first: an order with two bad fields names both. The error's `path`
+  // is the first issue's; the others follow in the message, up to PAYLOAD_ISSUES_SHOWN in all.
+  const issues = result.error.issues.map((issue) => ({ path: joinPath(pathPrefix, issuePath(issue.path)), message: issue.message }));
+  const [first, ...others] = issues;
+  const shown = others.slice(0, PAYLOAD_ISSUES_SHOWN - 1).map((issue) => `; at ${issue.path || '(root)'}: ${issue.message}`);
+  const more = others.length > shown.length ? `; and ${others.length - shown.length} more` : '';
+  throw new InvalidPayloadError(def.name, first?.path ?? pathPrefix, `${first?.message ?? 'does not match the payload schema'}${shown.join('')}${more}`, { cause: result.error });
 }
+
+/** How many schema issues an `INVALID_PAYLOAD` message lists; the rest are counted ("and N more"). */
+export const PAYLOAD_ISSUES_SHOWN = 10;
+
+const issuePath = (path: readonly PropertyKey[]): string =>
+  path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');

@@ -2,6 +2,7 @@ import { injectable } from 'inversify';
 import type { z } from 'zod';
 import type { JobContext } from './job-class.js';
 import { recordJobOptions } from './job-metadata.js';
+import { LoomError } from '../support/errors.js';
 import type { JobOptions, SchemaPayload } from './job-options.js';
 
 /** The reflect-metadata key inversify marks an `@injectable()` class with (inversify 7 and 8). */
@@ -25,7 +26,8 @@ const INVERSIFY_INJECTABLE_FLAG = '@inversifyjs/core/classIsInjectableFlagReflec
 export function Job<S extends z.ZodType | undefined = undefined>(
   options: JobOptions<S> = {},
 ): <C extends abstract new (...args: any[]) => { run(payload: SchemaPayload<S>, ctx: JobContext): unknown }>(target: C) => void {
-  return (target) => {
+  return (target, context?: unknown) => {
+    refuseStandardDecorators(target, context);
     recordJobOptions(target, options as JobOptions<any>);
     try {
       injectable()(target);
@@ -39,4 +41,20 @@ export function Job<S extends z.ZodType | undefined = undefined>(
     // again cleanly. The class metadata injection needs stays.
     Reflect.deleteMetadata(INVERSIFY_INJECTABLE_FLAG, target);
   };
+}
+
+/**
+ * Without `experimentalDecorators`, TypeScript (5.0+) compiles `@Job` as a standard (TC39)
+ * decorator, called with `(value, context)`. Standard decorators emit no parameter metadata and
+ * allow no parameter decorators, so a job could not get its constructor dependencies: it would
+ * work only until it needs one. Refused at once, naming the settings, rather than half-supported.
+ */
+function refuseStandardDecorators(target: { name: string }, context: unknown): void {
+  if (typeof context !== 'object' || context === null || (context as { kind?: unknown }).kind !== 'class') return;
+  throw new LoomError(
+    'INVALID_JOB_CLASS',
+    `@Job on class ${target.name} ran as a standard (TC39) decorator: Loom needs TypeScript's legacy decorators. ` +
+      'Set "experimentalDecorators": true and "emitDecoratorMetadata": true in the compilerOptions of your tsconfig.json ' +
+      '(vitest and other esbuild-based runners read the same file).',
+  );
 }
