@@ -36,7 +36,7 @@ const samples: Record<string, () => LoomError> = {
   WaitTimeoutError: () => new core.WaitTimeoutError('w', 'timed out'),
   ChildFailedError: () => new core.ChildFailedError('w', 'c1', 'dead'),
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
-  TooManySignalsError: () => new core.TooManySignalsError('j1', 'go'),
+  TooManySignalsError: () => new core.TooManySignalsError('j1', 'go', 100),
   InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
 };
 

@@ -399,3 +399,22 @@ export class InvalidTransitionError extends LoomError {
     );
   }
 }
+
+/**
+ * A signal was refused because the job already holds `held` signals, the most a job may hold
+ * (`MAX_PENDING_SIGNALS`); nothing was stored.
+ */
+export class TooManySignalsError extends LoomError {
+  constructor(
+    readonly jobId: string,
+    readonly signalName: string,
+    held: number,
+  ) {
+    super(
+      'TOO_MANY_SIGNALS',
+      `Job ${jobId}: signal "${signalName}" was refused and nothing was stored: the job already holds ${held} signals ` +
+        '(MAX_PENDING_SIGNALS) that no run has taken yet. Let the job consume them with ctx.waitForSignal before sending more, ' +
+        'or send one signal carrying a batch',
+    );
+  }
+}

@@ -28,7 +28,7 @@ export async function storeSignal(jobs: Collection<JobDocument>, jobId: string, 
     const job = await jobs.findOne({ _id: id, status: { $in: ['queued', 'running', 'waiting'] } }, { projection: { _id: 1, 'signals.id': 1, 'steps.signalId': 1 } });
     if (!job) return false;
     if (signalId !== undefined && (job.signals.some((s) => s.id === signalId) || job.steps.some((s) => s.signalId === signalId))) return true;
-    if (job.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, name);
+    if (job.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, name, MAX_PENDING_SIGNALS);
   }
   throw tooManyRounds(`signal "${name}"`, jobId);
 }

@@ -5,7 +5,8 @@
  */
 import type { JobRecord, SignalRecord } from '../job-record.js';
 import { allows } from '../lifecycle.js';
-import { MAX_PENDING_SIGNALS, TooManySignalsError } from '../signal-limit.js';
+import { TooManySignalsError } from '../../support/errors.js';
+import { MAX_PENDING_SIGNALS } from '../signal-limit.js';
 import { assertDate } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { copyDate } from './record-copy.js';
@@ -39,7 +40,7 @@ export function signal(state: MemoryState, jobId: string, req: { name: string; d
   const { record } = job;
   const { id } = req;
   if (id !== undefined && (record.signals.some((s) => s.id === id) || record.steps.some((s) => s.signalId === id))) return true;
-  if (record.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, req.name);
+  if (record.signals.length >= MAX_PENDING_SIGNALS) throw new TooManySignalsError(jobId, req.name, MAX_PENDING_SIGNALS);
   const data = clonePlain(req.data);
   sweep(state, req.now);
   const stored: SignalRecord = { name: req.name, data, at: copyDate(req.now) };
