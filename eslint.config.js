@@ -91,4 +91,10 @@ export default tseslint.config(
       'prefer-const': 'warn',
     },
   },
+  {
+    // README examples show a handler's full signature (a `ctx` it may not use) as users write it;
+    // their lines are checked against the READMEs, so they keep the names the docs show.
+    files: ['examples/readme/snippets/**/*.ts'],
+    rules: { '@typescript-eslint/no-unused-vars': 'off' },
+  },
 );

@@ -50,10 +50,19 @@ try {
   run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], clone);
   // Before the build the launchers answer, and say what to do.
   const unbuilt = run('npx', ['--no-install', 'loom', '--help'], clone, { allowFailure: true });
-  if (!unbuilt.output.includes('npm run build')) failures.push(`npx loom before the build: expected it to say "npm run build", got exit ${unbuilt.status}:\n${unbuilt.output}`);
+  if (!unbuilt.output.includes('npm run build'))
+    failures.push(`npx loom before the build: expected it to say "npm run build", got exit ${unbuilt.status}:\n${unbuilt.output}`);
   run('npm', ['run', 'build'], clone);
-  expectOutput('npx --no-install loom --help', run('npx', ['--no-install', 'loom', '--help'], clone, { allowFailure: true }), 'loom: steer the jobs of a Loom MongoDB store');
-  expectOutput('npx --no-install loom-mongo-emulator --help', run('npx', ['--no-install', 'loom-mongo-emulator', '--help'], clone, { allowFailure: true }), 'usage: loom-mongo-emulator');
+  expectOutput(
+    'npx --no-install loom --help',
+    run('npx', ['--no-install', 'loom', '--help'], clone, { allowFailure: true }),
+    'loom: steer the jobs of a Loom MongoDB store',
+  );
+  expectOutput(
+    'npx --no-install loom-mongo-emulator --help',
+    run('npx', ['--no-install', 'loom-mongo-emulator', '--help'], clone, { allowFailure: true }),
+    'usage: loom-mongo-emulator',
+  );
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

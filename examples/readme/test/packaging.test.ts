@@ -125,7 +125,7 @@ describe('the packed packages in a fresh app', () => {
     for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
     expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
     // The Nest line pins the major that runs on Node 20 (Nest 12 needs Node 22).
-    expect(JSON.parse(readFileSync(join(app, 'node_modules/@nestjs/core/package.json'), 'utf8')).version).toMatch(/^11\./);
+    expect((JSON.parse(readFileSync(join(app, 'node_modules/@nestjs/core/package.json'), 'utf8')) as { version: string }).version).toMatch(/^11\./);
     // Source maps and declaration maps point at files that shipped.
     for (const name of PACKAGES) {
       const dir = join(app, 'node_modules', name);

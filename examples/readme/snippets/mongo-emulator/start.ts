@@ -8,6 +8,7 @@ const client = new MongoClient(emu.uri);             // mongodb://127.0.0.1:PORT
 emu.commandCounts();                                 // { find: 3, findAndModify: 10, ... }
 emu.runTtlSweep();                                   // expire TTL documents now, by the emulator clock
 emu.explainPlan(db, coll, filter, sort);             // 'loom_claim' | 'OR(a,b)' | 'COLLSCAN' ...
+const report = emu.stepDown(2000);                   // a replica-set election: see "Step-downs"
 await emu.stop();
 
-export { client };
+export { client, report };

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- doctor reads untyped server replies (hello, change events, listIndexes) */
 import { performance } from 'node:perf_hooks';
 import { MongoServerError, ObjectId, type Collection, type Db, type Document, type MongoClient } from 'mongodb';
 import { indexPlan, verifyIndexes, type IndexSpec } from '@loom/mongo-store';
