@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { describeWorkflowScenarios } from '@loom/testing/jest';
+import { describeWorkflowScenarios, describeWorkflowVersioning } from '@loom/testing/jest';
 import { useMongoFixture } from './fixture.js';
 
 // The workflow scenarios MemoryStore runs (packages/core/test/workflows.test.ts), on MongoDB:
@@ -7,3 +7,4 @@ import { useMongoFixture } from './fixture.js';
 // server's TTL monitor.
 const mongo = useMongoFixture();
 describeWorkflowScenarios('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));
+describeWorkflowVersioning('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));

@@ -13,4 +13,5 @@
  */
 export * from './conformance.js';
 export * from './workflow-scenarios.js';
+export * from './workflow-versioning.js';
 export * from './retention-scenarios.js';

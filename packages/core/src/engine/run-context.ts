@@ -1,4 +1,5 @@
 import type { Clock } from '../support/clock.js';
+import { patched } from '../workflow/patches.js';
 import { toMs, type Duration } from '../support/duration.js';
 import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/errors.js';
 import type { JobClass, JobContext } from '../jobs/job-class.js';
@@ -122,6 +123,11 @@ export class RunContext implements JobContext {
     const stored = await this.scope.record(step);
     // First write wins: a concurrent run that recorded it first decides the result.
     return stored.result as T;
+  }
+
+  patched(changeId: string): Promise<boolean> {
+    if (this.suspension) throw this.suspension;
+    return patched(this.scope, changeId);
   }
 
   sleep(name: string, duration: Duration): Promise<void> {

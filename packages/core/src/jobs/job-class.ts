@@ -54,6 +54,19 @@ export interface JobContext {
   /** Durable sleep until `at`; see {@link JobContext.sleep}. */
   sleepUntil(name: string, at: Date): Promise<void>;
   /**
+   * Whether this run takes the code of change `changeId`, for changing a workflow while runs are in
+   * flight: true for a run that reaches this call first under the new code, false for a run that
+   * had gone past this point before (it recorded later steps under the old code). Recorded with the
+   * run, so every later attempt gets the same answer. Adding the call shifts no step:
+   *
+   * ```ts
+   * if (await ctx.patched('send-sms')) await ctx.step('sms', () => sms.send(order));
+   * ```
+   *
+   * Once no run started before the change is left, the call and the old branch can go.
+   */
+  patched(changeId: string): Promise<boolean>;
+  /**
    * Enqueues a child job (its `parentId` is this job), memoized as an `enqueue` step: a retried
    * parent gets the same child back and never enqueues twice. The child's idempotency key is
    * `opts.idempotencyKey`, else the child job's own `idempotencyKey(payload)`, else

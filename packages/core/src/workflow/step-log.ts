@@ -49,10 +49,26 @@ export class StepLog {
     return recorded;
   }
 
+  /**
+   * Marks the marker `name` (a `ctx.patched` decision) as reached, without taking a position: code
+   * that adds a marker must not shift the positions of the steps after it, which runs started
+   * under the old code recorded. Returns its record from earlier attempts, if any, and whether an
+   * earlier attempt reached a step at or after this point (a position not below the next one):
+   * such a run went past this point under code that had no marker here.
+   */
+  reachMarker(name: string): { recorded: StepRecord | undefined; passedBefore: boolean } {
+    if (this.reached.has(name)) throw new DuplicateStepError(this.jobId, name);
+    this.reached.set(name, -1);
+    let passedBefore = false;
+    for (const seq of this.bySeq.keys()) if (seq >= this.nextSeq) passedBefore = true;
+    return { recorded: this.byName.get(name), passedBefore };
+  }
+
   /** A copy of `step` carrying the position at which this run reached it. */
   stamp(step: StepRecord): StepRecord {
     const seq = this.reached.get(step.name);
-    return seq === undefined ? step : { ...step, seq };
+    // Markers (seq -1) have no position: see reachMarker.
+    return seq === undefined || seq < 0 ? step : { ...step, seq };
   }
 
   /**
