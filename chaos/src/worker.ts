@@ -64,8 +64,6 @@ const handler: ChaosHandlerOptions = {
 container.bind(CHAOS_HANDLER).toConstantValue(handler);
 
 const loom = await createLoom();
-await loom.start();
-process.stdout.write(`READY ${OWNER}\n`);
 
 let stopping = false;
 process.on('SIGTERM', () => {
@@ -89,6 +87,10 @@ process.on('SIGTERM', () => {
       },
     );
 });
+// Started only once SIGTERM is handled: a test that sees this worker's leases may stop it at once.
+await loom.start();
+process.stdout.write(`READY ${OWNER}\n`);
+
 
 /**
  * Loom.create, which connects the store. With a short SERVER_SELECTION_MS (the outage scenario's
