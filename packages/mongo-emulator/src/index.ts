@@ -15,3 +15,4 @@
 export { MongoEmulator, type MongoEmulatorOptions } from './emulator.js';
 export type { EmulatorClock } from './clock.js';
 export type { StepDownReport } from './repl-state.js';
+export type { ShardStatsReport } from './sharding/stats.js';

@@ -170,7 +170,11 @@ function updateStatement(ctx: CommandContext, view: CollectionView, stmt: Doc, c
   view.reserve(items);
   // Compute every new version first: an invalid update changes nothing.
   const outcomes = items.map((item) => ({ item, outcome: applyUpdate(item.doc, u, { query: q, arrayFilters, inserting: false, now, variables }) }));
-  for (const { outcome } of outcomes) if (outcome.modified) checkUpdated(outcome.doc);
+  for (const { item, outcome } of outcomes) {
+    if (!outcome.modified) continue;
+    checkUpdated(outcome.doc);
+    ctx.engine.sharding?.checkShardKeyUpdate(ctx, view.ns, q, item.doc, outcome.doc, multi);
+  }
   for (const { item, outcome } of outcomes) {
     result.n++;
     if (outcome.modified) {
