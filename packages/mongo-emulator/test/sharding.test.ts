@@ -38,6 +38,9 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   beforeAll(async () => {
     c = await startCluster({ shards: 4, version: '7.0' });
     await c.admin.command({ enableSharding: 'app' });
+    // A hashed collection most tests use, with tenants t0..t199.
+    await c.admin.command({ shardCollection: 'app.hashed', key: { tenant: 'hashed' } });
+    await c.db.collection('hashed').insertMany(Array.from({ length: 200 }, (_, i) => ({ tenant: `t${i}` })));
   });
   afterAll(() => stopCluster(c));
 
@@ -69,12 +72,11 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   });
 
   it('spreads a hashed key over every shard, in 2 chunks per shard', async () => {
-    await c.admin.command({ shardCollection: 'app.hashed', key: { tenant: 'hashed' } });
     const entry = await c.client.db('config').collection('collections').findOne({ _id: 'app.hashed' as unknown as Document['_id'] });
     const chunks = await c.client.db('config').collection('chunks').find({ uuid: entry?.uuid }).toArray();
     expect(chunks).toHaveLength(8);
     c.emu.resetShardStats();
-    await c.db.collection('hashed').insertMany(Array.from({ length: 200 }, (_, i) => ({ tenant: `t${i}` })));
+    await c.db.collection('hashed').insertMany(Array.from({ length: 200 }, (_, i) => ({ tenant: `u${i}` })));
     const stats = nsStats(c.emu.shardStats(), 'app.hashed');
     expect(stats.targeted.insert).toBe(200);
     expect(stats.broadcast.insert).toBeUndefined();
@@ -82,7 +84,8 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   });
 
   it('refuses a unique index not prefixed by the shard key, accepts a prefixed one', async () => {
-    const coll = c.db.collection('ranged');
+    await c.admin.command({ shardCollection: 'app.uniq', key: { queue: 1, partition: 1 } });
+    const coll = c.db.collection('uniq');
     const refused = await serverError(coll.createIndex({ key: 1 }, { unique: true }));
     expect(refused.code).toBe(67);
     expect(refused.message).toContain('cannot create unique index over');
@@ -222,6 +225,20 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
       await stream.close();
     }
     expect(nsStats(c.emu.shardStats(), 'app.hashed').broadcast.aggregate).toBe(1);
+  });
+
+  it('forgets a collection\'s sharding when it is dropped, and a database\'s when it is dropped', async () => {
+    await c.admin.command({ shardCollection: 'gone.a', key: { k: 1 } });
+    await c.admin.command({ shardCollection: 'gone.b', key: { k: 1 } });
+    const configColls = c.client.db('config').collection('collections');
+    await c.client.db('gone').collection('a').drop();
+    expect(await configColls.countDocuments({ _id: 'gone.a' as unknown as Document['_id'] })).toBe(0);
+    expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(1);
+    await c.client.db('gone').dropDatabase();
+    expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(0);
+    expect(await c.client.db('config').collection('databases').countDocuments({ _id: 'gone' as unknown as Document['_id'] })).toBe(0);
+    // Unsharded again: a single write without a shard key is fine.
+    await c.client.db('gone').collection('b').updateOne({ other: 1 }, { $set: { x: 1 } });
   });
 
   it('is not a replica set command: enableSharding is unknown without shards', async () => {

@@ -125,8 +125,10 @@ export class ShardedCluster {
     if (this.collections.delete(ns)) this.configCache = undefined;
   }
 
+  /** dropDatabase: its sharded collections and its entry (primary shard) go, as on mongos. */
   forgetDatabase(db: string): void {
     for (const ns of [...this.collections.keys()]) if (ns.startsWith(`${db}.`)) this.forget(ns);
+    if (this.databases.delete(db)) this.configCache = undefined;
   }
 
   /** Splits the chunk holding `at` so that a new chunk starts at `at` (the `split` command's `middle`). */

@@ -37,7 +37,11 @@ export class ShardRouter {
       if (Array.isArray(body.cursors)) for (const id of body.cursors) this.cursorTargets.delete(cursorId(id));
       return undefined;
     }
-    if (name === 'dropDatabase') return () => this.cluster.forgetDatabase(db);
+    if (name === 'dropDatabase') {
+      return (reply) => {
+        if (reply.ok === 1) this.cluster.forgetDatabase(db);
+      };
+    }
     if (INTERNAL_DBS.has(db)) return undefined;
     const collName = body[name];
     if (name === 'aggregate' && collName === 1) return this.routeDatabaseAggregate(ctx);
