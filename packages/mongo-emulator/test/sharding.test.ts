@@ -135,6 +135,39 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     expect(stats.targeted).toEqual({ update: 1 });
   });
 
+  it('refuses an untargetable statement of a batch as its write error, the others run (ordered stops there)', async () => {
+    const coll = c.db.collection('hashed');
+    await coll.insertMany([{ tenant: 'batch-a' }, { tenant: 'batch-b' }]);
+    c.emu.resetShardStats();
+    const ordered = await coll
+      .bulkWrite([
+        { updateOne: { filter: { tenant: 'batch-a' }, update: { $set: { n: 1 } } } },
+        { updateOne: { filter: { n: 1 }, update: { $set: { n: 2 } } } },
+        { updateOne: { filter: { tenant: 'batch-b' }, update: { $set: { n: 1 } } } },
+      ])
+      .then(
+        () => undefined,
+        (e: unknown) => e as { writeErrors: { index: number; code: number }[] },
+      );
+    expect(ordered?.writeErrors.map((w) => [w.index, w.code])).toEqual([[1, 61]]);
+    expect(await coll.countDocuments({ tenant: { $in: ['batch-a', 'batch-b'] }, n: 1 })).toBe(1); // batch-b not run
+    const unordered = await coll
+      .bulkWrite(
+        [
+          { deleteOne: { filter: { n: 1 } } },
+          { deleteOne: { filter: { tenant: 'batch-b' } } },
+        ],
+        { ordered: false },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e as { writeErrors: { index: number; code: number }[] },
+      );
+    expect(unordered?.writeErrors.map((w) => [w.index, w.code])).toEqual([[0, 61]]);
+    expect(await coll.countDocuments({ tenant: 'batch-b' })).toBe(0);
+    expect(nsStats(c.emu.shardStats(), 'app.hashed').targeted).toMatchObject({ update: 1, delete: 1 });
+  });
+
   it("refuses changing a document's shard key outside a transaction or retryable write", async () => {
     await c.db.collection('hashed').insertOne({ tenant: 'key-a' });
     const noRetry = new MongoClient(c.emu.uri, { retryWrites: false });

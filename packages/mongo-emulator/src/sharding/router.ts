@@ -23,6 +23,8 @@ interface Target {
 export class ShardRouter {
   /** Where each open cursor's getMores go (the shards its first batch came from). */
   private readonly cursorTargets = new Map<number, Target>();
+  /** Per update/delete command (its body): the statements mongos could not target. */
+  private readonly statementRefusals = new WeakMap<Doc, (CommandError | undefined)[]>();
 
   constructor(readonly cluster: ShardedCluster) {}
 
@@ -61,17 +63,9 @@ export class ShardRouter {
         }
         return undefined;
       case 'update':
-      case 'delete': {
-        // Every statement is checked before any is counted: a refusal fails the command.
-        const list = (Array.isArray(body.updates) ? body.updates : Array.isArray(body.deletes) ? body.deletes : []).filter(isPlainObject);
-        const targets = list.map((stmt) => {
-          if (!coll) return undefined;
-          const single = name === 'update' ? stmt.multi !== true : stmt.limit === 1;
-          return this.singleWriteShards(coll, name, docOr(stmt.q), single, name === 'update' && stmt.upsert === true, stmt);
-        });
-        for (const shards of targets) this.count(ns, coll, name, shards);
+      case 'delete':
+        this.routeStatements(ctx, ns, coll, name === 'update' ? body.updates : body.deletes);
         return undefined;
-      }
       case 'findAndModify':
       case 'findandmodify':
         this.count(ns, coll, 'findAndModify', coll ? this.findAndModifyShards(coll, docOr(body.query), body.upsert === true) : undefined);
@@ -94,6 +88,43 @@ export class ShardRouter {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * Throws the targeting refusal of statement `index` of this update or delete, if any: it
+   * becomes that statement's write error, as mongos reports it (see routeStatements).
+   */
+  refuseStatement(ctx: CommandContext, index: number): void {
+    const refusal = this.statementRefusals.get(ctx.body)?.[index];
+    if (refusal) throw refusal;
+  }
+
+  /**
+   * Targets each statement of an update or delete. A statement mongos cannot target is not sent:
+   * its refusal is kept for refuseStatement, and (ordered batch) the statements after it are not
+   * sent either, so they are not counted.
+   */
+  private routeStatements(ctx: CommandContext, ns: string, coll: ShardedCollection | undefined, list: unknown): void {
+    const ordered = ctx.body.ordered !== false;
+    const refusals: (CommandError | undefined)[] = [];
+    const statements = Array.isArray(list) ? list : [];
+    for (let i = 0; i < statements.length; i++) {
+      const stmt = statements[i];
+      if (!isPlainObject(stmt)) continue;
+      let shards: string[] | undefined;
+      if (coll) {
+        try {
+          const single = ctx.name === 'update' ? stmt.multi !== true : stmt.limit === 1;
+          shards = this.singleWriteShards(coll, ctx.name as 'update' | 'delete', docOr(stmt.q), single, ctx.name === 'update' && stmt.upsert === true, stmt);
+        } catch (err) {
+          refusals[i] = err as CommandError;
+          if (ordered) break;
+          continue;
+        }
+      }
+      this.count(ns, coll, ctx.name, shards);
+    }
+    if (refusals.length > 0) this.statementRefusals.set(ctx.body, refusals);
   }
 
   /**
