@@ -10,7 +10,9 @@ import {
   Queues,
   StoredSchedules,
   SystemClock,
+  type JobRecord,
   type JobStatus,
+  type JobSummary,
   type Logger,
 } from '@loom/core';
 import { loadAssets } from './assets.js';
@@ -205,8 +207,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const job = await jobs.get(id);
       if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
       // A read core's operations have no method for (the job page alone lists children).
-      const children = await store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN });
-      return jobPage(ctx, { job, children });
+      const [children, heldBy] = await Promise.all([store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN }), heldByOf(job, ctx.now)]);
+      return jobPage(ctx, heldBy ? { job, children, heldBy } : { job, children });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/dead-letters/purge') {
@@ -216,6 +218,24 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       return purgePage(ctx, { ...selection, ...(await countDeadLetters(selection)) });
     }
     throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
+  }
+
+  /**
+   * What holds a due queued job back (`heldBy`), which only job pages carry: this job's page of
+   * `jobs.list`, narrowed to its name, queue and creation millisecond (one short index range).
+   */
+  async function heldByOf(job: JobRecord, now: Date): Promise<JobSummary['heldBy']> {
+    if (job.status !== 'queued' || job.runAt > now) return undefined;
+    const at = job.createdAt.getTime();
+    const page = await jobs.list({
+      status: 'queued',
+      name: job.name,
+      queue: job.queue,
+      createdAfter: new Date(at - 1),
+      createdBefore: new Date(at + 1),
+      limit: MAX_JOB_PAGE,
+    });
+    return page.jobs.find((j) => j.id === job.id)?.heldBy;
   }
 
   /** How many dead letters match, up to {@link PURGE_COUNT_LIMIT} (`more` when others follow), in pages `jobs.list` allows. */
