@@ -129,5 +129,5 @@ ${bars}
           : ''
     }</td></tr>`;
   });
-  return html`${svg}<div class="table-wrap"><table><thead><tr><th>Step</th><th>Kind</th><th>State</th><th>Recorded</th><th>Took</th><th>Wakes</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`${svg}<div class="table-wrap" tabindex="0"><table><thead><tr><th>Step</th><th>Kind</th><th>State</th><th>Recorded</th><th>Took</th><th>Wakes</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
