@@ -10,7 +10,9 @@ import {
   Queues,
   StoredSchedules,
   SystemClock,
+  type JobRecord,
   type JobStatus,
+  type JobSummary,
   type Logger,
 } from '@loom/core';
 import { loadAssets } from './assets.js';
@@ -205,8 +207,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const job = await jobs.get(id);
       if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
       // A read core's operations have no method for (the job page alone lists children).
-      const children = await store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN });
-      return jobPage(ctx, { job, children });
+      const [children, heldBy] = await Promise.all([store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN }), heldByOf(job, ctx.now)]);
+      return jobPage(ctx, heldBy ? { job, children, heldBy } : { job, children });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/dead-letters/purge') {
@@ -216,6 +218,24 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       return purgePage(ctx, { ...selection, ...(await countDeadLetters(selection)) });
     }
     throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
+  }
+
+  /**
+   * What holds a due queued job back (`heldBy`), which only job pages carry: this job's page of
+   * `jobs.list`, narrowed to its name, queue and creation millisecond (one short index range).
+   */
+  async function heldByOf(job: JobRecord, now: Date): Promise<JobSummary['heldBy']> {
+    if (job.status !== 'queued' || job.runAt > now) return undefined;
+    const at = job.createdAt.getTime();
+    const page = await jobs.list({
+      status: 'queued',
+      name: job.name,
+      queue: job.queue,
+      createdAfter: new Date(at - 1),
+      createdBefore: new Date(at + 1),
+      limit: MAX_JOB_PAGE,
+    });
+    return page.jobs.find((j) => j.id === job.id)?.heldBy;
   }
 
   /** How many dead letters match, up to {@link PURGE_COUNT_LIMIT} (`more` when others follow), in pages `jobs.list` allows. */
@@ -253,6 +273,13 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       if (err instanceof BodyTooLargeError) return refuse(413, 'Form too large', err.message);
       throw err;
     }
+    // Defence in depth beside the CSRF token: a browser names the page a POST came from in
+    // `Origin`; one from another host is refused. Absent (scripts, older clients) or `null` (what
+    // Chromium sends under the pages' no-referrer policy) is left to the token.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== 'null' && !sameHost(origin, req.headers.host)) {
+      return refuse(403, 'Cross-origin request', 'This form was sent from another site; actions are accepted only from the dashboard itself.');
+    }
     if (!options.authorize) return refuse(403, 'Read-only', 'This dashboard is read-only: pass authorize(req) to loomDashboard to allow actions.');
     if (!csrf.verify(req, form.get('_csrf'))) {
       return refuse(403, 'Form expired', 'The form was not sent from this dashboard (or the page is too old). Reload the page and try again.');
@@ -271,6 +298,14 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     flash.set(req, res, outcome.flash);
     redirect(res, outcome.to);
     void feed.poll();
+  }
+
+  function sameHost(origin: string, host: string | undefined): boolean {
+    try {
+      return host !== undefined && new URL(origin).host === host;
+    } catch {
+      return false;
+    }
   }
 
   /** Where to go after an action on a list: the list the form was on (a path inside the dashboard). */

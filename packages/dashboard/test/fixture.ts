@@ -47,7 +47,57 @@ export class ImportBatch {
   }
 }
 
-export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport, ImportBatch];
+/** The fixture's clock, for jobs whose steps take time (a step advances it as a real step would take it). */
+let stepClock: FakeClock | undefined;
+const take = (ms: number) => stepClock?.advance(ms);
+
+/** Short steps around a 30-minute sleep, each taking a few milliseconds. */
+@Job({ name: 'nightly-import', queue: 'workflows', retries: 1 })
+export class NightlyImport {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    await ctx.step('download', async () => take(20));
+    await ctx.step('parse', async () => take(50));
+    await ctx.sleep('cool-down', '30m');
+    await ctx.step('publish', async () => take(30));
+  }
+}
+
+/** A workflow whose second step always throws: with no retry it dies on it. */
+@Job({ name: 'charge-card', queue: 'workflows', retries: 0 })
+export class ChargeCard {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    await ctx.step('validate', async () => take(5));
+    await ctx.step('charge', async () => {
+      throw new Error('card declined');
+    });
+  }
+}
+
+/** Waits (with a 1-hour timeout) for a child that finishes at once. */
+@Job({ name: 'await-receipt', queue: 'workflows', retries: 1 })
+export class AwaitReceipt {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    const child = await ctx.enqueue(SendReceipt, { orderId: 'o-wait', email: 'wait@example.com' });
+    await ctx.waitForJob(child.id, { step: 'receipt-sent', timeout: '1h' });
+    await ctx.step('archive', async () => true);
+  }
+}
+
+/** Waits for a signal that does not come. */
+@Job({ name: 'await-approval', queue: 'workflows' })
+export class AwaitApproval {
+  async run(_: undefined, ctx: JobContext): Promise<void> {
+    await ctx.waitForSignal('approval', { step: 'approval' });
+  }
+}
+
+/** One start an hour: a second job waits for the window (`heldBy: 'rateLimit'`). */
+@Job({ name: 'sync-crm', queue: 'crm', rateLimit: { limit: 1, per: '1h' } })
+export class SyncCrm {
+  async run(): Promise<void> {}
+}
+
+export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport, ImportBatch, NightlyImport, ChargeCard, AwaitReceipt, AwaitApproval, SyncCrm];
 
 /** An hour of imports before the fixture's "now" (12:00): a few every 5 minutes, some failing. */
 async function importHistory(t: TestLoom): Promise<void> {
@@ -68,17 +118,45 @@ export interface DashboardFixture {
   url: string;
   /** Ids of interesting jobs. */
   ids: { scriptPayload: string; dead: string[]; workflow: string; completed: string };
+  /** With `workflows`: the extra workflow jobs (see {@link addWorkflows}). */
+  workflows: { finished: string; sleeping: string; failed: string; awaited: string; approval: string; rateLimited: string } | undefined;
   close(): Promise<void>;
 }
 
 /** How a test hosts the dashboard: a server (listening or not) and how to stop the host. */
 export type Mount = (dashboard: LoomDashboard) => Promise<{ server: Server; close?: () => Promise<void> }>;
 
-export async function startFixture(options: Partial<DashboardOptions> & { mount?: Mount; history?: boolean } = {}): Promise<DashboardFixture> {
+/**
+ * Workflows in the states the timeline has to draw: one finished after a 30-minute sleep, one
+ * asleep, one dead on a failing step, one that waited for its child (with a timeout), one waiting
+ * for a signal. Time moves 31 minutes.
+ */
+async function addWorkflows(t: TestLoom): Promise<NonNullable<DashboardFixture['workflows']>> {
+  const finished = await t.enqueue(NightlyImport, undefined);
+  const failed = await t.enqueue(ChargeCard, undefined);
+  const awaited = await t.enqueue(AwaitReceipt, undefined);
+  const approval = await t.enqueue(AwaitApproval, undefined);
+  await t.runUntilIdle();
+  await t.advance('29m');
+  const sleeping = await t.enqueue(NightlyImport, undefined);
+  await t.runUntilIdle();
+  await t.advance('2m');
+  await t.enqueue(SyncCrm, undefined);
+  await t.runUntilIdle();
+  const rateLimited = await t.enqueue(SyncCrm, undefined);
+  await t.runUntilIdle();
+  return { finished: finished.id, sleeping: sleeping.id, failed: failed.id, awaited: awaited.id, approval: approval.id, rateLimited: rateLimited.id };
+}
+
+export async function startFixture(
+  options: Partial<DashboardOptions> & { mount?: Mount; history?: boolean; workflows?: boolean } = {},
+): Promise<DashboardFixture> {
   const clock = new FakeClock(options.history ? '2026-03-10T11:00:00Z' : '2026-03-10T12:00:00Z');
   const store = new MemoryStore();
-  const t = await createTestLoom({ jobs: DEMO_JOBS, store, clock });
+  const t = await createTestLoom({ jobs: options.workflows ? DEMO_JOBS : DEMO_JOBS.slice(0, 5), store, clock });
+  stepClock = clock;
   if (options.history) await importHistory(t);
+  const workflows = options.workflows ? await addWorkflows(t) : undefined;
   const receipts = [];
   for (let i = 1; i <= 3; i++) receipts.push(await t.enqueue(SendReceipt, { orderId: `o-${i}`, email: `buyer${i}@example.com` }));
   const scriptPayload = await t.enqueue(SendReceipt, { orderId: 'o-xss', email: SCRIPT_PAYLOAD });
@@ -95,7 +173,7 @@ export async function startFixture(options: Partial<DashboardOptions> & { mount?
       clock.now(),
     );
   }
-  const { mount, history: _history, ...dashboardOptions } = options;
+  const { mount, history: _history, workflows: _workflows, ...dashboardOptions } = options;
   const dashboard = loomDashboard({ store, clock, basePath: '/loom', refreshInterval: 100, authorize: () => true, ...dashboardOptions });
   const host = mount ? await mount(dashboard) : { server: createServer(dashboard) };
   const { server } = host;
@@ -109,6 +187,7 @@ export async function startFixture(options: Partial<DashboardOptions> & { mount?
     server,
     url,
     ids: { scriptPayload: scriptPayload.id, dead: dead.map((d) => d.id), workflow: workflow.id, completed: receipts[0]!.id },
+    workflows,
     async close() {
       dashboard.close();
       server.closeAllConnections();

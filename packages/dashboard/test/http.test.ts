@@ -312,3 +312,38 @@ describe('pages', () => {
     await reader.cancel();
   });
 });
+
+describe('Origin of actions', () => {
+  function post(url: string, origin: string | undefined): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const body = '_csrf=forged';
+      const req = request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body), ...(origin ? { Origin: origin } : {}) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  test('a POST whose Origin is another site is refused (403) before anything else is looked at', async () => {
+    const f = await start();
+    const url = `${f.url}/loom/actions/queues/emails/pause`;
+    const evil = await post(url, 'https://evil.example');
+    expect(evil.status).toBe(403);
+    expect(evil.text).toContain('Cross-origin request');
+    // Its own origin, none, or `null` (Chromium's under no-referrer) reaches the CSRF check, which refuses the forged token.
+    const own = await post(url, f.url);
+    expect(own.status).toBe(403);
+    expect(own.text).toContain('Form expired');
+    expect((await post(url, undefined)).text).toContain('Form expired');
+    expect((await post(url, 'null')).text).toContain('Form expired');
+    expect(await f.store.pausedQueues()).toEqual([]);
+  });
+});

@@ -19,10 +19,10 @@ export interface CliRun {
   exited: Promise<number>;
 }
 
-const USAGE = 'usage: loom-mongo-emulator [--port 27017] [--standalone | --replSet NAME]\n';
+const USAGE = 'usage: loom-mongo-emulator [--port 27017] [--standalone | --replSet NAME | --shards N [--server-version 7.0]]\n';
 
 export async function runCli(argv: string[], io: CliIo): Promise<CliRun> {
-  let values: { port?: string; standalone?: boolean; replSet?: string; help?: boolean };
+  let values: { port?: string; standalone?: boolean; replSet?: string; shards?: string; 'server-version'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -30,6 +30,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliRun> {
         port: { type: 'string', default: '27017' },
         standalone: { type: 'boolean', default: false },
         replSet: { type: 'string' },
+        shards: { type: 'string' },
+        'server-version': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }));
@@ -50,9 +52,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliRun> {
     io.stderr(`--standalone and --replSet cannot be combined\n${USAGE}`);
     return { exited: Promise.resolve(2) };
   }
+  const shards = values.shards === undefined ? undefined : Number(values.shards);
+  if (shards !== undefined && (!Number.isInteger(shards) || shards < 1 || shards > 1024)) {
+    io.stderr(`--shards must be an integer between 1 and 1024, got '${values.shards}'\n${USAGE}`);
+    return { exited: Promise.resolve(2) };
+  }
+  if ((shards !== undefined && values.standalone) || (values['server-version'] !== undefined && shards === undefined)) {
+    io.stderr(`--shards cannot be combined with --standalone, and --server-version needs --shards\n${USAGE}`);
+    return { exited: Promise.resolve(2) };
+  }
   let emulator: MongoEmulator;
   try {
-    emulator = await MongoEmulator.start({ port, replicaSet: values.standalone ? false : (values.replSet ?? true) });
+    emulator = await MongoEmulator.start({ port, replicaSet: values.standalone ? false : (values.replSet ?? true), shards, version: values['server-version'] });
   } catch (err) {
     io.stderr(`loom-mongo-emulator could not start on port ${port}: ${err instanceof Error ? err.message : String(err)}\n`);
     return { exited: Promise.resolve(1) };

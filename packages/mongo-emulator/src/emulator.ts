@@ -14,6 +14,9 @@ import { parseSort } from './query/sort.js';
 import { explainPlan } from './query/execute.js';
 import type { StepDownReport } from './repl-state.js';
 import { CommandError } from './errors.js';
+import { ShardRouter } from './sharding/router.js';
+import { ShardedCluster } from './sharding/cluster.js';
+import type { ShardStatsReport } from './sharding/stats.js';
 
 export interface MongoEmulatorOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -24,6 +27,14 @@ export interface MongoEmulatorOptions {
   clock?: EmulatorClock;
   /** How often the TTL monitor runs, in real milliseconds (default 1000; 0 disables the timer). */
   ttlIntervalMs?: number;
+  /**
+   * Simulate a sharded cluster of this many shards behind a mongos (see the README, "Sharded
+   * cluster (simulation)"): `hello` answers as mongos, the URI has no replicaSet, and commands
+   * on sharded collections follow mongos's rules and are counted per shard. Default: none.
+   */
+  shards?: number;
+  /** With `shards`: the MongoDB version whose routing rules apply ('7.0' default; '7.1' and later accept single writes without the shard key). */
+  version?: string;
 }
 
 export class MongoEmulator {
@@ -41,7 +52,11 @@ export class MongoEmulator {
   /** Starts listening on 127.0.0.1; resolves once the server accepts connections. */
   static async start(options: MongoEmulatorOptions = {}): Promise<MongoEmulator> {
     const replicaSet = options.replicaSet === false ? undefined : typeof options.replicaSet === 'string' ? options.replicaSet : 'rs0';
+    if (options.shards !== undefined && options.replicaSet === false) throw new TypeError('shards cannot be combined with replicaSet: false (the shards of a sharded cluster are replica sets)');
+    if (options.version !== undefined && options.shards === undefined) throw new TypeError('version applies to the sharded cluster simulation only: give shards too');
     const engine = new Engine({ clock: options.clock ?? systemClock, replicaSet });
+    // Validates shards/version before anything listens.
+    if (options.shards !== undefined) engine.sharding = new ShardRouter(new ShardedCluster({ shards: options.shards, version: options.version }));
     const dispatcher = new Dispatcher(engine, commandTable);
     let nextConnectionId = 1;
     const sockets = new Set<Socket>();
@@ -75,7 +90,8 @@ export class MongoEmulator {
   /** The connection string, usable as-is with `new MongoClient(uri)`. */
   get uri(): string {
     const base = `mongodb://${this.engine.host}/`;
-    return this.engine.replicaSet ? `${base}?replicaSet=${encodeURIComponent(this.engine.replicaSet)}` : base;
+    // A mongos is addressed without replicaSet (the driver sees a sharded topology).
+    return this.engine.replicaSet && !this.engine.sharding ? `${base}?replicaSet=${encodeURIComponent(this.engine.replicaSet)}` : base;
   }
 
   /** How many times each command was received since start (or the last reset). */
@@ -85,6 +101,26 @@ export class MongoEmulator {
 
   resetCommandCounts(): void {
     this.engine.counts.clear();
+  }
+
+  /**
+   * With `shards`: how many commands (write statements counted one by one) each namespace and
+   * each virtual shard received, targeted to one shard or broadcast to several. The same as
+   * the admin command `{ loomShardStats: 1 }`. Throws without `shards`.
+   */
+  shardStats(): ShardStatsReport {
+    return this.cluster().stats.report();
+  }
+
+  /** Clears the counts {@link shardStats} reports (also `{ loomShardStats: 1, reset: true }`). */
+  resetShardStats(): void {
+    this.cluster().stats.reset();
+  }
+
+  private cluster(): ShardedCluster {
+    const cluster = this.engine.sharding?.cluster;
+    if (!cluster) throw new TypeError('this emulator does not simulate a sharded cluster: start it with { shards: N }');
+    return cluster;
   }
 
   /** Runs the TTL monitor now (against the emulator's clock); returns how many documents expired. */

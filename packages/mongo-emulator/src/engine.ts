@@ -13,6 +13,7 @@ import { LogicalClock } from './cluster-time.js';
 import { FailPoints } from './failpoints.js';
 import { ReplState, interruptedByStepDown } from './repl-state.js';
 import { ChangeStreamSource } from './change-stream.js';
+import type { ShardRouter } from './sharding/router.js';
 
 export interface EngineOptions {
   clock: EmulatorClock;
@@ -38,6 +39,8 @@ export class Engine implements WriteRecorder {
   /** The application name each connection sent in its handshake (failCommand's appName filter). */
   readonly appNames = new Map<number, string>();
   opCounters = { insert: 0, query: 0, update: 0, delete: 0, getmore: 0, command: 0 };
+  /** Set when simulating a sharded cluster (`shards: N`): mongos's routing rules and counts. */
+  sharding?: ShardRouter;
 
   constructor(options: EngineOptions) {
     this.clock = options.clock;
@@ -102,6 +105,8 @@ export class Engine implements WriteRecorder {
   }
 
   view(db: string, coll: string, txn?: Transaction): CollectionView {
+    // On a sharded cluster the config database is mongos's catalogue (config.collections...).
+    if (db === 'config' && this.sharding) return new CommittedView(this.sharding.cluster.configCatalog(), this.sessions, this, db, coll);
     return txn ? new TransactionView(this.catalog, this.sessions, txn, db, coll) : new CommittedView(this.catalog, this.sessions, this, db, coll);
   }
 }

@@ -11,6 +11,7 @@ export const ErrorCodes = {
   TypeMismatch: 14,
   Unauthorized: 13,
   IllegalOperation: 20,
+  AlreadyInitialized: 23,
   LockTimeout: 24,
   NamespaceNotFound: 26,
   IndexNotFound: 27,
@@ -22,6 +23,8 @@ export const ErrorCodes = {
   MaxTimeMSExpired: 50,
   DollarPrefixedFieldName: 52,
   CommandNotFound: 59,
+  ShardKeyNotFound: 61,
+  ShardNotFound: 70,
   InvalidOptions: 72,
   ImmutableField: 66,
   InvalidNamespace: 73,
@@ -31,6 +34,7 @@ export const ErrorCodes = {
   IndexOptionsConflict: 85,
   IndexKeySpecsConflict: 86,
   CannotCreateIndex: 67,
+  NamespaceNotSharded: 118,
   WriteConflict: 112,
   CannotIndexParallelArrays: 171,
   TransactionTooOld: 225,
@@ -49,6 +53,7 @@ export const ErrorCodes = {
   Location31254: 31254,
   Location40573: 40573,
   Location40323: 40323,
+  Location31025: 31025,
   DuplicateKey: 11000,
 } as const;
 

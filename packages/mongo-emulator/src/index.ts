@@ -16,3 +16,4 @@ export { MongoEmulator, type MongoEmulatorOptions } from './emulator.js';
 export type { EmulatorClock } from './clock.js';
 export type { StepDownReport } from './repl-state.js';
 export { appMongo, MongoUriRequiredError, type AppMongo, type AppMongoOptions } from './app-mongo.js';
+export type { ShardStatsReport } from './sharding/stats.js';

@@ -1,14 +1,7 @@
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import { runCli } from '../src/cli.js';
-
-function fakeIo() {
-  const out: string[] = [];
-  const err: string[] = [];
-  const signals = new EventEmitter();
-  return { out, err, signals, io: { stdout: (s: string) => out.push(s), stderr: (s: string) => err.push(s), signals } };
-}
+import { fakeIo } from './cli-io.js';
 
 // The command starts its own emulator: these run with or without MONGODB_URI.
 describe('loom-mongo-emulator command', () => {

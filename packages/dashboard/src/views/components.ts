@@ -34,5 +34,5 @@ export function panel(id: string, title: string | Html | undefined, body: Html, 
 /** A table, or a line saying there is nothing to show. */
 export function table(headers: readonly (string | Html)[], rows: readonly Html[], empty: string): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="table-wrap"><table><thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<div class="table-wrap" tabindex="0"><table><thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }

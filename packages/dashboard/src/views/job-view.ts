@@ -1,10 +1,11 @@
-import type { JobRecord } from '@loom/core';
+import type { JobRecord, JobSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { json, short, when } from '../html/format.js';
 import { jobFingerprint } from '../live/fingerprints.js';
 import { actionForm, panel, statusBadge, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
+import { recordState } from './job-state.js';
 import { stepTimeline } from './step-timeline.js';
 
 /** How many children a job page lists. */
@@ -40,15 +41,17 @@ function actions(ctx: PageContext, job: JobRecord): Html {
  * `<base>/jobs/<id>`: everything stored about one job. Payload, result, progress, errors and step
  * names come from jobs and are shown as text (escaped), never as markup.
  */
-export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobRecord[] }): Html {
+export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobRecord[]; heldBy?: JobSummary['heldBy'] }): Html {
   const { job } = data;
+  const state = recordState(ctx, job, data.heldBy);
   const facts = html`<dl class="facts">
 ${fact('Status', html`${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancel requested ${when(job.cancelRequestedAt, ctx.now)}</span>` : ''}`)}
+${state ? fact('State', html`<span data-test="state">${state}</span>`) : ''}
 ${fact('Queue', html`<a href="${href(ctx, '/jobs', { queue: job.queue })}">${job.queue}</a>`)}
 ${fact('Attempt', `${job.attempt} of ${job.maxAttempts}`)}
 ${fact('Priority', String(job.priority))}
 ${fact('Created', when(job.createdAt, ctx.now))}
-${fact(job.status === 'queued' ? 'Runs' : 'Run at', when(job.runAt, ctx.now))}
+${fact(job.status === 'queued' ? (job.runAt <= ctx.now ? 'Due' : 'Runs') : 'Run at', when(job.runAt, ctx.now))}
 ${job.startedAt ? fact('Started', when(job.startedAt, ctx.now)) : ''}
 ${job.finishedAt ? fact(job.status === 'dead' ? 'Died' : 'Finished', when(job.finishedAt, ctx.now)) : ''}
 ${fact('Updated', when(job.updatedAt, ctx.now))}

@@ -5,6 +5,7 @@ import { queuesFingerprint } from '../live/fingerprints.js';
 import { actionForm, panel, statusBadge, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
+import { summaryState } from './job-state.js';
 import { totals } from './queues-view.js';
 
 /** The filters of `<base>/jobs`, as read from its query string. */
@@ -30,6 +31,11 @@ function progressCell(progress: unknown): Html {
   return html`<span class="mono">${short(JSON.stringify(progress) ?? '', 40)}</span>`;
 }
 
+function stateLine(job: JobSummary, now: Date): Html | '' {
+  const state = summaryState(job, now);
+  return state ? html`<div class="state" data-test="state">${state}</div>` : '';
+}
+
 function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
   const retry =
     job.status === 'dead' || job.status === 'cancelled'
@@ -39,7 +45,7 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
 <td class="mono"><a href="${href(ctx, jobPath(job.id))}">${short(job.id, 26)}</a></td>
 <td>${job.name}</td>
 <td>${job.queue}</td>
-<td>${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}</td>
+<td>${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}${stateLine(job, ctx.now)}</td>
 <td class="num">${job.attempt}/${job.maxAttempts}</td>
 <td>${when(job.createdAt, ctx.now)}</td>
 <td>${job.finishedAt ? when(job.finishedAt, ctx.now) : job.status === 'queued' && job.runAt > ctx.now ? html`runs ${when(job.runAt, ctx.now)}` : ''}</td>

@@ -86,8 +86,11 @@ export class Dispatcher {
       }
       writeConcernError = checkWriteConcern(body.writeConcern, engine.replicaSet !== undefined);
       const ctx = this.context(db, body, name, connectionId, txn, spec);
+      // On a simulated sharded cluster: mongos's refusals, and which shards the command reaches.
+      const routed = engine.sharding?.route(ctx);
       executing = true;
       reply = await this.execute(spec, ctx);
+      routed?.(reply);
       const wceFailure = this.failCommand(name, db, body, connectionId, (data) => data.writeConcernError !== undefined);
       if (wceFailure) {
         writeConcernError = wceFailure.writeConcernError as Doc;

@@ -57,6 +57,7 @@ function execute(ctx: CommandContext): Doc {
   const outcome = applyUpdate(before, body.update, { query, arrayFilters, inserting: false, now, variables });
   if (outcome.modified) {
     checkUpdated(outcome.doc);
+    engine.sharding?.checkShardKeyUpdate(ctx, view.ns, query, before, outcome.doc, false);
     view.update(item, outcome.doc, outcome.kind, outcome.changed);
   }
   engine.opCounters.update++;

@@ -14,7 +14,7 @@ function hello(ctx: CommandContext): Doc {
   const appName = ((ctx.body.client as Doc | undefined)?.application as Doc | undefined)?.name;
   if (typeof appName === 'string') engine.appNames.set(ctx.connectionId, appName);
   // A replica-set member that stepped down is a secondary of a set with no primary (see repl-state.ts).
-  const primary = !engine.replicaSet || engine.repl.isPrimary;
+  const primary = !engine.replicaSet || engine.repl.isPrimary || engine.sharding !== undefined;
   const reply: Doc = {
     helloOk: true,
     isWritablePrimary: primary,
@@ -29,7 +29,10 @@ function hello(ctx: CommandContext): Doc {
     maxWireVersion: MAX_WIRE_VERSION,
     readOnly: false,
   };
-  if (engine.replicaSet) {
+  if (engine.sharding) {
+    // mongos: no replica-set fields; drivers recognise it by msg 'isdbgrid'.
+    reply.msg = 'isdbgrid';
+  } else if (engine.replicaSet) {
     Object.assign(reply, { setName: engine.replicaSet, setVersion: 1, secondary: !primary, hosts: [engine.host] });
     // Only a primary names itself primary and reports its election (a higher electionId after
     // each step-down: drivers ignore a primary whose electionId is older than one they saw).

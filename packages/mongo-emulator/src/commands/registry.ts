@@ -11,6 +11,7 @@ import { collectionCommands } from './collections.js';
 import { sessionCommands } from './sessions.js';
 import { explainCommands } from './explain.js';
 import { failPointCommands } from './fail-points.js';
+import { shardingCommands } from './sharding.js';
 
 export const commandTable: CommandTable = {
   ...handshakeCommands,
@@ -25,4 +26,5 @@ export const commandTable: CommandTable = {
   ...sessionCommands,
   ...explainCommands,
   ...failPointCommands,
+  ...shardingCommands,
 };

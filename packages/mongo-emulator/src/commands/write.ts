@@ -170,7 +170,11 @@ function updateStatement(ctx: CommandContext, view: CollectionView, stmt: Doc, c
   view.reserve(items);
   // Compute every new version first: an invalid update changes nothing.
   const outcomes = items.map((item) => ({ item, outcome: applyUpdate(item.doc, u, { query: q, arrayFilters, inserting: false, now, variables }) }));
-  for (const { outcome } of outcomes) if (outcome.modified) checkUpdated(outcome.doc);
+  for (const { item, outcome } of outcomes) {
+    if (!outcome.modified) continue;
+    checkUpdated(outcome.doc);
+    ctx.engine.sharding?.checkShardKeyUpdate(ctx, view.ns, q, item.doc, outcome.doc, multi);
+  }
   for (const { item, outcome } of outcomes) {
     result.n++;
     if (outcome.modified) {
@@ -189,7 +193,10 @@ async function update(ctx: CommandContext): Promise<Doc> {
   const writeErrors = await runBatch(
     ctx,
     statements(ctx, 'updates', UPDATE_FIELDS),
-    (stmt) => runStatement(ctx, () => updateStatement(ctx, view, stmt, variables)),
+    (stmt, index) => {
+      ctx.engine.sharding?.refuseStatement(ctx, index);
+      return runStatement(ctx, () => updateStatement(ctx, view, stmt, variables));
+    },
     (result, index) => {
       total.n += result.n;
       total.nModified += result.nModified;
@@ -208,19 +215,21 @@ async function remove(ctx: CommandContext): Promise<Doc> {
   const writeErrors = await runBatch(
     ctx,
     statements(ctx, 'deletes', DELETE_FIELDS),
-    (stmt) =>
-    runStatement(ctx, () => {
-      if (!isPlainObject(stmt.q)) throw new CommandError('TypeMismatch', "BSON field 'delete.deletes.q' is missing but a required field");
-      if (stmt.limit !== 0 && stmt.limit !== 1) throw new CommandError('FailedToParse', 'The limit field in delete objects must be 0 or 1. Got ' + String(stmt.limit));
-      const matches = matchingItems(view, stmt.q, [], { variables, hint: stmt.hint });
-      const items = stmt.limit === 1 ? firstOnly(matches) : [...matches];
-      view.reserve(items);
-      for (const item of items) {
-        view.remove(item);
-        ctx.engine.opCounters.delete++;
-      }
-      return items.length;
-    }),
+    (stmt, index) => {
+      ctx.engine.sharding?.refuseStatement(ctx, index);
+      return runStatement(ctx, () => {
+        if (!isPlainObject(stmt.q)) throw new CommandError('TypeMismatch', "BSON field 'delete.deletes.q' is missing but a required field");
+        if (stmt.limit !== 0 && stmt.limit !== 1) throw new CommandError('FailedToParse', 'The limit field in delete objects must be 0 or 1. Got ' + String(stmt.limit));
+        const matches = matchingItems(view, stmt.q, [], { variables, hint: stmt.hint });
+        const items = stmt.limit === 1 ? firstOnly(matches) : [...matches];
+        view.reserve(items);
+        for (const item of items) {
+          view.remove(item);
+          ctx.engine.opCounters.delete++;
+        }
+        return items.length;
+      });
+    },
     (removed) => {
       n += removed;
     },

@@ -1,0 +1,82 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium, screenshot, watchedPage } from './chromium.js';
+import { startFixture, type DashboardFixture } from './fixture.js';
+
+// Issue 34, item 8: every page at 1280 and 390 px wide, no horizontal overflow of the page, no
+// serious or critical axe-core violation; screenshots of each for a reviewer (test-artifacts/).
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const WIDTHS = [1280, 390] as const;
+
+let browser: Browser;
+let f: DashboardFixture;
+let page: Page;
+let problems: string[];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  f = await startFixture({ workflows: true });
+});
+afterAll(async () => {
+  await f?.close();
+  await browser?.close();
+});
+afterEach(async () => {
+  await page?.close();
+  expect(problems).toEqual([]);
+});
+
+/** Every kind of page the dashboard has, by name (the screenshot's) and path. */
+function pages(): [string, string][] {
+  const w = f.workflows!;
+  return [
+    ['queues', '/loom/'],
+    ['jobs', '/loom/jobs'],
+    ['dead-letters', '/loom/jobs?status=dead'],
+    ['job-workflow', `/loom/jobs/${f.ids.workflow}`],
+    ['job-dead', `/loom/jobs/${f.ids.dead[0]}`],
+    ['job-failed-step', `/loom/jobs/${w.failed}`],
+    ['job-sleeping', `/loom/jobs/${w.sleeping}`],
+    ['job-finished-workflow', `/loom/jobs/${w.finished}`],
+    ['schedules', '/loom/schedules'],
+    ['purge-confirmation', '/loom/dead-letters/purge'],
+    ['not-found', '/loom/jobs/no-such-job'],
+  ];
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+async function audit(): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const result = (await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe.run())) as {
+    violations: AxeViolation[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`);
+}
+
+describe.each(WIDTHS)('at %i px wide', (width) => {
+  test.each([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])('page %i fits the width and passes axe-core', async (i) => {
+    ({ page, problems } = await watchedPage(browser));
+    await page.setViewport({ width, height: 800 });
+    const [name, path] = pages()[i]!;
+    const res = await page.goto(`${f.url}${path}`);
+    expect(res?.status()).toBe(name === 'not-found' ? 404 : 200);
+    // Chromium logs the 404 of the not-found page itself; nothing else may fail.
+    if (name === 'not-found') problems.splice(0, problems.length, ...problems.filter((p) => !p.includes('status of 404')));
+    await screenshot(page, `${name}-${width}`);
+    const scrollWidth = await page.evaluate(
+      () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+    );
+    expect({ name, scrollWidth }).toEqual({ name, scrollWidth: width });
+    expect({ name, violations: await audit() }).toEqual({ name, violations: [] });
+  });
+});
