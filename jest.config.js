@@ -11,6 +11,7 @@ export default {
   moduleNameMapper: {
     '^@loom/testing/mongo$': '<rootDir>/packages/testing/src/mongo/index.ts',
     '^@loom/testing/jest$': '<rootDir>/packages/testing/src/jest.ts',
+    '^@loom/testing/conformance-runner$': '<rootDir>/packages/testing/src/conformance-runner.ts',
     // Not documented API: the seams @loom/testing drives the engine through.
     '^@loom/core/internal$': '<rootDir>/packages/core/src/internal.ts',
     '^@loom/(core|testing|mongo-emulator|mongo-store|nestjs|dashboard|cli)$': '<rootDir>/packages/$1/src/index.ts',
