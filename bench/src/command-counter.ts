@@ -55,7 +55,12 @@ export class CommandCounter {
       return 'changeStream';
     }
     if (event.commandName === 'getMore' && this.streamCursors.has(String(command.getMore as CursorId))) return 'changeStream';
-    if (event.commandName === 'killCursors' && Array.isArray(command.cursors) && (command.cursors as CursorId[]).some((id) => this.streamCursors.has(String(id)))) return 'changeStream';
+    if (
+      event.commandName === 'killCursors' &&
+      Array.isArray(command.cursors) &&
+      (command.cursors as CursorId[]).some((id) => this.streamCursors.has(String(id)))
+    )
+      return 'changeStream';
     const collection: unknown = event.commandName === 'getMore' ? command.collection : command[event.commandName];
     return this.jobsCollection !== undefined && collection === this.jobsCollection ? 'job' : 'other';
   }

@@ -12,7 +12,14 @@ const INSERT_BATCH = 10_000;
 export async function loadCompletedJobs(store: MongoStore, db: Db, job: NewJob, target: number, budgetMs: number): Promise<number> {
   const now = new Date();
   const [first] = await store.enqueue([job], { now });
-  const [claimed] = await store.claim({ owner: `bench-${process.pid}`, queues: [job.queue], names: [job.name], limit: 1, leaseUntil: new Date(now.getTime() + 60_000), now });
+  const [claimed] = await store.claim({
+    owner: `bench-${process.pid}`,
+    queues: [job.queue],
+    names: [job.name],
+    limit: 1,
+    leaseUntil: new Date(now.getTime() + 60_000),
+    now,
+  });
   if (!claimed || claimed.id !== first!.id) throw new Error('bench: could not claim the template job');
   await store.complete({ jobId: claimed.id, token: claimed.lease!.token }, { now: new Date() });
   const jobs = db.collection('loom_jobs');
@@ -23,7 +30,12 @@ export async function loadCompletedJobs(store: MongoStore, db: Db, job: NewJob, 
   while (loaded < target && performance.now() - start < budgetMs) {
     const n = Math.min(INSERT_BATCH, target - loaded);
     // Distinct creation times, as real jobs have: list pages are ordered by them.
-    const docs: Document[] = Array.from({ length: n }, (_, j) => ({ ...template, _id: new ObjectId(), createdAt: new Date((template.createdAt as Date).getTime() - (loaded + j)), payload: { i: loaded + j } }));
+    const docs: Document[] = Array.from({ length: n }, (_, j) => ({
+      ...template,
+      _id: new ObjectId(),
+      createdAt: new Date((template.createdAt as Date).getTime() - (loaded + j)),
+      payload: { i: loaded + j },
+    }));
     await jobs.insertMany(docs, { ordered: false });
     loaded += n;
   }

@@ -63,8 +63,42 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
   const groups = values.only === undefined ? [...GROUPS] : values.only.split(',').map((g) => g.trim());
   for (const g of groups) if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only: unknown group "${g}"; known: ${GROUPS.join(', ')}`);
   const sizes = quick
-    ? { throughputJobs: 300, batchChunk: 100, latencyJobs: 20, latencyRatePerSec: 50, memoryJobs: 5_000, memoryChunk: 1_000, claimSmall: 100, claimLarge: 5_000, claimBlocked: 2_000, claimLoadBudgetMs: 20_000, claimsPerRound: 20, flowEngines: 4, flowRateSeconds: 10, flowGlobalJobs: 100, flowQueueJobs: 300, timeoutMs: 60_000 }
-    : { throughputJobs: 10_000, batchChunk: 1_000, latencyJobs: 200, latencyRatePerSec: 20, memoryJobs: 100_000, memoryChunk: 1_000, claimSmall: 1_000, claimLarge: 1_000_000, claimBlocked: 20_000, claimLoadBudgetMs: 150_000, claimsPerRound: 200, flowEngines: 4, flowRateSeconds: 60, flowGlobalJobs: 2_000, flowQueueJobs: 3_000, timeoutMs: 900_000 };
+    ? {
+        throughputJobs: 300,
+        batchChunk: 100,
+        latencyJobs: 20,
+        latencyRatePerSec: 50,
+        memoryJobs: 5_000,
+        memoryChunk: 1_000,
+        claimSmall: 100,
+        claimLarge: 5_000,
+        claimBlocked: 2_000,
+        claimLoadBudgetMs: 20_000,
+        claimsPerRound: 20,
+        flowEngines: 4,
+        flowRateSeconds: 10,
+        flowGlobalJobs: 100,
+        flowQueueJobs: 300,
+        timeoutMs: 60_000,
+      }
+    : {
+        throughputJobs: 10_000,
+        batchChunk: 1_000,
+        latencyJobs: 200,
+        latencyRatePerSec: 20,
+        memoryJobs: 100_000,
+        memoryChunk: 1_000,
+        claimSmall: 1_000,
+        claimLarge: 1_000_000,
+        claimBlocked: 20_000,
+        claimLoadBudgetMs: 150_000,
+        claimsPerRound: 200,
+        flowEngines: 4,
+        flowRateSeconds: 60,
+        flowGlobalJobs: 2_000,
+        flowQueueJobs: 3_000,
+        timeoutMs: 900_000,
+      };
   return {
     quick,
     runs,

@@ -24,7 +24,11 @@ const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`);
 async function measureAll(c: BenchConfig, target: MongoTarget | undefined, collector: Collector): Promise<Record<string, CommandCounts>> {
   const breakdown: Record<string, CommandCounts> = {};
   let seq = 0;
-  const mongo = () => ({ uri: target!.uri, db: `loom_bench_${process.pid}_${seq++}`, ...(target?.serverPid === undefined ? {} : { serverPid: target.serverPid }) });
+  const mongo = () => ({
+    uri: target!.uri,
+    db: `loom_bench_${process.pid}_${seq++}`,
+    ...(target?.serverPid === undefined ? {} : { serverPid: target.serverPid }),
+  });
   const execArgv = c.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${c.profileDir}`];
   const run = async (spec: ScenarioSpec, label: string, r: number | undefined, extraArgv: string[] = []): Promise<ChildReport> => {
     const report = await runInChild(spec, [...execArgv, ...extraArgv]);
@@ -58,14 +62,22 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
   if (c.groups.includes('throughput')) {
     for (let r = 0; r < c.runs; r++) {
       for (const engine of ['loom', 'agenda'] as const) {
-        const rep = await run({ kind: 'throughput', engine, jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs, ...mongo() }, `throughput/${engine}`, r);
+        const rep = await run(
+          { kind: 'throughput', engine, jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs, ...mongo() },
+          `throughput/${engine}`,
+          r,
+        );
         collector.add(engine, { ...rep.metrics, peakRssMb: rep.maxRssMb });
       }
     }
   }
   if (c.groups.includes('batched')) {
     for (let r = 0; r < c.runs; r++) {
-      const rep = await run({ kind: 'batched', jobs: c.throughputJobs, concurrency: c.concurrency, chunk: c.batchChunk, timeoutMs, ...mongo() }, 'batched/loom', r);
+      const rep = await run(
+        { kind: 'batched', jobs: c.throughputJobs, concurrency: c.concurrency, chunk: c.batchChunk, timeoutMs, ...mongo() },
+        'batched/loom',
+        r,
+      );
       collector.add('loom', rep.metrics, 'batched');
     }
   }
@@ -120,7 +132,14 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     // Limits across engine processes (each run starts its own), then what limits add to a claim.
     for (let r = 0; r < c.runs; r++) {
       // Three phases (rate, global, global with kills): a timeout each, and the rate run's length.
-      const spec: ScenarioSpec = { kind: 'flow-limits', engines: c.flowEngines, rateSeconds: c.flowRateSeconds, globalJobs: c.flowGlobalJobs, timeoutMs: 3 * timeoutMs + c.flowRateSeconds * 1_000, ...mongo() };
+      const spec: ScenarioSpec = {
+        kind: 'flow-limits',
+        engines: c.flowEngines,
+        rateSeconds: c.flowRateSeconds,
+        globalJobs: c.flowGlobalJobs,
+        timeoutMs: 3 * timeoutMs + c.flowRateSeconds * 1_000,
+        ...mongo(),
+      };
       const rep = await run(spec, 'flow-limits/loom', r);
       collector.add('loom', rep.metrics);
     }
@@ -151,9 +170,17 @@ async function measureBullmq(c: BenchConfig, collector: Collector, run: (spec: S
   log(`Redis for BullMQ: redis-server ${version} on 127.0.0.1:${redisPort}`);
   try {
     for (let r = 0; r < c.runs; r++) {
-      const t = await run({ kind: 'bullmq-throughput', jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs: c.timeoutMs, redisPort, redisPid }, 'throughput/bullmq', r);
+      const t = await run(
+        { kind: 'bullmq-throughput', jobs: c.throughputJobs, concurrency: c.concurrency, timeoutMs: c.timeoutMs, redisPort, redisPid },
+        'throughput/bullmq',
+        r,
+      );
       collector.add('bullmq', { ...t.metrics, peakRssMb: t.maxRssMb });
-      const l = await run({ kind: 'bullmq-latency', jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs: c.timeoutMs, redisPort, redisPid }, 'latency/bullmq', r);
+      const l = await run(
+        { kind: 'bullmq-latency', jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs: c.timeoutMs, redisPort, redisPid },
+        'latency/bullmq',
+        r,
+      );
       collector.add('bullmq', l.metrics);
     }
   } finally {
@@ -165,17 +192,42 @@ async function measureBullmq(c: BenchConfig, collector: Collector, run: (spec: S
 function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boolean }): [EngineKey, string][] {
   const want: [EngineKey, string][] = [];
   if (c.groups.includes('memory'))
-    want.push(['loom-memory', 'jobsPerSec'], ['loom-memory', 'jobsPerCpuSec'], ['loom-memory', 'peakRssMb'], ['loom-memory', 'noOtelApiCpuUsPerJob'], ['loom-memory', 'otelSdkCpuUsPerJob']);
+    want.push(
+      ['loom-memory', 'jobsPerSec'],
+      ['loom-memory', 'jobsPerCpuSec'],
+      ['loom-memory', 'peakRssMb'],
+      ['loom-memory', 'noOtelApiCpuUsPerJob'],
+      ['loom-memory', 'otelSdkCpuUsPerJob'],
+    );
   if (c.groups.includes('throughput'))
     for (const e of ['loom', 'agenda'] as const) want.push([e, 'throughputJobsPerSec'], [e, 'throughputCommandsPerJob'], [e, 'peakRssMb']);
   if (c.groups.includes('batched')) want.push(['loom', 'batchedThroughputJobsPerSec'], ['loom', 'batchedThroughputCommandsPerJob']);
   if (c.groups.includes('latency'))
-    want.push(['loom', 'latencyP50Ms'], ['loom', 'latencyP99Ms'], ['loom', 'lifecycleCommandsPerJob'], ['loom', 'lifecycleJobCommandsPerJob'], ['agenda', 'latencyP50Ms'], ['agenda', 'fastPollLatencyP50Ms'], ['agenda', 'lifecycleCommandsPerJob']);
+    want.push(
+      ['loom', 'latencyP50Ms'],
+      ['loom', 'latencyP99Ms'],
+      ['loom', 'lifecycleCommandsPerJob'],
+      ['loom', 'lifecycleJobCommandsPerJob'],
+      ['agenda', 'latencyP50Ms'],
+      ['agenda', 'fastPollLatencyP50Ms'],
+      ['agenda', 'lifecycleCommandsPerJob'],
+    );
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
-  if (c.groups.includes('bullmq') && !c.bullmqSkipped) want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);
+  if (c.groups.includes('bullmq') && !c.bullmqSkipped)
+    want.push(['bullmq', 'throughputJobsPerSec'], ['bullmq', 'workerCpuUsPerJob'], ['bullmq', 'latencyP50Ms'], ['bullmq', 'latencyP99Ms']);
   if (c.groups.includes('flow'))
-    want.push(['loom', 'flowRateObservedPerSec'], ['loom', 'flowRateMaxIn1s'], ['loom', 'flowGlobalPeak'], ['loom', 'flowGlobalKillPeak'], ['loom', 'flowClaimGlobalBatch1OverPlain'], ['loom', 'flowClaimGroupBatch10OverPlain'], ['loom', 'flowQueueGlobalClaimOverPlain'], ['loom', 'flowQueueRateClaimOverPlain'], ['loom', 'flowQueueGroupClaimOverPlain']);
+    want.push(
+      ['loom', 'flowRateObservedPerSec'],
+      ['loom', 'flowRateMaxIn1s'],
+      ['loom', 'flowGlobalPeak'],
+      ['loom', 'flowGlobalKillPeak'],
+      ['loom', 'flowClaimGlobalBatch1OverPlain'],
+      ['loom', 'flowClaimGroupBatch10OverPlain'],
+      ['loom', 'flowQueueGlobalClaimOverPlain'],
+      ['loom', 'flowQueueRateClaimOverPlain'],
+      ['loom', 'flowQueueGroupClaimOverPlain'],
+    );
   return want;
 }
 
@@ -221,7 +273,8 @@ async function main(): Promise<void> {
   const needsMongo = c.groups.some((g) => g !== 'memory' && g !== 'bullmq');
   log(`${c.quick ? 'QUICK mode (small counts, for smoke tests only)' : 'full run'}; ${c.runs} run(s) per figure; groups: ${c.groups.join(', ')}`);
   const target = needsMongo ? await openMongoTarget(process.env, c.profileDir) : undefined;
-  if (c.profileDir !== undefined) log(`CPU profiles of every child process (and the emulator) go to ${c.profileDir}; read one with node bench/dist/profile-summary.js FILE`);
+  if (c.profileDir !== undefined)
+    log(`CPU profiles of every child process (and the emulator) go to ${c.profileDir}; read one with node bench/dist/profile-summary.js FILE`);
   if (target) log(`MongoDB: ${target.shownUri} (${target.kind}, server ${target.serverVersion}): ${target.note}`);
   const collector = new Collector();
   const startedAt = new Date();
@@ -243,7 +296,9 @@ async function main(): Promise<void> {
   const groups = [...new Set([...(earlier?.config.groups ?? []), ...c.groups])];
   const medians = collector.medians();
   const targets = checkTargets(medians);
-  const missing = expectedMetrics({ ...c, groups, bullmqSkipped: collector.skipped.bullmq !== undefined }).filter(([e, m]) => !Number.isFinite(medians[e]?.[m]));
+  const missing = expectedMetrics({ ...c, groups, bullmqSkipped: collector.skipped.bullmq !== undefined }).filter(
+    ([e, m]) => !Number.isFinite(medians[e]?.[m]),
+  );
 
   const results = {
     generatedAt: new Date().toISOString(),
@@ -252,13 +307,19 @@ async function main(): Promise<void> {
     runsPerFigure: c.runs,
     config: { ...c, groups },
     machine: { ...machine(), loadAverage1mAtStart: loadBefore },
-    parts: [...(earlier ? (earlier.parts ?? [{ generatedAt: earlier.generatedAt, groups: earlier.config.groups }]) : []), { generatedAt: new Date().toISOString(), groups: c.groups }],
+    parts: [
+      ...(earlier ? (earlier.parts ?? [{ generatedAt: earlier.generatedAt, groups: earlier.config.groups }]) : []),
+      { generatedAt: new Date().toISOString(), groups: c.groups },
+    ],
     versions: versions(),
     mongodb: target ? { kind: target.kind, uri: target.shownUri, serverVersion: target.serverVersion, note: target.note } : null,
     engines: medians,
     /** Engines not measured in this run, and why (BullMQ without redis-server on PATH). */
     skipped: collector.skipped,
-    redis: collector.redisVersion === undefined ? null : { server: `redis-server ${collector.redisVersion}`, note: 'started by the benchmark for BullMQ, in memory (no snapshots, no append-only file)' },
+    redis:
+      collector.redisVersion === undefined
+        ? null
+        : { server: `redis-server ${collector.redisVersion}`, note: 'started by the benchmark for BullMQ, in memory (no snapshots, no append-only file)' },
     samples: collector.all(),
     commandsByScenario: breakdown,
     targets,
@@ -269,7 +330,10 @@ async function main(): Promise<void> {
   renameSync(`${c.out}.tmp`, c.out);
 
   process.stdout.write(`\n${renderTable(c, medians, collector.skipped)}\n\n`);
-  if (target) process.stdout.write(`MongoDB: ${target.kind === 'emulator' ? 'the Loom emulator (separate process); these figures compare engines, not MongoDB' : target.shownUri}\n`);
+  if (target)
+    process.stdout.write(
+      `MongoDB: ${target.kind === 'emulator' ? 'the Loom emulator (separate process); these figures compare engines, not MongoDB' : target.shownUri}\n`,
+    );
   process.stdout.write(`Medians of ${c.runs} run(s). Targets:\n${renderTargets(targets)}\n`);
   for (const note of collector.notes) process.stdout.write(`note: ${note}\n`);
   process.stdout.write(`Results written to ${c.out}\n`);

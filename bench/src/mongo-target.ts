@@ -24,7 +24,14 @@ const START_TIMEOUT_MS = 30_000;
 export async function openMongoTarget(env: NodeJS.ProcessEnv, profileDir?: string): Promise<MongoTarget> {
   if (env.MONGODB_URI) {
     const uri = env.MONGODB_URI;
-    return { kind: 'external', uri, shownUri: redact(uri), serverVersion: await serverVersion(uri), note: 'a real MongoDB server (MONGODB_URI)', stop: async () => {} };
+    return {
+      kind: 'external',
+      uri,
+      shownUri: redact(uri),
+      serverVersion: await serverVersion(uri),
+      note: 'a real MongoDB server (MONGODB_URI)',
+      stop: async () => {},
+    };
   }
   const { child, uri } = await startEmulator(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   return {

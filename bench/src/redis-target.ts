@@ -59,7 +59,8 @@ function accepts(port: number): Promise<boolean> {
  */
 export async function openRedis(env: NodeJS.ProcessEnv): Promise<RedisAvailability> {
   const bin = findRedisServer(env);
-  if (bin === undefined) return { available: false, reason: 'redis-server is not on PATH (Debian: apt-get install redis-server); the benchmark installs nothing itself' };
+  if (bin === undefined)
+    return { available: false, reason: 'redis-server is not on PATH (Debian: apt-get install redis-server); the benchmark installs nothing itself' };
   const version = /v=(\S+)/.exec(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? 'unknown';
   const port = await freePort();
   const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], {

@@ -19,7 +19,10 @@ const COLUMNS: { key: EngineKey; title: string }[] = [
 function rows(c: BenchConfig): Row[] {
   const n = c.throughputJobs.toLocaleString('en-US');
   return [
-    { label: `throughput, ${n} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { loom: 'throughputJobsPerSec', agenda: 'throughputJobsPerSec', bullmq: 'throughputJobsPerSec' } },
+    {
+      label: `throughput, ${n} jobs, concurrency ${c.concurrency} (jobs/s)`,
+      cells: { loom: 'throughputJobsPerSec', agenda: 'throughputJobsPerSec', bullmq: 'throughputJobsPerSec' },
+    },
     { label: `  batched: enqueueMany by ${c.batchChunk} + batch claim (jobs/s)`, cells: { loom: 'batchedThroughputJobsPerSec' } },
     { label: 'enqueue, one call per job (jobs/s)', cells: { loom: 'enqueueJobsPerSec', agenda: 'enqueueJobsPerSec', bullmq: 'enqueueJobsPerSec' } },
     { label: `MemoryStore: ${c.memoryJobs.toLocaleString('en-US')} jobs, concurrency ${c.concurrency} (jobs/s)`, cells: { 'loom-memory': 'jobsPerSec' } },
@@ -32,12 +35,21 @@ function rows(c: BenchConfig): Row[] {
     { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms', bullmq: 'latencyP99Ms' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p50 (ms)`, cells: { agenda: 'fastPollLatencyP50Ms' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p99 (ms)`, cells: { agenda: 'fastPollLatencyP99Ms' } },
-    { label: 'commands/job, one job at a time (lifecycle)', cells: { loom: 'lifecycleCommandsPerJob', agenda: 'lifecycleCommandsPerJob', bullmq: 'lifecycleCommandsPerJob' } },
+    {
+      label: 'commands/job, one job at a time (lifecycle)',
+      cells: { loom: 'lifecycleCommandsPerJob', agenda: 'lifecycleCommandsPerJob', bullmq: 'lifecycleCommandsPerJob' },
+    },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms`, cells: { agenda: 'fastPollLifecycleCommandsPerJob' } },
     { label: '  on the jobs collection (insert, claim, complete)', cells: { loom: 'lifecycleJobCommandsPerJob', agenda: 'lifecycleJobCommandsPerJob' } },
-    { label: "  the change stream's getMore (wake-ups)", cells: { loom: 'lifecycleChangeStreamCommandsPerJob', agenda: 'lifecycleChangeStreamCommandsPerJob' } },
+    {
+      label: "  the change stream's getMore (wake-ups)",
+      cells: { loom: 'lifecycleChangeStreamCommandsPerJob', agenda: 'lifecycleChangeStreamCommandsPerJob' },
+    },
     { label: '  other (paused-queue reads, handshakes)', cells: { loom: 'lifecycleOtherCommandsPerJob', agenda: 'lifecycleOtherCommandsPerJob' } },
-    { label: `commands/job, ${n}-job run, unbatched`, cells: { loom: 'throughputCommandsPerJob', agenda: 'throughputCommandsPerJob', bullmq: 'throughputCommandsPerJob' } },
+    {
+      label: `commands/job, ${n}-job run, unbatched`,
+      cells: { loom: 'throughputCommandsPerJob', agenda: 'throughputCommandsPerJob', bullmq: 'throughputCommandsPerJob' },
+    },
     { label: 'commands/job, batched', cells: { loom: 'batchedThroughputCommandsPerJob' } },
     { label: `emulator CPU per job, ${n}-job run (µs)`, cells: { loom: 'serverCpuUsPerJob', agenda: 'serverCpuUsPerJob' } },
     { label: '  batched (µs)', cells: { loom: 'batchedServerCpuUsPerJob' } },
@@ -60,13 +72,34 @@ function rows(c: BenchConfig): Row[] {
     { label: `flow: globalConcurrency 8, ${c.flowEngines} processes of 10: peak running`, cells: { loom: 'flowGlobalPeak' } },
     { label: '  jobs of 50 ms per second', cells: { loom: 'flowGlobalJobsPerSec' } },
     { label: '  peak running while a process is SIGKILLed every second / kills', cells: { loom: 'flowGlobalKillPeak|flowGlobalKills' } },
-    { label: 'flow: claim of 1, no limit / global / rate / group (ms)', cells: { loom: 'flowClaimPlainBatch1Ms|flowClaimGlobalBatch1Ms|flowClaimRateBatch1Ms|flowClaimGroupBatch1Ms' } },
-    { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch1Ms|flowCycleGlobalBatch1Ms|flowCycleRateBatch1Ms|flowCycleGroupBatch1Ms' } },
-    { label: 'flow: claim of 10, per job, no limit / global / rate / group (ms)', cells: { loom: 'flowClaimPlainBatch10Ms|flowClaimGlobalBatch10Ms|flowClaimRateBatch10Ms|flowClaimGroupBatch10Ms' } },
-    { label: '  claim + complete per job (ms)', cells: { loom: 'flowCyclePlainBatch10Ms|flowCycleGlobalBatch10Ms|flowCycleRateBatch10Ms|flowCycleGroupBatch10Ms' } },
-    { label: 'flow: a queue worked by an engine, time in claims per job, no limit / global / rate / group (ms)', cells: { loom: 'flowQueuePlainClaimMsPerJob|flowQueueGlobalClaimMsPerJob|flowQueueRateClaimMsPerJob|flowQueueGroupClaimMsPerJob' } },
-    { label: '  emulator CPU per job (µs)', cells: { loom: 'flowQueuePlainServerCpuUsPerJob|flowQueueGlobalServerCpuUsPerJob|flowQueueRateServerCpuUsPerJob|flowQueueGroupServerCpuUsPerJob' } },
-    { label: '  commands per job', cells: { loom: 'flowQueuePlainCommandsPerJob|flowQueueGlobalCommandsPerJob|flowQueueRateCommandsPerJob|flowQueueGroupCommandsPerJob' } },
+    {
+      label: 'flow: claim of 1, no limit / global / rate / group (ms)',
+      cells: { loom: 'flowClaimPlainBatch1Ms|flowClaimGlobalBatch1Ms|flowClaimRateBatch1Ms|flowClaimGroupBatch1Ms' },
+    },
+    {
+      label: '  claim + complete per job (ms)',
+      cells: { loom: 'flowCyclePlainBatch1Ms|flowCycleGlobalBatch1Ms|flowCycleRateBatch1Ms|flowCycleGroupBatch1Ms' },
+    },
+    {
+      label: 'flow: claim of 10, per job, no limit / global / rate / group (ms)',
+      cells: { loom: 'flowClaimPlainBatch10Ms|flowClaimGlobalBatch10Ms|flowClaimRateBatch10Ms|flowClaimGroupBatch10Ms' },
+    },
+    {
+      label: '  claim + complete per job (ms)',
+      cells: { loom: 'flowCyclePlainBatch10Ms|flowCycleGlobalBatch10Ms|flowCycleRateBatch10Ms|flowCycleGroupBatch10Ms' },
+    },
+    {
+      label: 'flow: a queue worked by an engine, time in claims per job, no limit / global / rate / group (ms)',
+      cells: { loom: 'flowQueuePlainClaimMsPerJob|flowQueueGlobalClaimMsPerJob|flowQueueRateClaimMsPerJob|flowQueueGroupClaimMsPerJob' },
+    },
+    {
+      label: '  emulator CPU per job (µs)',
+      cells: { loom: 'flowQueuePlainServerCpuUsPerJob|flowQueueGlobalServerCpuUsPerJob|flowQueueRateServerCpuUsPerJob|flowQueueGroupServerCpuUsPerJob' },
+    },
+    {
+      label: '  commands per job',
+      cells: { loom: 'flowQueuePlainCommandsPerJob|flowQueueGlobalCommandsPerJob|flowQueueRateCommandsPerJob|flowQueueGroupCommandsPerJob' },
+    },
     { label: '  jobs/s', cells: { loom: 'flowQueuePlainJobsPerSec|flowQueueGlobalJobsPerSec|flowQueueRateJobsPerSec|flowQueueGroupJobsPerSec' } },
   ];
 }
@@ -137,7 +170,11 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['flow: claim cost of a queue worked by an engine, global limit / none <= 1.5', loom.flowQueueGlobalClaimOverPlain, (v) => v <= 1.5],
     ['flow: claim cost of a queue worked by an engine, rate limit / none <= 1.5', loom.flowQueueRateClaimOverPlain, (v) => v <= 1.5],
     ['flow: claim cost of a queue worked by an engine, group limits / none <= 1.5', loom.flowQueueGroupClaimOverPlain, (v) => v <= 1.5],
-    ['flow: store claims of 10, global / rate / group limit over none, worst <= 1.5', worst(loom.flowClaimGlobalBatch10OverPlain, loom.flowClaimRateBatch10OverPlain, loom.flowClaimGroupBatch10OverPlain), (v) => v <= 1.5],
+    [
+      'flow: store claims of 10, global / rate / group limit over none, worst <= 1.5',
+      worst(loom.flowClaimGlobalBatch10OverPlain, loom.flowClaimRateBatch10OverPlain, loom.flowClaimGroupBatch10OverPlain),
+      (v) => v <= 1.5,
+    ],
   ];
   return checks.filter(([, v]) => v !== undefined && !Number.isNaN(v)).map(([target, v, ok]) => ({ target, value: v!, met: ok(v!) }));
 }

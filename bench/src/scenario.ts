@@ -18,7 +18,16 @@ export type ScenarioSpec =
   | ({ kind: 'batched'; jobs: number; concurrency: number; chunk: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'latency'; engine: 'loom' | 'agenda'; jobs: number; ratePerSec: number; processEveryMs?: number; timeoutMs: number } & MongoTargetRef)
   | { kind: 'memory'; jobs: number; concurrency: number; chunk: number; timeoutMs: number }
-  | ({ kind: 'claim-cost'; small: number; large: number; blocked: number; loadBudgetMs: number; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
+  | ({
+      kind: 'claim-cost';
+      small: number;
+      large: number;
+      blocked: number;
+      loadBudgetMs: number;
+      claims: number;
+      rounds: number;
+      timeoutMs: number;
+    } & MongoTargetRef)
   | ({ kind: 'list-cost'; small: number; large: number; loadBudgetMs: number; reps: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-limits'; engines: number; rateSeconds: number; globalJobs: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-claim-cost'; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)

@@ -68,7 +68,13 @@ export class ChaosEffect {
  * {@link CHAOS_GLOBAL_CONCURRENCY} of them run at once across all worker processes, also while
  * they are SIGKILLed and paused (checked from the ledgers by concurrency-peak.ts).
  */
-@Job({ name: LIMITED_NAME, globalConcurrency: CHAOS_GLOBAL_CONCURRENCY, retries: 100, backoff: { type: 'fixed', delay: '10ms' }, idempotencyKey: (p: { key: string }) => p.key })
+@Job({
+  name: LIMITED_NAME,
+  globalConcurrency: CHAOS_GLOBAL_CONCURRENCY,
+  retries: 100,
+  backoff: { type: 'fixed', delay: '10ms' },
+  idempotencyKey: (p: { key: string }) => p.key,
+})
 export class ChaosLimited {
   constructor(@inject(CHAOS_HANDLER) private readonly options: ChaosHandlerOptions) {}
 
@@ -111,10 +117,14 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
   });
 }
 

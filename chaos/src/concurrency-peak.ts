@@ -75,7 +75,12 @@ export function leaseValidity(claim: { at: number; until: number }, beats: reado
 
 /** The most intervals open at once (an interval closing at t is closed before one opening at t). */
 function sweep(intervals: readonly Interval[]): { peak: number; at?: number } {
-  const events = intervals.flatMap(([s, e]): [number, number][] => [[s, 1], [e, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const events = intervals
+    .flatMap(([s, e]): [number, number][] => [
+      [s, 1],
+      [e, -1],
+    ])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let best: { peak: number; at?: number } = { peak: 0 };
   for (const [t, d] of events) {

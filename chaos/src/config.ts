@@ -48,8 +48,35 @@ export const TRANSACTION_LIFETIME_MS = 60_000;
 const NO_SOAK = { stepDownEveryMs: 0, stepDownMs: 3_000, soakMs: 0 };
 
 const PROFILES: Record<'full' | 'ci', ChaosConfig> = {
-  full: { jobs: 10_000, workers: 4, concurrency: 8, kills: 50, pauses: 20, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 20, deadlineMs: 30 * 60_000 + 50 * TRANSACTION_LIFETIME_MS, startupMs: 120_000, ...NO_SOAK, stepDownEveryMs: 20_000 },
-  ci: { jobs: 400, workers: 2, concurrency: 4, kills: 4, pauses: 2, leaseMs: 1500, pauseMs: 4000, maxDelayMs: 30, batches: 4, deadlineMs: 150_000 + 4 * TRANSACTION_LIFETIME_MS, startupMs: 120_000, ...NO_SOAK },
+  full: {
+    jobs: 10_000,
+    workers: 4,
+    concurrency: 8,
+    kills: 50,
+    pauses: 20,
+    leaseMs: 1500,
+    pauseMs: 4000,
+    maxDelayMs: 30,
+    batches: 20,
+    deadlineMs: 30 * 60_000 + 50 * TRANSACTION_LIFETIME_MS,
+    startupMs: 120_000,
+    ...NO_SOAK,
+    stepDownEveryMs: 20_000,
+  },
+  ci: {
+    jobs: 400,
+    workers: 2,
+    concurrency: 4,
+    kills: 4,
+    pauses: 2,
+    leaseMs: 1500,
+    pauseMs: 4000,
+    maxDelayMs: 30,
+    batches: 4,
+    deadlineMs: 150_000 + 4 * TRANSACTION_LIFETIME_MS,
+    startupMs: 120_000,
+    ...NO_SOAK,
+  },
 };
 
 /**

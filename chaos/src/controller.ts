@@ -63,16 +63,22 @@ const workers: Worker[] = [];
 const ledgerOf = (owner: string) => join(runDir, `${owner}.jsonl`);
 function startWorker(slot: number): Worker {
   const owner = `w${slot}.${++generation}`;
-  const proc = spawnNode(WORKER, [], {
-    MONGODB_URI: uri,
-    DATABASE: database,
-    LEDGER: ledgerOf(owner),
-    OWNER: owner,
-    CONCURRENCY: String(config.concurrency),
-    LEASE_MS: String(config.leaseMs),
-    MAX_DELAY_MS: String(config.maxDelayMs),
-    ...(soak ? { SOAK: '1', MEMORY_EVERY_MS: '5000' } : {}),
-  }, process.execArgv, join(runDir, `${owner}.stderr.log`));
+  const proc = spawnNode(
+    WORKER,
+    [],
+    {
+      MONGODB_URI: uri,
+      DATABASE: database,
+      LEDGER: ledgerOf(owner),
+      OWNER: owner,
+      CONCURRENCY: String(config.concurrency),
+      LEASE_MS: String(config.leaseMs),
+      MAX_DELAY_MS: String(config.maxDelayMs),
+      ...(soak ? { SOAK: '1', MEMORY_EVERY_MS: '5000' } : {}),
+    },
+    process.execArgv,
+    join(runDir, `${owner}.stderr.log`),
+  );
   const worker: Worker = { slot, owner, proc, ready: false, paused: false, killed: false };
   workers[slot] = worker;
   proc.waitForLine(/^READY /, config.startupMs).then(
@@ -135,13 +141,24 @@ try {
   await injectFaults();
   await enqueueing;
   log(`faults done: ${faults.kills} kills, ${faults.pauses} pauses; waiting for the jobs to finish`);
-  await waitFor(async () => (await terminalJobs(db)) === config.jobs, config.deadlineMs - (Date.now() - started), `all ${config.jobs} jobs to finish (deadline ${config.deadlineMs / 1000} s from the start)`, soak ? 2_000 : 250);
+  await waitFor(
+    async () => (await terminalJobs(db)) === config.jobs,
+    config.deadlineMs - (Date.now() - started),
+    `all ${config.jobs} jobs to finish (deadline ${config.deadlineMs / 1000} s from the start)`,
+    soak ? 2_000 : 250,
+  );
   log('every job finished');
   await stepDowns.stop();
   if (soak) {
     // No new cron slot from now on; those enqueued must all run.
     await retrying(() => enqueuer.pauseSchedule(CRON_NAME), 'pausing the cron schedule');
-    await waitFor(async () => (await db.collection('loom_jobs').countDocuments({ name: { $in: [CRON_NAME, CHILD_NAME] }, status: { $in: ['queued', 'running', 'waiting'] } })) === 0, 120_000, 'the cron runs and children to finish', 1_000);
+    await waitFor(
+      async () =>
+        (await db.collection('loom_jobs').countDocuments({ name: { $in: [CRON_NAME, CHILD_NAME] }, status: { $in: ['queued', 'running', 'waiting'] } })) === 0,
+      120_000,
+      'the cron runs and children to finish',
+      1_000,
+    );
     soakEnd.stuck = await stuckRunning(db, new Date(), config.leaseMs);
   }
   stoppingSamples = true;
@@ -172,13 +189,19 @@ if (ok) rmSync(runDir, { recursive: true, force: true });
 else log(`ledgers kept in ${runDir}; database ${database} at ${uri}`);
 
 log(`stale completions refused by the fence: ${verdict.staleAcksRefused}; workers that died by themselves: ${faults.crashes}`);
-log(`stalls (${STALL_MS / 1000} s or more without a job finishing): ${progress.stalls.length}${progress.stalls.length ? ` (${progress.stalls.map((ms) => `${(ms / 1000).toFixed(0)} s`).join(', ')})` : ''}`);
+log(
+  `stalls (${STALL_MS / 1000} s or more without a job finishing): ${progress.stalls.length}${progress.stalls.length ? ` (${progress.stalls.map((ms) => `${(ms / 1000).toFixed(0)} s`).join(', ')})` : ''}`,
+);
 for (const example of verdict.examples) log(example);
-log(`${LIMITED_NAME} (globalConcurrency ${CHAOS_GLOBAL_CONCURRENCY}): ${peak.runs} runs, at most ${peak.peak} working at once with a valid lease${peak.at === undefined ? '' : ` (first at +${((peak.at - started) / 1000).toFixed(1)} s)`}${peak.unmatched ? `; ${peak.unmatched} run(s) without their claim in the ledgers, not counted` : ''}${overLimit ? ': OVER THE LIMIT' : ''}`);
+log(
+  `${LIMITED_NAME} (globalConcurrency ${CHAOS_GLOBAL_CONCURRENCY}): ${peak.runs} runs, at most ${peak.peak} working at once with a valid lease${peak.at === undefined ? '' : ` (first at +${((peak.at - started) / 1000).toFixed(1)} s)`}${peak.unmatched ? `; ${peak.unmatched} run(s) without their claim in the ledgers, not counted` : ''}${overLimit ? ': OVER THE LIMIT' : ''}`,
+);
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
 if (soakFigures) for (const line of soakFigures.lines) log(line);
 const stepDownFigure = config.stepDownEveryMs > 0 ? ` stepdowns=${stepDowns?.count ?? 0}` : '';
-process.stdout.write(`${finalLine(verdict, faults)}${stepDownFigure} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}${soakFigures ? ` ${soakFigures.figures}` : ''}\n`);
+process.stdout.write(
+  `${finalLine(verdict, faults)}${stepDownFigure} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}${soakFigures ? ` ${soakFigures.figures}` : ''}\n`,
+);
 if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 
 /** Enqueues the jobs in batches while the workers already run them. */
@@ -299,7 +322,15 @@ async function soakReport(ledger: LedgerEntry[]): Promise<{ ok: boolean; figures
   const cron = await cronCheck(db, 5_000);
   const resumes = changeStreamResumes(ledger);
   const growth = memory ? `${(memory.growth * 100).toFixed(1)}%` : 'n/a';
-  const ok = slots === 0 && soakEnd.stuck === 0 && stuckMax === 0 && memory !== null && memory.growth < 0.1 && cron.gaps === 0 && cron.unfinished === 0 && cron.fires > 0;
+  const ok =
+    slots === 0 &&
+    soakEnd.stuck === 0 &&
+    stuckMax === 0 &&
+    memory !== null &&
+    memory.growth < 0.1 &&
+    cron.gaps === 0 &&
+    cron.unfinished === 0 &&
+    cron.fires > 0;
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
   return {
     ok,
@@ -333,4 +364,3 @@ async function retrying<T>(fn: () => Promise<T>, what: string): Promise<T> {
     }
   }
 }
-

@@ -22,14 +22,24 @@ export interface ChaosEnqueuer {
 
 export async function chaosEnqueuer(client: MongoClient, database: string): Promise<ChaosEnqueuer> {
   await ensureChaosIndexes(client.db(database));
-  const store = new MongoStore({ client, database, retention: { completed: false }, logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) } });
+  const store = new MongoStore({
+    client,
+    database,
+    retention: { completed: false },
+    logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) },
+  });
   await store.init();
   const container = new Container();
   container.bind(CHAOS_HANDLER).toConstantValue({}); // never runs a job
   const loom = await Loom.create({ container, store, jobs: [ChaosEffect, ChaosLimited, ChaosPlain, ChaosChild, ChaosFlow], keepAlive: false });
   return {
     enqueue(keys, kind = 'effect') {
-      return keys.length === 0 ? Promise.resolve([]) : loom.enqueueMany(CLASSES[kind], keys.map((key) => ({ key })));
+      return keys.length === 0
+        ? Promise.resolve([])
+        : loom.enqueueMany(
+            CLASSES[kind],
+            keys.map((key) => ({ key })),
+          );
     },
     async pauseSchedule(name) {
       await store.setSchedulePaused(name, true, new Date());

@@ -20,9 +20,7 @@ export type LedgerEntry =
  * A soak's samples: the worker's memory (`mem`, every few seconds), and each change stream the
  * driver or Loom's watcher resumed after an error or a step-down (`resume`).
  */
-export type MetricEntry =
-  | { t: 'mem'; owner: string; at: number; rss: number; heapUsed: number }
-  | { t: 'resume'; owner: string; at: number };
+export type MetricEntry = { t: 'mem'; owner: string; at: number; rss: number; heapUsed: number } | { t: 'resume'; owner: string; at: number };
 
 /** A handler run of job `name` began (`run`) or stopped working (`end`); a run is its job's attempt. */
 export type RunEntry =

@@ -81,7 +81,9 @@ export function judge(input: OracleInput): OracleVerdict {
     const ok = jobs.length === 1 && jobs[0].status === 'completed' && !dead.has(jobs[0].id) && effectOk;
     if (!ok) {
       lost++;
-      note(`lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} tx_effect=${increments.get(key) ?? 0}`);
+      note(
+        `lost ${key}: jobs=${JSON.stringify(jobs.map((j) => [j.id, j.status]))} dead=${jobs.some((j) => dead.has(j.id))} tx_effect=${increments.get(key) ?? 0}`,
+      );
     }
   }
 

@@ -37,7 +37,13 @@ export function noteTransactionSessions(client: MongoClient, file: string): void
  */
 export async function endSessionsOf(client: MongoClient, file: string): Promise<number> {
   if (!existsSync(file)) return 0;
-  const ids = [...new Set(readFileSync(file, 'utf8').split('\n').filter((line) => /^[0-9a-f]{32}$/.test(line)))];
+  const ids = [
+    ...new Set(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => /^[0-9a-f]{32}$/.test(line)),
+    ),
+  ];
   if (ids.length === 0) return 0;
   const lsids = ids.map((hex) => ({ id: new Binary(Buffer.from(hex, 'hex'), Binary.SUBTYPE_UUID) }));
   const admin = client.db('admin');

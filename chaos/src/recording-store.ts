@@ -52,7 +52,8 @@ export function recordingStore(store: JobStore, ledger: Ledger, owner: string): 
           const at = Date.now();
           args[0].forEach(({ lease, until }, i) => {
             const outcome = outcomes[i];
-            if (outcome === 'extended' || outcome === 'cancel-requested') ledger.append({ t: 'beat', job: lease.jobId, token: lease.token, owner, at, until: until.getTime() });
+            if (outcome === 'extended' || outcome === 'cancel-requested')
+              ledger.append({ t: 'beat', job: lease.jobId, token: lease.token, owner, at, until: until.getTime() });
           });
           return outcomes;
         };

@@ -46,7 +46,10 @@ export function memoryGrowth(ledger: readonly LedgerEntry[], owner: string, star
 
 /** Concurrency slots still held in the flow collection at `now` (a slot's `u` is its lease's end). */
 export async function flowSlotsHeld(db: Db, now: Date): Promise<number> {
-  const docs = await db.collection<{ h?: { t: string; u: Date }[] }>('loom_flow').find({ 'h.0': { $exists: true } }, { projection: { h: 1 } }).toArray();
+  const docs = await db
+    .collection<{ h?: { t: string; u: Date }[] }>('loom_flow')
+    .find({ 'h.0': { $exists: true } }, { projection: { h: 1 } })
+    .toArray();
   return docs.reduce((n, doc) => n + (doc.h ?? []).filter((slot) => slot.u.getTime() >= now.getTime()).length, 0);
 }
 
@@ -72,7 +75,10 @@ export interface CronCheck {
 
 /** The schedule fires every `everyMs`: every slot from its first to its last must have exactly one job, completed. */
 export async function cronCheck(db: Db, everyMs: number): Promise<CronCheck> {
-  const jobs = await db.collection('loom_jobs').find({ name: CRON_NAME }, { projection: { scheduledFor: 1, status: 1 } }).toArray();
+  const jobs = await db
+    .collection('loom_jobs')
+    .find({ name: CRON_NAME }, { projection: { scheduledFor: 1, status: 1 } })
+    .toArray();
   const slots = [...new Set(jobs.map((j) => (j.scheduledFor as Date).getTime()))].sort((a, b) => a - b);
   const expected = slots.length === 0 ? 0 : Math.round((slots[slots.length - 1]! - slots[0]!) / everyMs) + 1;
   return { fires: jobs.length, gaps: expected - slots.length, unfinished: jobs.filter((j) => j.status !== 'completed').length };

@@ -34,9 +34,12 @@ export function startStepDowns(client: MongoClient, everyMs: number, forMs: numb
       }
     }
   };
-  const timer = everyMs > 0 ? setInterval(() => {
-    if (!stopped) current = current.then(step);
-  }, everyMs) : undefined;
+  const timer =
+    everyMs > 0
+      ? setInterval(() => {
+          if (!stopped) current = current.then(step);
+        }, everyMs)
+      : undefined;
   return {
     get count() {
       return count;

@@ -91,7 +91,6 @@ process.on('SIGTERM', () => {
 await loom.start();
 process.stdout.write(`READY ${OWNER}\n`);
 
-
 /**
  * Loom.create, which connects the store. With a short SERVER_SELECTION_MS (the outage scenario's
  * 500 ms), a loaded machine can miss the first connection: that is retried until STARTUP_MS

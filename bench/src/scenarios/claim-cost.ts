@@ -63,7 +63,10 @@ async function prepare(counter: CommandCounter, dbName: string, target: number, 
 
 /** One round: enqueue `claims` jobs, then claim them one by one (timed) and complete each. */
 async function round(side: Side, claims: number): Promise<void> {
-  await side.store.enqueue(Array.from({ length: claims }, (_, i) => newJob(i, new Date())), { now: new Date() });
+  await side.store.enqueue(
+    Array.from({ length: claims }, (_, i) => newJob(i, new Date())),
+    { now: new Date() },
+  );
   const times: number[] = [];
   for (let i = 0; i < claims; i++) {
     const now = new Date();

@@ -36,7 +36,10 @@ function job(i: number, keyed: boolean, now: Date): NewJob {
 /** One round: enqueue, then `claims` claims of `limit` jobs, each completed; claim and claim+complete timed per job. */
 async function round(side: Side, claims: number, limit: number): Promise<void> {
   const now = new Date();
-  await side.store.enqueue(Array.from({ length: claims * limit }, (_, i) => job(i, side.keyed, now)), { now });
+  await side.store.enqueue(
+    Array.from({ length: claims * limit }, (_, i) => job(i, side.keyed, now)),
+    { now },
+  );
   const claimTimes: number[] = [];
   const cycleTimes: number[] = [];
   for (let i = 0; i < claims; i++) {

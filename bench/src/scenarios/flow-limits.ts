@@ -68,7 +68,14 @@ async function enqueue(spec: FlowLimitsSpec, database: string, name: string, cou
   await store.init();
   const now = new Date();
   for (let done = 0; done < count; done += 1_000) {
-    const jobs = Array.from({ length: Math.min(1_000, count - done) }, (_, i): NewJob => ({ name, queue: 'default', payload: { i: done + i }, priority: 0, runAt: now, maxAttempts }));
+    const jobs = Array.from({ length: Math.min(1_000, count - done) }, (_, i): NewJob => ({
+      name,
+      queue: 'default',
+      payload: { i: done + i },
+      priority: 0,
+      runAt: now,
+      maxAttempts,
+    }));
     await store.enqueue(jobs, { now });
   }
   await store.close();
@@ -159,7 +166,12 @@ export async function flowLimits(spec: FlowLimitsSpec): Promise<ScenarioResult> 
  * {@link KILL_EVERY_MS} and a new one started: the runs it had in progress end at the kill (the
  * process is gone), their slots stay taken until their leases expire, and the jobs run again.
  */
-async function globalPhase(spec: FlowLimitsSpec, database: string, jobs: number, kills: boolean): Promise<{ peak: number; jobsPerSec: number; jobs: number; kills: number }> {
+async function globalPhase(
+  spec: FlowLimitsSpec,
+  database: string,
+  jobs: number,
+  kills: boolean,
+): Promise<{ peak: number; jobsPerSec: number; jobs: number; kills: number }> {
   // With kills, a job whose run was cut short runs again (its lease expires): attempts to spare.
   await enqueue(spec, database, 'bench-global', jobs, kills ? 20 : 1);
   const intervals: { start: number; end: number }[] = [];

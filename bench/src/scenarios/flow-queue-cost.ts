@@ -83,10 +83,20 @@ async function work(spec: FlowQueueCostSpec, client: MongoClient, variant: (type
   let counting = false;
   const count = (event: CommandStartedEvent): void => void (counting && event.databaseName === database && commands++);
   client.on('commandStarted', count);
-  const loom = await Loom.create({ container: new Container(), store, jobs: [variant.job], concurrency: spec.concurrency, logger: benchLogger, pollInterval: '200ms' });
+  const loom = await Loom.create({
+    container: new Container(),
+    store,
+    jobs: [variant.job],
+    concurrency: spec.concurrency,
+    logger: benchLogger,
+    pollInterval: '200ms',
+  });
   try {
     for (let i = 0; i < spec.jobs; i += 500) {
-      await loom.enqueueMany(variant.job, Array.from({ length: Math.min(500, spec.jobs - i) }, (_, j) => ({ i: i + j })));
+      await loom.enqueueMany(
+        variant.job,
+        Array.from({ length: Math.min(500, spec.jobs - i) }, (_, j) => ({ i: i + j })),
+      );
     }
     const finished = new Promise<void>((resolve) => Object.assign(round, { ran: 0, expected: spec.jobs, done: resolve }));
     claimMs = 0;
@@ -137,7 +147,9 @@ export async function flowQueueCost(spec: FlowQueueCostSpec): Promise<ScenarioRe
     }
     if (key === 'Plain') continue;
     metrics[`flowQueue${key}ClaimOverPlain`] = median(runs.map((run, i) => run.claimMsPerJob / plain[i]!.claimMsPerJob));
-    const cpu = runs.flatMap((run, i) => (run.serverCpuUsPerJob === undefined || plain[i]!.serverCpuUsPerJob === undefined ? [] : [run.serverCpuUsPerJob / plain[i]!.serverCpuUsPerJob]));
+    const cpu = runs.flatMap((run, i) =>
+      run.serverCpuUsPerJob === undefined || plain[i]!.serverCpuUsPerJob === undefined ? [] : [run.serverCpuUsPerJob / plain[i]!.serverCpuUsPerJob],
+    );
     if (cpu.length > 0) metrics[`flowQueue${key}ServerCpuOverPlain`] = median(cpu);
   }
   return { metrics };

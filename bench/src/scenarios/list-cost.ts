@@ -41,7 +41,10 @@ async function prepare(counter: CommandCounter, dbName: string, target: number, 
   const store = new MongoStore({ client: counter.client, database: dbName, logger: benchLogger });
   await store.init();
   const loaded = await loadCompletedJobs(store, db, { ...newJob(0), runAt: new Date() }, target, budgetMs);
-  await store.enqueue(Array.from({ length: QUEUED }, (_, i) => newJob(i)), { now: new Date() });
+  await store.enqueue(
+    Array.from({ length: QUEUED }, (_, i) => newJob(i)),
+    { now: new Date() },
+  );
   return { store, db, loaded, samples: {} };
 }
 
@@ -105,6 +108,7 @@ export async function listCost(spec: ListCostSpec): Promise<ScenarioResult> {
     if (kind !== 'Stats') worst = Math.max(worst, l / s);
   }
   metrics.listLargeOverSmall = worst;
-  const notes = large.loaded < spec.large ? [`list cost: loaded ${large.loaded} of ${spec.large} completed jobs within the ${spec.loadBudgetMs / 1000} s budget`] : [];
+  const notes =
+    large.loaded < spec.large ? [`list cost: loaded ${large.loaded} of ${spec.large} completed jobs within the ${spec.loadBudgetMs / 1000} s budget`] : [];
   return { metrics, notes };
 }

@@ -19,7 +19,10 @@ export async function memoryThroughput(spec: MemorySpec): Promise<ScenarioResult
   const t0 = performance.now();
   for (let i = 0; i < spec.jobs; i += spec.chunk) {
     const n = Math.min(spec.chunk, spec.jobs - i);
-    await loom.enqueueMany(NoopJob, Array.from({ length: n }, (_, j) => ({ i: i + j })));
+    await loom.enqueueMany(
+      NoopJob,
+      Array.from({ length: n }, (_, j) => ({ i: i + j })),
+    );
   }
   const t1 = performance.now();
   const cpu1 = process.cpuUsage();

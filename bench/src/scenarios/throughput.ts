@@ -84,7 +84,13 @@ async function loomRun(spec: ThroughputSpec | BatchedSpec, enqueue: (loom: Loom)
   const h = await openLoomOnMongo(spec, [NoopJob], spec.concurrency);
   const done = new Countdown(spec.jobs, 'loom completions');
   h.loom.on('job:completed', () => done.tick());
-  const phases = await measure(spec, h.counter, () => enqueue(h.loom), () => h.loom.start(), done);
+  const phases = await measure(
+    spec,
+    h.counter,
+    () => enqueue(h.loom),
+    () => h.loom.start(),
+    done,
+  );
   await h.close();
   return figures(spec.jobs, phases);
 }
@@ -101,7 +107,10 @@ export function loomBatched(spec: BatchedSpec): Promise<ScenarioResult> {
   return loomRun(spec, async (loom) => {
     for (let i = 0; i < spec.jobs; i += spec.chunk) {
       const n = Math.min(spec.chunk, spec.jobs - i);
-      await loom.enqueueMany(NoopJob, Array.from({ length: n }, (_, j) => ({ i: i + j })));
+      await loom.enqueueMany(
+        NoopJob,
+        Array.from({ length: n }, (_, j) => ({ i: i + j })),
+      );
     }
   });
 }

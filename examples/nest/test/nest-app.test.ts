@@ -27,7 +27,11 @@ describe('examples/nest over HTTP, on a FakeClock', () => {
   let url: string;
 
   const request = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as NestAnswer };
   };
 
@@ -79,7 +83,9 @@ describe('examples/nest over HTTP, on a FakeClock', () => {
     await t.runUntilIdle();
     await t.advance('2s'); // two retries, 1 s apart
     const dead = await request('GET', '/dead-letters');
-    expect(dead.body).toEqual([expect.objectContaining({ id: body.id, name: 'send-welcome', attempts: 3, reason: expect.stringMatching(/refused bob@flaky.example \(try 3\)/) })]);
+    expect(dead.body).toEqual([
+      expect.objectContaining({ id: body.id, name: 'send-welcome', attempts: 3, reason: expect.stringMatching(/refused bob@flaky.example \(try 3\)/) }),
+    ]);
     expect(await request('POST', `/dead-letters/${body.id}/retry`)).toEqual({ status: 202, body: { jobId: body.id } });
     await t.runUntilIdle();
     expect((await request('GET', `/jobs/${body.id}`)).body.status).toBe('completed');
@@ -115,7 +121,11 @@ describe('examples/nest as a process (what `npm run nest` starts)', () => {
     };
     try {
       const [, url] = await line(/Nest app on (http:\/\/\S+)\./);
-      const res = await fetch(`${url}/signups`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com' }) });
+      const res = await fetch(`${url}/signups`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ada@example.com' }),
+      });
       const { id } = (await res.json()) as { id: string };
       await line(new RegExp(`send-welcome ${id} completed on attempt 1`));
       child.kill('SIGTERM');

@@ -30,7 +30,10 @@ async function main(): Promise<void> {
   app.use('/loom', dashboard);
   const withExpress = createServer(app);
 
-  for (const [label, server] of [['node:http', plain], ['express', withExpress]] as const) {
+  for (const [label, server] of [
+    ['node:http', plain],
+    ['express', withExpress],
+  ] as const) {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const page = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/loom/jobs?status=queued`);
     const html = await page.text();

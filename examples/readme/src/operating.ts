@@ -9,7 +9,10 @@ export async function operate(loom: Loom, previous: { next?: string }, id: strin
     limit: 50,
     cursor: previous.next, // absent on the first page
   });
-  console.log(page.jobs.map((job) => `${job.id} ${job.status} ${job.attempt}/${job.maxAttempts}`), page.next);
+  console.log(
+    page.jobs.map((job) => `${job.id} ${job.status} ${job.attempt}/${job.maxAttempts}`),
+    page.next,
+  );
 
   await loom.jobs.cancel(id, { reason: 'customer asked' }); // running: aborted within one heartbeat, in any process
   await loom.jobs.retry(id); // dead or cancelled -> queued, same id, attempts reset

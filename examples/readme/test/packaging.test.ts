@@ -90,7 +90,13 @@ describe('every package under packages/', () => {
       expect({ dir, license: existsSync(join(ROOT, 'packages', dir, 'LICENSE')), manifest }).toMatchObject({
         dir,
         license: true,
-        manifest: { license: 'MIT', engines: { node: expect.any(String) }, repository: { directory: `packages/${dir}` }, keywords: expect.any(Array), files: expect.any(Array) },
+        manifest: {
+          license: 'MIT',
+          engines: { node: expect.any(String) },
+          repository: { directory: `packages/${dir}` },
+          keywords: expect.any(Array),
+          files: expect.any(Array),
+        },
       });
     }
   });
@@ -105,38 +111,50 @@ describe('the packed packages in a fresh app', () => {
     for (const pack of packs) {
       const files = pack.files.map((f) => f.path);
       const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pack.name, 'package.json'), 'utf8')) as Record<string, unknown>;
-      expect({ pack: pack.name, missing: ['LICENSE', 'README.md', ...entryPoints(manifest)].filter((f) => !files.includes(f)) }).toEqual({ pack: pack.name, missing: [] });
+      expect({ pack: pack.name, missing: ['LICENSE', 'README.md', ...entryPoints(manifest)].filter((f) => !files.includes(f)) }).toEqual({
+        pack: pack.name,
+        missing: [],
+      });
       expect({ pack: pack.name, buildState: files.filter((f) => f.endsWith('.tsbuildinfo')) }).toEqual({ pack: pack.name, buildState: [] });
       expect(manifest).toMatchObject({ license: 'MIT', engines: { node: expect.any(String) }, repository: expect.anything(), keywords: expect.any(Array) });
     }
   });
 
-  it("installs with the README's npm install lines, without pulling in mongodb-memory-server", () => {
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true }));
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const installs = readme.split('\n').filter((line) => /^npm install (--save-dev )?<loom>\//.test(line));
-    expect(installs.length).toBeGreaterThan(0);
-    for (const line of installs) {
-      const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(1).map((a) => a.replaceAll('<loom>', ROOT));
-      run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], app);
-    }
-    for (const scope of ['@jest', '@types']) mkdirSync(join(app, 'node_modules', scope), { recursive: true });
-    for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
-    for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
-    expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
-    // The Nest line pins the major that runs on Node 20 (Nest 12 needs Node 22).
-    expect((JSON.parse(readFileSync(join(app, 'node_modules/@nestjs/core/package.json'), 'utf8')) as { version: string }).version).toMatch(/^11\./);
-    // Source maps and declaration maps point at files that shipped.
-    for (const name of PACKAGES) {
-      const dir = join(app, 'node_modules', name);
-      const maps = filesUnder(join(dir, 'dist')).filter((f) => f.endsWith('.map'));
-      expect(maps.length).toBeGreaterThan(0);
-      const dangling = maps.flatMap((map) =>
-        (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources.map((s) => resolve(dirname(map), s)).filter((s) => !existsSync(s)),
-      );
-      expect({ name, dangling }).toEqual({ name, dangling: [] });
-    }
-  }, 6 * MINUTES);
+  it(
+    "installs with the README's npm install lines, without pulling in mongodb-memory-server",
+    () => {
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-app', private: true }));
+      const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+      const installs = readme.split('\n').filter((line) => /^npm install (--save-dev )?<loom>\//.test(line));
+      expect(installs.length).toBeGreaterThan(0);
+      for (const line of installs) {
+        const args = line
+          .replace(/#.*$/, '')
+          .trim()
+          .split(/\s+/)
+          .slice(1)
+          .map((a) => a.replaceAll('<loom>', ROOT));
+        run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], app);
+      }
+      for (const scope of ['@jest', '@types']) mkdirSync(join(app, 'node_modules', scope), { recursive: true });
+      for (const runner of LINKED_RUNNERS) symlinkSync(join(ROOT, 'node_modules', runner), join(app, 'node_modules', runner), 'dir');
+      for (const name of PACKAGES) expect({ name, installed: existsSync(join(app, 'node_modules', name, 'package.json')) }).toEqual({ name, installed: true });
+      expect(existsSync(join(app, 'node_modules', 'mongodb-memory-server'))).toBe(false);
+      // The Nest line pins the major that runs on Node 20 (Nest 12 needs Node 22).
+      expect((JSON.parse(readFileSync(join(app, 'node_modules/@nestjs/core/package.json'), 'utf8')) as { version: string }).version).toMatch(/^11\./);
+      // Source maps and declaration maps point at files that shipped.
+      for (const name of PACKAGES) {
+        const dir = join(app, 'node_modules', name);
+        const maps = filesUnder(join(dir, 'dist')).filter((f) => f.endsWith('.map'));
+        expect(maps.length).toBeGreaterThan(0);
+        const dangling = maps.flatMap((map) =>
+          (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources.map((s) => resolve(dirname(map), s)).filter((s) => !existsSync(s)),
+        );
+        expect({ name, dangling }).toEqual({ name, dangling: [] });
+      }
+    },
+    6 * MINUTES,
+  );
 
   it('runs the loom command from the tarball (npx loom)', () => {
     expect(run('npx', ['--no-install', 'loom', '--help'], app)).toContain('loom: steer the jobs of a Loom MongoDB store');
@@ -148,29 +166,41 @@ describe('the packed packages in a fresh app', () => {
   ])('in %s project', (_label, type) => {
     const project = join(app, type);
 
-    it('compiles with the README tsconfig and runs the job on MongoDB (dev mode: the emulator)', () => {
-      for (const file of PROJECT_FILES) cpSync(join(EXAMPLE, file), join(project, file), { recursive: true });
-      writeFileSync(join(project, 'package.json'), JSON.stringify({ type }));
-      run('node', [join(app, 'node_modules/typescript/bin/tsc'), '-p', project], app);
-      const compiled = readFileSync(join(project, 'dist/src/dev.js'), 'utf8');
-      expect(compiled).toContain(type === 'commonjs' ? 'require("@loom/core")' : "from '@loom/core'");
-      const output = run('node', ['dist/src/dev.js'], project);
-      expect(output).toContain('mail to ada@example.com: Welcome aboard!');
-      expect(output).toContain('because MONGODB_URI is not set');
-    }, 3 * MINUTES);
+    it(
+      'compiles with the README tsconfig and runs the job on MongoDB (dev mode: the emulator)',
+      () => {
+        for (const file of PROJECT_FILES) cpSync(join(EXAMPLE, file), join(project, file), { recursive: true });
+        writeFileSync(join(project, 'package.json'), JSON.stringify({ type }));
+        run('node', [join(app, 'node_modules/typescript/bin/tsc'), '-p', project], app);
+        const compiled = readFileSync(join(project, 'dist/src/dev.js'), 'utf8');
+        expect(compiled).toContain(type === 'commonjs' ? 'require("@loom/core")' : "from '@loom/core'");
+        const output = run('node', ['dist/src/dev.js'], project);
+        expect(output).toContain('mail to ada@example.com: Welcome aboard!');
+        expect(output).toContain('because MONGODB_URI is not set');
+      },
+      3 * MINUTES,
+    );
 
-    it('runs a Nest 11 app with @loom/nestjs and mounts the dashboard in node:http and in Express', () => {
-      expect(run('node', ['dist/src/nest-app.js'], project)).toContain('hello, nest');
-      const dashboard = run('node', ['dist/src/dashboard.js'], project);
-      expect(dashboard).toContain('node:http: 200 lists SendWelcome');
-      expect(dashboard).toContain('express: 200 lists SendWelcome');
-    }, 3 * MINUTES);
+    it(
+      'runs a Nest 11 app with @loom/nestjs and mounts the dashboard in node:http and in Express',
+      () => {
+        expect(run('node', ['dist/src/nest-app.js'], project)).toContain('hello, nest');
+        const dashboard = run('node', ['dist/src/dashboard.js'], project);
+        expect(dashboard).toContain('node:http: 200 lists SendWelcome');
+        expect(dashboard).toContain('express: 200 lists SendWelcome');
+      },
+      3 * MINUTES,
+    );
 
-    it('passes the job test under node:test, jest and vitest', () => {
-      expect(run('node', ['--test', 'dist/test/send-welcome.node-test.js'], project)).toMatch(/# pass 1\n# fail 0/);
-      const jest = run('node', [join(app, 'node_modules/jest/bin/jest.js')], project, { NODE_OPTIONS: '--experimental-vm-modules' });
-      expect(jest).toMatch(/Tests:\s+1 passed, 1 total/);
-      expect(run('node', [join(app, 'node_modules/vitest/vitest.mjs'), 'run'], project)).toMatch(/Tests\s+1 passed \(1\)/);
-    }, 3 * MINUTES);
+    it(
+      'passes the job test under node:test, jest and vitest',
+      () => {
+        expect(run('node', ['--test', 'dist/test/send-welcome.node-test.js'], project)).toMatch(/# pass 1\n# fail 0/);
+        const jest = run('node', [join(app, 'node_modules/jest/bin/jest.js')], project, { NODE_OPTIONS: '--experimental-vm-modules' });
+        expect(jest).toMatch(/Tests:\s+1 passed, 1 total/);
+        expect(run('node', [join(app, 'node_modules/vitest/vitest.mjs'), 'run'], project)).toMatch(/Tests\s+1 passed \(1\)/);
+      },
+      3 * MINUTES,
+    );
   });
 });

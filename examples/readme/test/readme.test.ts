@@ -96,7 +96,12 @@ describe('README.md', () => {
 
   it('links only to files and anchors that exist', () => {
     const anchors = new Set(
-      [...README.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')),
+      [...README.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
     );
     for (const [, target] of README.matchAll(/\]\(([^)]+)\)/g)) {
       if (/^https?:/.test(target!)) continue;

@@ -31,7 +31,10 @@ try {
   out.print(
     formatTable(
       ['job', 'completed', 'retried', 'dead-lettered'],
-      [...names.map((name) => [name, tally.of(name).completed, tally.of(name).retried, tally.of(name).dead]), ['all jobs', total.completed, total.retried, total.dead]],
+      [
+        ...names.map((name) => [name, tally.of(name).completed, tally.of(name).retried, tally.of(name).dead]),
+        ['all jobs', total.completed, total.retried, total.dead],
+      ],
     ),
   );
   out.print(

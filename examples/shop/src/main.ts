@@ -44,7 +44,9 @@ out.print('Submitting a demo burst: 8 orders, 3 of them posted twice, webhooks t
 try {
   const { burst, tally } = await runDemoBurst(app, out, { timeoutMs: 120_000 });
   tally.close();
-  out.print(`Demo burst settled: ${burst.placed} orders, ${burst.deduplicated} repeated POSTs deduplicated, ${tally.of('flaky-webhook').dead} webhooks in the dead letters.`);
+  out.print(
+    `Demo burst settled: ${burst.placed} orders, ${burst.deduplicated} repeated POSTs deduplicated, ${tally.of('flaky-webhook').dead} webhooks in the dead letters.`,
+  );
 } catch (err) {
   // Ctrl-C during the burst closes the database under it; the stop itself is logged.
   if (!stopping) logger.error({ err }, 'the demo burst failed; the API keeps serving');

@@ -28,7 +28,17 @@ export function shopModule(deps: { client: MongoClient; store: MongoStore; confi
     bind(TOKENS.Clock).toConstantValue(deps.clock);
     bind(TOKENS.Logger).toConstantValue(deps.logger);
     bind(MongoStore).toConstantValue(deps.store);
-    for (const cls of [JobQueue, UnitOfWork, OrderRepository, ReceiptRepository, OutboxRepository, ReportRepository, OrderService, OrdersController, JobsController]) {
+    for (const cls of [
+      JobQueue,
+      UnitOfWork,
+      OrderRepository,
+      ReceiptRepository,
+      OutboxRepository,
+      ReportRepository,
+      OrderService,
+      OrdersController,
+      JobsController,
+    ]) {
       bind<object>(cls).toSelf();
     }
     // Stand-ins for the outside world; a real deployment binds its providers' clients here.

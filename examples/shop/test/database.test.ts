@@ -55,7 +55,9 @@ describe('the stop line', () => {
     const shop = await startShop(mongo, { durable: false });
     await shop.app.stop();
     const messages = shop.logs.entries.map((e) => e.msg);
-    expect(messages).toContain('stopped; the in-process emulator keeps nothing, so unfinished jobs end with this process (set MONGODB_URI to a replica set to keep them)');
+    expect(messages).toContain(
+      'stopped; the in-process emulator keeps nothing, so unfinished jobs end with this process (set MONGODB_URI to a replica set to keep them)',
+    );
     expect(messages.some((m) => m.includes('runs on the next start'))).toBe(false);
   });
 });

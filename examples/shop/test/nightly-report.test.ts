@@ -20,7 +20,15 @@ const BOTH_ATTEMPT_MS = 10_000;
 
 function order(id: string, at: string): Order {
   const createdAt = new Date(at);
-  return { _id: id, email: `${id}@example.com`, items: [{ sku: 'LOOM-MUG', quantity: 1, priceCents: 1200 }], totalCents: 1200, status: 'placed', createdAt, updatedAt: createdAt };
+  return {
+    _id: id,
+    email: `${id}@example.com`,
+    items: [{ sku: 'LOOM-MUG', quantity: 1, priceCents: 1200 }],
+    totalCents: 1200,
+    status: 'placed',
+    createdAt,
+    updatedAt: createdAt,
+  };
 }
 
 /** What each instance did with the 03:00 slot, seen on its store and its report repository. */

@@ -44,7 +44,11 @@ describe('stopOnSignals', () => {
   it('exits 130 at once on a second Ctrl-C, saying jobs are not lost', () => {
     const logs = new CaptureLogger();
     const exits: number[] = [];
-    const off = stopOnSignals(() => new Promise(() => {}), logs, (code) => exits.push(code));
+    const off = stopOnSignals(
+      () => new Promise(() => {}),
+      logs,
+      (code) => exits.push(code),
+    );
     try {
       process.emit('SIGINT');
       process.emit('SIGINT');
@@ -59,10 +63,14 @@ describe('stopOnSignals', () => {
     const logs = new CaptureLogger();
     const exited = deferred();
     const exits: number[] = [];
-    const off = stopOnSignals(() => Promise.reject(new Error('store unreachable')), logs, (code) => {
-      exits.push(code);
-      exited.resolve();
-    });
+    const off = stopOnSignals(
+      () => Promise.reject(new Error('store unreachable')),
+      logs,
+      (code) => {
+        exits.push(code);
+        exited.resolve();
+      },
+    );
     try {
       process.emit('SIGINT');
       await exited.promise;

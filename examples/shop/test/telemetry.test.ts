@@ -54,7 +54,11 @@ async function freePort(): Promise<number> {
 
 /** Posts an order as a traced client would: with a W3C traceparent header. */
 async function postTracedOrder(shop: ShopUnderTest, orderId: string, traceparent: string): Promise<number> {
-  const res = await fetch(`${shop.url}/orders`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent }, body: JSON.stringify(anOrder(orderId)) });
+  const res = await fetch(`${shop.url}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent },
+    body: JSON.stringify(anOrder(orderId)),
+  });
   await res.text();
   return res.status;
 }
@@ -111,7 +115,9 @@ describe('the shop with OpenTelemetry', () => {
     const relayRun = named('process emails').find((s) => jobName(s) === 'relay-outbox');
     expect(relayRun).toMatchObject({ traceId, parentSpanId: relayPublish!.spanId });
 
-    const metrics = collector.received.filter((r) => r.path === '/v1/metrics').flatMap((r) => r.body.resourceMetrics.flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics)));
+    const metrics = collector.received
+      .filter((r) => r.path === '/v1/metrics')
+      .flatMap((r) => r.body.resourceMetrics.flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics)));
     const names = new Set(metrics.map((m) => m.name));
     for (const name of ['loom.jobs.completed', 'loom.job.duration', 'loom.job.wait', 'loom.queue.depth']) expect(names).toContain(name);
   });

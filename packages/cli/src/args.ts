@@ -159,7 +159,8 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
   if (name === 'dlq retry') {
     if (target !== undefined && options.all) throw new UsageError("'dlq retry' takes a job id or --all, not both");
     if (target === undefined && !options.all) throw new UsageError("'dlq retry' needs a job id or --all");
-    if (target !== undefined && (options.name !== undefined || options.queue !== undefined)) throw new UsageError("'dlq retry ID' takes no --name or --queue (they filter --all)");
+    if (target !== undefined && (options.name !== undefined || options.queue !== undefined))
+      throw new UsageError("'dlq retry ID' takes no --name or --queue (they filter --all)");
   }
   if (name === 'dlq purge' && !options.yes) throw new UsageError("'dlq purge' deletes dead letters for good: add --yes to confirm");
 

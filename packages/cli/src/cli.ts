@@ -74,7 +74,13 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
     connection = await connect(target, (line) => io.stderr(`${line}\n`));
     const clock = new SystemClock();
     const { store } = connection;
-    const output: Output = { out: (text) => io.stdout(text), err: (text) => io.stderr(text), interactive: io.interactive === true, json: invocation.global.json, now: clock.now() };
+    const output: Output = {
+      out: (text) => io.stdout(text),
+      err: (text) => io.stderr(text),
+      interactive: io.interactive === true,
+      json: invocation.global.json,
+      now: clock.now(),
+    };
     const ctx: CommandContext = {
       store,
       jobs: new Jobs({ store, clock }),
@@ -96,7 +102,10 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
       return fail(EXIT.usage, `lost MongoDB at ${redactUri(target.uri)}: ${firstLine(err)}`);
     }
     if (err instanceof MongoServerError && /hint/i.test(err.message)) {
-      return fail(EXIT.refused, `the store in database '${target.database}' lacks Loom 0.2's indexes: start a Loom engine of this version on it once (its init() creates them)`);
+      return fail(
+        EXIT.refused,
+        `the store in database '${target.database}' lacks Loom 0.2's indexes: start a Loom engine of this version on it once (its init() creates them)`,
+      );
     }
     return fail(EXIT.refused, firstLine(err));
   } finally {

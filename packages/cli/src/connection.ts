@@ -15,7 +15,8 @@ export function redactUri(uri: string): string {
 export function resolveTarget(global: GlobalOptions, env: Record<string, string | undefined>): { uri: string; database: string; prefix: string } {
   const uri = global.uri ?? env.MONGODB_URI;
   if (!uri) throw new UsageError('no database to talk to: pass --uri or set MONGODB_URI');
-  if (!/^mongodb(\+srv)?:\/\//i.test(uri)) throw new UsageError(`--uri ${redactUri(uri)} is not a MongoDB connection string (mongodb://... or mongodb+srv://...)`);
+  if (!/^mongodb(\+srv)?:\/\//i.test(uri))
+    throw new UsageError(`--uri ${redactUri(uri)} is not a MongoDB connection string (mongodb://... or mongodb+srv://...)`);
   const fromUri = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/i.exec(uri)?.[1];
   const database = global.database ?? env.LOOM_DATABASE ?? (fromUri ? decodeURIComponent(fromUri) : undefined);
   if (!database) throw new UsageError('no database named: pass --database, set LOOM_DATABASE, or name it in the URI (mongodb://host/DB)');
@@ -58,7 +59,11 @@ export async function connect(target: { uri: string; database: string; prefix: s
     await close();
     throw err;
   }
-  const logger = { debug: () => {}, warn: (_: unknown, msg?: string) => warn(`warning: ${msg ?? ''}`), error: (_: unknown, msg?: string) => warn(`error: ${msg ?? ''}`) };
+  const logger = {
+    debug: () => {},
+    warn: (_: unknown, msg?: string) => warn(`warning: ${msg ?? ''}`),
+    error: (_: unknown, msg?: string) => warn(`error: ${msg ?? ''}`),
+  };
   const store = new MongoStore({ client, database: target.database, collectionPrefix: target.prefix, logger });
   return { store, close };
 }

@@ -81,7 +81,7 @@ describe('loom doctor', () => {
     expect(run.code).toBe(0);
   }, 60_000);
 
-  it('fails naming an index that differs from Loom\'s and one that is missing, exit 1', async () => {
+  it("fails naming an index that differs from Loom's and one that is missing, exit 1", async () => {
     const database = await storeIn(replicaSet);
     const db = replicaSet.client.db(database);
     await db.collection('loom_jobs').dropIndex('loom_list_queue');

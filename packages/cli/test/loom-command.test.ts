@@ -49,7 +49,15 @@ async function loom(args: string[], env: Record<string, string | undefined> = {}
 }
 
 const now = () => new Date();
-const job = (overrides: Partial<NewJob> = {}): NewJob => ({ name: 'send-receipt', queue: 'emails', payload: { order: 1 }, priority: 0, runAt: now(), maxAttempts: 3, ...overrides });
+const job = (overrides: Partial<NewJob> = {}): NewJob => ({
+  name: 'send-receipt',
+  queue: 'emails',
+  payload: { order: 1 },
+  priority: 0,
+  runAt: now(),
+  maxAttempts: 3,
+  ...overrides,
+});
 
 /** A store initialised as an engine would, on a fresh database, and the env that points `loom` at it. */
 async function seeded(): Promise<{ store: MongoStore; env: Record<string, string>; database: string }> {
@@ -60,7 +68,14 @@ async function seeded(): Promise<{ store: MongoStore; env: Record<string, string
 }
 
 async function claimOne(store: JobStore, name = 'send-receipt', queue = 'emails') {
-  const [claimed] = await store.claim({ owner: 'test-worker', queues: [queue], names: [name], limit: 1, leaseUntil: new Date(Date.now() + 60_000), now: now() });
+  const [claimed] = await store.claim({
+    owner: 'test-worker',
+    queues: [queue],
+    names: [name],
+    limit: 1,
+    leaseUntil: new Date(Date.now() + 60_000),
+    now: now(),
+  });
   return { id: claimed!.id, lease: { jobId: claimed!.id, token: claimed!.lease!.token } };
 }
 
@@ -71,177 +86,222 @@ async function snapshot(store: MongoStore) {
 }
 
 describe('loom: usage', () => {
-  it('prints its usage for --help and exits 0', async () => {
-    const run = await loomBinary(['--help']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('loom jobs ls [--status S[,S...]]');
-    expect(run.stdout).toContain('loom dlq purge [--name N] [--queue Q] --yes');
-  }, SPAWNS);
+  it(
+    'prints its usage for --help and exits 0',
+    async () => {
+      const run = await loomBinary(['--help']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('loom jobs ls [--status S[,S...]]');
+      expect(run.stdout).toContain('loom dlq purge [--name N] [--queue Q] --yes');
+    },
+    SPAWNS,
+  );
 
-  it('refuses bad command lines with exit 2 and one line, changing nothing', async () => {
-    const { store, env } = await seeded();
-    await store.enqueue([job()], { now: now() });
-    const { id } = await claimOne(store);
-    await store.deadLetter({ jobId: id, token: (await store.getJob(id))!.lease!.token }, { reason: 'boom', now: now() });
-    await store.enqueue([job()], { now: now() });
-    const before = await snapshot(store);
-    const cases: [string[], RegExp][] = [
-      [[], /no command given/],
-      [['frobnicate'], /unknown command 'frobnicate'/],
-      [['jobs'], /'jobs' needs a subcommand/],
-      [['jobs', 'ls', '--colour'], /Unknown option '--colour'/],
-      [['jobs', 'cancel'], /'jobs cancel' needs a job id/],
-      [['jobs', 'cancel', 'not-an-id'], /'not-an-id' is not a job id/],
-      [['jobs', 'rm', id, 'extra'], /at most one argument/],
-      [['jobs', 'ls', '--limit', '0'], /--limit must be an integer from 1 to 500/],
-      [['jobs', 'ls', '--status', 'done'], /--status 'done' is not a status/],
-      [['jobs', 'ls', '--cursor', 'abc!'], /not a cursor/],
-      [['jobs', 'ls', '--reason', 'x'], /'jobs ls' does not take --reason/],
-      [['dlq', 'purge'], /add --yes to confirm/],
-      [['dlq', 'retry'], /needs a job id or --all/],
-      [['dlq', 'retry', id, '--all'], /not both/],
-      [['queues', 'pause'], /'queues pause' needs a queue/],
-      [['stats', '--uri', 'http://example.com'], /not a MongoDB connection string/],
-    ];
-    // Every case in-process, and a few through the binary as well.
-    const throughBinary = new Set([0, 5, 11]);
-    for (const [i, [args, message]] of cases.entries()) {
-      const run = await (throughBinary.has(i) ? loomBinary : loom)(args, env);
-      expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
+  it(
+    'refuses bad command lines with exit 2 and one line, changing nothing',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job()], { now: now() });
+      const { id } = await claimOne(store);
+      await store.deadLetter({ jobId: id, token: (await store.getJob(id))!.lease!.token }, { reason: 'boom', now: now() });
+      await store.enqueue([job()], { now: now() });
+      const before = await snapshot(store);
+      const cases: [string[], RegExp][] = [
+        [[], /no command given/],
+        [['frobnicate'], /unknown command 'frobnicate'/],
+        [['jobs'], /'jobs' needs a subcommand/],
+        [['jobs', 'ls', '--colour'], /Unknown option '--colour'/],
+        [['jobs', 'cancel'], /'jobs cancel' needs a job id/],
+        [['jobs', 'cancel', 'not-an-id'], /'not-an-id' is not a job id/],
+        [['jobs', 'rm', id, 'extra'], /at most one argument/],
+        [['jobs', 'ls', '--limit', '0'], /--limit must be an integer from 1 to 500/],
+        [['jobs', 'ls', '--status', 'done'], /--status 'done' is not a status/],
+        [['jobs', 'ls', '--cursor', 'abc!'], /not a cursor/],
+        [['jobs', 'ls', '--reason', 'x'], /'jobs ls' does not take --reason/],
+        [['dlq', 'purge'], /add --yes to confirm/],
+        [['dlq', 'retry'], /needs a job id or --all/],
+        [['dlq', 'retry', id, '--all'], /not both/],
+        [['queues', 'pause'], /'queues pause' needs a queue/],
+        [['stats', '--uri', 'http://example.com'], /not a MongoDB connection string/],
+      ];
+      // Every case in-process, and a few through the binary as well.
+      const throughBinary = new Set([0, 5, 11]);
+      for (const [i, [args, message]] of cases.entries()) {
+        const run = await (throughBinary.has(i) ? loomBinary : loom)(args, env);
+        expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
+        expect(run.stdout).toBe('');
+      }
+      expect(await loom(['stats'], { LOOM_DATABASE: 'x' })).toMatchObject({ code: 2, stderr: expect.stringContaining('pass --uri or set MONGODB_URI') });
+      expect(await snapshot(store)).toEqual(before);
+    },
+    SPAWNS,
+  );
+
+  it(
+    'says in one line, exit 2, when the database cannot be reached, naming the URI without its password',
+    async () => {
+      const run = await loomBinary(['stats'], { MONGODB_URI: 'mongodb://ops:s3cret@127.0.0.1:1/app?directConnection=true' });
+      expect(run.code).toBe(2);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
-      expect(run.stdout).toBe('');
-    }
-    expect(await loom(['stats'], { LOOM_DATABASE: 'x' })).toMatchObject({ code: 2, stderr: expect.stringContaining('pass --uri or set MONGODB_URI') });
-    expect(await snapshot(store)).toEqual(before);
-  }, SPAWNS);
+      expect(run.stderr).toContain('cannot reach MongoDB at mongodb://ops:***@127.0.0.1:1/app?directConnection=true within 3.5 s');
+      expect(run.stderr).not.toContain('s3cret');
+    },
+    SPAWNS,
+  );
 
-  it('says in one line, exit 2, when the database cannot be reached, naming the URI without its password', async () => {
-    const run = await loomBinary(['stats'], { MONGODB_URI: 'mongodb://ops:s3cret@127.0.0.1:1/app?directConnection=true' });
-    expect(run.code).toBe(2);
-    expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    expect(run.stderr).toContain('cannot reach MongoDB at mongodb://ops:***@127.0.0.1:1/app?directConnection=true within 3.5 s');
-    expect(run.stderr).not.toContain('s3cret');
-  }, SPAWNS);
-
-  it('refuses a database without a Loom store (exit 1), and finds one under another prefix', async () => {
-    const { env } = await seeded();
-    expect(await loomBinary(['stats'], { ...env, LOOM_DATABASE: 'no_such_db_here' })).toMatchObject({ code: 1, stderr: expect.stringContaining("no Loom store in database 'no_such_db_here'") });
-    const database = mongo.newDatabaseName('cli_prefix');
-    await new MongoStore({ client: mongo.client, database, collectionPrefix: 'acme_', logger: { debug() {}, warn() {}, error() {} } }).init();
-    expect(await loom(['stats', '--database', database], env)).toMatchObject({ code: 1 });
-    expect(await loom(['stats', '--database', database, '--prefix', 'acme_'], env)).toMatchObject({ code: 0 });
-  }, SPAWNS);
+  it(
+    'refuses a database without a Loom store (exit 1), and finds one under another prefix',
+    async () => {
+      const { env } = await seeded();
+      expect(await loomBinary(['stats'], { ...env, LOOM_DATABASE: 'no_such_db_here' })).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("no Loom store in database 'no_such_db_here'"),
+      });
+      const database = mongo.newDatabaseName('cli_prefix');
+      await new MongoStore({ client: mongo.client, database, collectionPrefix: 'acme_', logger: { debug() {}, warn() {}, error() {} } }).init();
+      expect(await loom(['stats', '--database', database], env)).toMatchObject({ code: 1 });
+      expect(await loom(['stats', '--database', database, '--prefix', 'acme_'], env)).toMatchObject({ code: 0 });
+    },
+    SPAWNS,
+  );
 });
 
 describe('loom: jobs', () => {
-  it('lists jobs as a table and as JSON, a page at a time, with the next page\'s command', async () => {
-    const { store, env } = await seeded();
-    for (let i = 0; i < 3; i++) await store.enqueue([job({ payload: { order: i } })], { now: new Date(Date.now() - (3 - i) * 60_000) });
-    await store.enqueue([job({ name: 'nightly-report', queue: 'reports' })], { now: now() });
-    const table = await loomBinary(['jobs', 'ls', '--name', 'send-receipt', '--limit', '2'], env);
-    expect(table.code).toBe(0);
-    const lines = table.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+QUEUE\s+STATUS\s+ATTEMPT\s+CREATED\s+UPDATED\s+REASON$/);
-    expect(lines.slice(1, 3).every((l) => /send-receipt\s+emails\s+queued\s+0\/3\s+\dm ago/.test(l))).toBe(true);
-    expect(lines[3]).toMatch(/^more: loom jobs ls --cursor \S+ --name "send-receipt" --limit 2$/);
-    const cursor = lines[3]!.split(' ')[5]!;
-    const next = await loom(['jobs', 'ls', '--json', '--name', 'send-receipt', '--limit', '2', '--cursor', cursor], env);
-    const page = JSON.parse(next.stdout) as { jobs: { payload?: unknown; name: string }[]; next?: string };
-    expect(page.jobs).toHaveLength(1);
-    expect(page.next).toBeUndefined();
-    expect(decodeCursor(cursor)).toBeTruthy();
-    const reports = JSON.parse((await loom(['--json', 'jobs', 'ls', '--queue', 'reports', '--status', 'queued,running'], env)).stdout) as { jobs: { name: string }[] };
-    expect(reports.jobs.map((j) => j.name)).toEqual(['nightly-report']);
-  }, SPAWNS);
+  it(
+    "lists jobs as a table and as JSON, a page at a time, with the next page's command",
+    async () => {
+      const { store, env } = await seeded();
+      for (let i = 0; i < 3; i++) await store.enqueue([job({ payload: { order: i } })], { now: new Date(Date.now() - (3 - i) * 60_000) });
+      await store.enqueue([job({ name: 'nightly-report', queue: 'reports' })], { now: now() });
+      const table = await loomBinary(['jobs', 'ls', '--name', 'send-receipt', '--limit', '2'], env);
+      expect(table.code).toBe(0);
+      const lines = table.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(/^ID\s+NAME\s+QUEUE\s+STATUS\s+ATTEMPT\s+CREATED\s+UPDATED\s+REASON$/);
+      expect(lines.slice(1, 3).every((l) => /send-receipt\s+emails\s+queued\s+0\/3\s+\dm ago/.test(l))).toBe(true);
+      expect(lines[3]).toMatch(/^more: loom jobs ls --cursor \S+ --name "send-receipt" --limit 2$/);
+      const cursor = lines[3]!.split(' ')[5]!;
+      const next = await loom(['jobs', 'ls', '--json', '--name', 'send-receipt', '--limit', '2', '--cursor', cursor], env);
+      const page = JSON.parse(next.stdout) as { jobs: { payload?: unknown; name: string }[]; next?: string };
+      expect(page.jobs).toHaveLength(1);
+      expect(page.next).toBeUndefined();
+      expect(decodeCursor(cursor)).toBeTruthy();
+      const reports = JSON.parse((await loom(['--json', 'jobs', 'ls', '--queue', 'reports', '--status', 'queued,running'], env)).stdout) as {
+        jobs: { name: string }[];
+      };
+      expect(reports.jobs.map((j) => j.name)).toEqual(['nightly-report']);
+    },
+    SPAWNS,
+  );
 
-  it('shows, cancels, retries and removes a job; what cannot change exits 1', async () => {
-    const { store, env } = await seeded();
-    const [{ id }] = await store.enqueue([job({ payload: { order: 42 } })], { now: now() });
-    const shown = await loom(['jobs', 'show', id], env);
-    expect(shown.code).toBe(0);
-    expect(shown.stdout).toMatch(/status\s+queued/);
-    expect(shown.stdout).toContain('{"order":42}');
-    expect(JSON.parse((await loom(['jobs', 'show', id, '--json'], env)).stdout)).toMatchObject({ id, payload: { order: 42 } });
+  it(
+    'shows, cancels, retries and removes a job; what cannot change exits 1',
+    async () => {
+      const { store, env } = await seeded();
+      const [{ id }] = await store.enqueue([job({ payload: { order: 42 } })], { now: now() });
+      const shown = await loom(['jobs', 'show', id], env);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/status\s+queued/);
+      expect(shown.stdout).toContain('{"order":42}');
+      expect(JSON.parse((await loom(['jobs', 'show', id, '--json'], env)).stdout)).toMatchObject({ id, payload: { order: 42 } });
 
-    expect(await loom(['jobs', 'cancel', id, '--reason', 'customer asked'], env)).toMatchObject({ code: 0, stdout: `cancelled job ${id}\n` });
-    expect(await store.getJob(id)).toMatchObject({ status: 'cancelled', cancelReason: 'customer asked' });
-    expect(await loom(['jobs', 'cancel', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('is cancelled: nothing to cancel') });
-    expect(await loom(['jobs', 'retry', id], env)).toMatchObject({ code: 0, stdout: `job ${id} is queued again\n` });
-    expect(await loom(['jobs', 'retry', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('only dead or cancelled jobs') });
-    expect(await loom(['jobs', 'rm', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('cancel it first') });
+      expect(await loom(['jobs', 'cancel', id, '--reason', 'customer asked'], env)).toMatchObject({ code: 0, stdout: `cancelled job ${id}\n` });
+      expect(await store.getJob(id)).toMatchObject({ status: 'cancelled', cancelReason: 'customer asked' });
+      expect(await loom(['jobs', 'cancel', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('is cancelled: nothing to cancel') });
+      expect(await loom(['jobs', 'retry', id], env)).toMatchObject({ code: 0, stdout: `job ${id} is queued again\n` });
+      expect(await loom(['jobs', 'retry', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('only dead or cancelled jobs') });
+      expect(await loom(['jobs', 'rm', id], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('cancel it first') });
 
-    const { id: running } = await claimOne(store);
-    expect(running).toBe(id);
-    const requested = await loom(['jobs', 'cancel', id, '--json'], env);
-    expect(requested.code).toBe(0);
-    expect(JSON.parse(requested.stdout)).toEqual({ cancelled: true, status: 'running' });
-    expect(await store.getJob(id)).toMatchObject({ status: 'running', cancelRequestedAt: expect.any(Date) });
+      const { id: running } = await claimOne(store);
+      expect(running).toBe(id);
+      const requested = await loom(['jobs', 'cancel', id, '--json'], env);
+      expect(requested.code).toBe(0);
+      expect(JSON.parse(requested.stdout)).toEqual({ cancelled: true, status: 'running' });
+      expect(await store.getJob(id)).toMatchObject({ status: 'running', cancelRequestedAt: expect.any(Date) });
 
-    const [{ id: done }] = await store.enqueue([job({ name: 'done', queue: 'other' })], { now: now() });
-    const claimed = await claimOne(store, 'done', 'other');
-    await store.complete(claimed.lease, { now: now() });
-    expect(await loom(['jobs', 'rm', done], env)).toMatchObject({ code: 0, stdout: `removed job ${done} (completed)\n` });
-    expect(await store.getJob(done)).toBeNull();
-    const unknown = 'abcdefabcdefabcdefabcdef';
-    for (const action of ['show', 'cancel', 'retry', 'rm']) {
-      const run = action === 'show' ? loomBinary : loom;
-      expect(await run(['jobs', action, unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
-    }
-  }, SPAWNS);
+      const [{ id: done }] = await store.enqueue([job({ name: 'done', queue: 'other' })], { now: now() });
+      const claimed = await claimOne(store, 'done', 'other');
+      await store.complete(claimed.lease, { now: now() });
+      expect(await loom(['jobs', 'rm', done], env)).toMatchObject({ code: 0, stdout: `removed job ${done} (completed)\n` });
+      expect(await store.getJob(done)).toBeNull();
+      const unknown = 'abcdefabcdefabcdefabcdef';
+      for (const action of ['show', 'cancel', 'retry', 'rm']) {
+        const run = action === 'show' ? loomBinary : loom;
+        expect(await run(['jobs', action, unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
+      }
+    },
+    SPAWNS,
+  );
 });
 
 describe('loom: dead letters, queues, schedules, stats', () => {
-  it('lists, retries one or all (with progress) and purges dead letters', async () => {
-    const { store, env } = await seeded();
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      await store.enqueue([job({ name: i < 3 ? 'send-receipt' : 'other' })], { now: now() });
-      const { id, lease } = await claimOne(store, i < 3 ? 'send-receipt' : 'other');
-      await store.deadLetter(lease, { reason: `smtp said no #${i}`, now: now() });
-      ids.push(id);
-    }
-    const listed = await loom(['dlq', 'ls', '--name', 'send-receipt'], env);
-    expect(listed.code).toBe(0);
-    expect(listed.stdout.trim().split('\n')).toHaveLength(4);
-    expect(listed.stdout).toContain('smtp said no #2');
-    expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 0 });
-    expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 1 });
-    const all = await loomBinary(['dlq', 'retry', '--all', '--name', 'send-receipt'], env);
-    expect(all).toMatchObject({ code: 0, stdout: 'retried 2 dead letters\n' });
-    expect(all.stderr).toContain('retrying dead letters: 2 handled');
-    expect((await store.listDeadLetters({})).map((d) => d.id)).toEqual([ids[3]]);
-    expect(await loom(['dlq', 'purge', '--yes', '--json'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('"purged": 1') });
-    expect(await store.listDeadLetters({})).toEqual([]);
-  }, SPAWNS);
+  it(
+    'lists, retries one or all (with progress) and purges dead letters',
+    async () => {
+      const { store, env } = await seeded();
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        await store.enqueue([job({ name: i < 3 ? 'send-receipt' : 'other' })], { now: now() });
+        const { id, lease } = await claimOne(store, i < 3 ? 'send-receipt' : 'other');
+        await store.deadLetter(lease, { reason: `smtp said no #${i}`, now: now() });
+        ids.push(id);
+      }
+      const listed = await loom(['dlq', 'ls', '--name', 'send-receipt'], env);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout.trim().split('\n')).toHaveLength(4);
+      expect(listed.stdout).toContain('smtp said no #2');
+      expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 0 });
+      expect(await loom(['dlq', 'retry', ids[0]!], env)).toMatchObject({ code: 1 });
+      const all = await loomBinary(['dlq', 'retry', '--all', '--name', 'send-receipt'], env);
+      expect(all).toMatchObject({ code: 0, stdout: 'retried 2 dead letters\n' });
+      expect(all.stderr).toContain('retrying dead letters: 2 handled');
+      expect((await store.listDeadLetters({})).map((d) => d.id)).toEqual([ids[3]]);
+      expect(await loom(['dlq', 'purge', '--yes', '--json'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('"purged": 1') });
+      expect(await store.listDeadLetters({})).toEqual([]);
+    },
+    SPAWNS,
+  );
 
-  it('lists, pauses and resumes queues, and prints stats', async () => {
-    const { store, env } = await seeded();
-    await store.enqueue([job(), job({ queue: 'reports', name: 'nightly-report' })], { now: now() });
-    expect(await loom(['queues', 'pause', 'emails'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('paused queue emails') });
-    expect(await store.pausedQueues()).toEqual(['emails']);
-    const listed = await loom(['queues', 'ls'], env);
-    expect(listed.stdout).toMatch(/^QUEUE\s+STATE\s+QUEUED\s+RUNNING\s+WAITING\s+COMPLETED\s+DEAD\s+CANCELLED\s+OLDEST QUEUED\n/);
-    expect(listed.stdout).toMatch(/emails\s+paused\s+1\s+0\s+0\s+0\s+0\s+0\s+(just now|\ds ago)/);
-    expect(await loom(['queues', 'resume', 'emails'], env)).toMatchObject({ code: 0 });
-    expect(await store.pausedQueues()).toEqual([]);
-    const stats = JSON.parse((await loomBinary(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };
-    expect(stats.totals).toEqual({ queued: 2, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 });
-    expect((await loom(['stats'], env)).stdout).toMatch(/total\s+2\s+0\s+0\s+0\s+0\s+0\n$/);
-  }, SPAWNS);
+  it(
+    'lists, pauses and resumes queues, and prints stats',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job(), job({ queue: 'reports', name: 'nightly-report' })], { now: now() });
+      expect(await loom(['queues', 'pause', 'emails'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('paused queue emails') });
+      expect(await store.pausedQueues()).toEqual(['emails']);
+      const listed = await loom(['queues', 'ls'], env);
+      expect(listed.stdout).toMatch(/^QUEUE\s+STATE\s+QUEUED\s+RUNNING\s+WAITING\s+COMPLETED\s+DEAD\s+CANCELLED\s+OLDEST QUEUED\n/);
+      expect(listed.stdout).toMatch(/emails\s+paused\s+1\s+0\s+0\s+0\s+0\s+0\s+(just now|\ds ago)/);
+      expect(await loom(['queues', 'resume', 'emails'], env)).toMatchObject({ code: 0 });
+      expect(await store.pausedQueues()).toEqual([]);
+      const stats = JSON.parse((await loomBinary(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };
+      expect(stats.totals).toEqual({ queued: 2, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 });
+      expect((await loom(['stats'], env)).stdout).toMatch(/total\s+2\s+0\s+0\s+0\s+0\s+0\n$/);
+    },
+    SPAWNS,
+  );
 
-  it('lists, pauses, resumes and triggers schedules an engine described; unknown ones exit 1', async () => {
-    const { store, env } = await seeded();
-    await store.describeSchedule('nightly-report', { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: { full: true }, priority: 0, maxAttempts: 2 } }, now());
-    const listed = await loom(['schedules', 'ls'], env);
-    expect(listed.stdout).toMatch(/nightly-report\s+0 3 \* \* \*\s+UTC\s+active\s+-\s+in \d+[hm]/);
-    expect(await loom(['schedules', 'pause', 'nightly-report'], env)).toMatchObject({ code: 0 });
-    expect((await store.listSchedules())[0]).toMatchObject({ paused: true });
-    expect(await loom(['schedules', 'resume', 'nightly-report'], env)).toMatchObject({ code: 0 });
-    expect((await store.listSchedules())[0]).toMatchObject({ paused: false });
-    const triggered = await loom(['schedules', 'trigger', 'nightly-report', '--json'], env);
-    expect(triggered.code).toBe(0);
-    const { jobId } = JSON.parse(triggered.stdout) as { jobId: string };
-    expect(await store.getJob(jobId)).toMatchObject({ name: 'nightly-report', queue: 'reports', payload: { full: true }, maxAttempts: 2, status: 'queued' });
-    expect(await loom(['schedules', 'trigger', 'weekly'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('No schedule named "weekly"') });
-  }, SPAWNS);
+  it(
+    'lists, pauses, resumes and triggers schedules an engine described; unknown ones exit 1',
+    async () => {
+      const { store, env } = await seeded();
+      await store.describeSchedule(
+        'nightly-report',
+        { cron: '0 3 * * *', timezone: 'UTC', job: { queue: 'reports', payload: { full: true }, priority: 0, maxAttempts: 2 } },
+        now(),
+      );
+      const listed = await loom(['schedules', 'ls'], env);
+      expect(listed.stdout).toMatch(/nightly-report\s+0 3 \* \* \*\s+UTC\s+active\s+-\s+in \d+[hm]/);
+      expect(await loom(['schedules', 'pause', 'nightly-report'], env)).toMatchObject({ code: 0 });
+      expect((await store.listSchedules())[0]).toMatchObject({ paused: true });
+      expect(await loom(['schedules', 'resume', 'nightly-report'], env)).toMatchObject({ code: 0 });
+      expect((await store.listSchedules())[0]).toMatchObject({ paused: false });
+      const triggered = await loom(['schedules', 'trigger', 'nightly-report', '--json'], env);
+      expect(triggered.code).toBe(0);
+      const { jobId } = JSON.parse(triggered.stdout) as { jobId: string };
+      expect(await store.getJob(jobId)).toMatchObject({ name: 'nightly-report', queue: 'reports', payload: { full: true }, maxAttempts: 2, status: 'queued' });
+      expect(await loom(['schedules', 'trigger', 'weekly'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('No schedule named "weekly"') });
+    },
+    SPAWNS,
+  );
 });

@@ -22,9 +22,14 @@ const SELFTEST_MS = 600_000;
 
 function loomBinary(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH }, timeout: SELFTEST_MS - 30_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH }, timeout: SELFTEST_MS - 30_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -33,40 +38,55 @@ function loomBinary(args: string[]): Promise<{ code: number; stdout: string; std
  * lease's item completed), whose case is in the suite and whose MongoStore fix is not yet merged.
  * Any other failure fails this test; when the fix lands this list can be emptied.
  */
-const KNOWN_FAILURES = ['completeMany (group commit of completions, fenced per job) > reports lost for every item of one job whose token does not hold its lease, beside the item that does'];
+const KNOWN_FAILURES = [
+  'completeMany (group commit of completions, fenced per job) > reports lost for every item of one job whose token does not hold its lease, beside the item that does',
+];
 
 interface Report {
   topology: string;
   conformance: { passed: number; failed: number; failures: { name: string; error: string }[] };
-  chaos: { enqueued: number; completed: number; lost: number; dead: number; duplicateCompletions: number; kills: number; engineErrors: string[]; passed: boolean };
+  chaos: {
+    enqueued: number;
+    completed: number;
+    lost: number;
+    dead: number;
+    duplicateCompletions: number;
+    kills: number;
+    engineErrors: string[];
+    passed: boolean;
+  };
   passed: boolean;
 }
 
 describe('loom selftest', () => {
-  it('refuses a database holding other data; with --force runs the suite and the chaos run, loses nothing and drops only what it created', async () => {
-    const database = mongo.newDatabaseName('selftest');
-    const db = mongo.client.db(database);
-    await db.collection('orders').insertOne({ order: 1 });
+  it(
+    'refuses a database holding other data; with --force runs the suite and the chaos run, loses nothing and drops only what it created',
+    async () => {
+      const database = mongo.newDatabaseName('selftest');
+      const db = mongo.client.db(database);
+      await db.collection('orders').insertOne({ order: 1 });
 
-    const refused = await loomBinary(['selftest', '--uri', mongo.uri, '--database', database, '--duration', '5s']);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/holds 1 collection\(s\) \(orders\).*--force/);
-    expect((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)).toEqual(['orders']);
+      const refused = await loomBinary(['selftest', '--uri', mongo.uri, '--database', database, '--duration', '5s']);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/holds 1 collection\(s\) \(orders\).*--force/);
+      expect((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)).toEqual(['orders']);
 
-    const run = await loomBinary(['selftest', '--uri', mongo.uri, '--database', database, '--duration', '5s', '--force', '--json']);
-    const report = JSON.parse(run.stdout) as Report;
-    expect(report.topology).toBe('replica set');
-    expect(report.conformance.passed).toBeGreaterThan(200);
-    const unexpected = report.conformance.failures.filter((f) => !KNOWN_FAILURES.some((known) => f.name.endsWith(known)));
-    expect(unexpected).toEqual([]);
-    expect(report.chaos).toMatchObject({ lost: 0, dead: 0, duplicateCompletions: 0, kills: 1, engineErrors: [], passed: true });
-    expect(report.chaos.enqueued).toBeGreaterThan(0);
-    expect(report.chaos.completed).toBe(report.chaos.enqueued);
-    expect(run.code).toBe(report.conformance.failed === 0 ? 0 : 1);
-    expect(report.passed).toBe(report.conformance.failed === 0);
+      const run = await loomBinary(['selftest', '--uri', mongo.uri, '--database', database, '--duration', '5s', '--force', '--json']);
+      const report = JSON.parse(run.stdout) as Report;
+      expect(report.topology).toBe('replica set');
+      expect(report.conformance.passed).toBeGreaterThan(200);
+      const unexpected = report.conformance.failures.filter((f) => !KNOWN_FAILURES.some((known) => f.name.endsWith(known)));
+      expect(unexpected).toEqual([]);
+      expect(report.chaos).toMatchObject({ lost: 0, dead: 0, duplicateCompletions: 0, kills: 1, engineErrors: [], passed: true });
+      expect(report.chaos.enqueued).toBeGreaterThan(0);
+      expect(report.chaos.completed).toBe(report.chaos.enqueued);
+      expect(run.code).toBe(report.conformance.failed === 0 ? 0 : 1);
+      expect(report.passed).toBe(report.conformance.failed === 0);
 
-    // Only the collections it created are gone; the user's are untouched.
-    expect((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)).toEqual(['orders']);
-    expect(await db.collection('orders').countDocuments({ order: 1 })).toBe(1);
-  }, SELFTEST_MS);
+      // Only the collections it created are gone; the user's are untouched.
+      expect((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)).toEqual(['orders']);
+      expect(await db.collection('orders').countDocuments({ order: 1 })).toBe(1);
+    },
+    SELFTEST_MS,
+  );
 });

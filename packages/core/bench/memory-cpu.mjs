@@ -17,13 +17,22 @@ const { Loom, MemoryStore, Job, ConsoleLogger } = core;
 const [jobs = 100_000, concurrency = 50, runs = 3] = process.argv.slice(2).map(Number);
 const logger = new ConsoleLogger({ level: 'warn' });
 
-class Noop { async run() {} }
+class Noop {
+  async run() {}
+}
 Job({ name: 'perf-noop', retries: 0 })(Noop);
 const probe = { onStart: () => {} };
-class Probe { async run() { probe.onStart(); } }
+class Probe {
+  async run() {
+    probe.onStart();
+  }
+}
 Job({ name: 'perf-probe', retries: 0 })(Probe);
 
-const cpu = () => { const u = process.cpuUsage(); return u.user + u.system; };
+const cpu = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
 
 const profileFile = process.env.LOOM_PROFILE;
 const session = profileFile ? new Session() : undefined;
@@ -35,8 +44,16 @@ if (session) {
 async function throughput(profile) {
   const loom = await Loom.create({ container: new Container(), store: new MemoryStore(), jobs: [Noop], concurrency, logger });
   let left = jobs;
-  const done = new Promise((resolve) => loom.on('job:completed', () => { if (--left === 0) resolve(); }));
-  for (let i = 0; i < jobs; i += 1000) await loom.enqueueMany(Noop, Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ i: i + j })));
+  const done = new Promise((resolve) =>
+    loom.on('job:completed', () => {
+      if (--left === 0) resolve();
+    }),
+  );
+  for (let i = 0; i < jobs; i += 1000)
+    await loom.enqueueMany(
+      Noop,
+      Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ i: i + j })),
+    );
   if (profile) await session.post('Profiler.start');
   const c0 = cpu();
   const t0 = performance.now();
@@ -55,7 +72,12 @@ async function latency(n = 200) {
   const samples = [];
   for (let i = 0; i < n; i++) {
     let t0 = 0;
-    const started = new Promise((resolve) => { probe.onStart = () => { samples.push(performance.now() - t0); resolve(); }; });
+    const started = new Promise((resolve) => {
+      probe.onStart = () => {
+        samples.push(performance.now() - t0);
+        resolve();
+      };
+    });
     t0 = performance.now();
     await loom.enqueue(Probe, {});
     await started;
@@ -69,4 +91,10 @@ async function latency(n = 200) {
 const results = [];
 for (let r = 0; r < runs; r++) results.push(await throughput(session !== undefined && r === runs - 1));
 const med = (k) => results.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(results.length / 2)];
-console.log(JSON.stringify({ runs: results, median: { cpuUsPerJob: +med('cpuUsPerJob').toFixed(2), jobsPerCpuSec: med('jobsPerCpuSec'), wallJobsPerSec: med('wallJobsPerSec') }, latency: process.env.NO_LATENCY ? undefined : await latency() }));
+console.log(
+  JSON.stringify({
+    runs: results,
+    median: { cpuUsPerJob: +med('cpuUsPerJob').toFixed(2), jobsPerCpuSec: med('jobsPerCpuSec'), wallJobsPerSec: med('wallJobsPerSec') },
+    latency: process.env.NO_LATENCY ? undefined : await latency(),
+  }),
+);

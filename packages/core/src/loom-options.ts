@@ -94,7 +94,10 @@ function duration(name: string, value: Duration | undefined, fallback: number, m
 function jobInstanceSource(options: LoomOptions): JobInstanceSource {
   const { container, resolve } = options;
   if (container !== undefined && resolve !== undefined) {
-    throw new InvalidArgumentError('Loom options "container" and "resolve"', 'give one of them, not both: `container` builds job classes through inversify, `resolve` through any other DI');
+    throw new InvalidArgumentError(
+      'Loom options "container" and "resolve"',
+      'give one of them, not both: `container` builds job classes through inversify, `resolve` through any other DI',
+    );
   }
   if (resolve !== undefined) {
     if (typeof resolve !== 'function') throw new InvalidArgumentError('Loom option "resolve"', 'must be a function (jobClass) => instance');
@@ -102,7 +105,10 @@ function jobInstanceSource(options: LoomOptions): JobInstanceSource {
   }
   if (container === undefined) return new Container();
   if (typeof container !== 'object' || container === null || typeof container.getAsync !== 'function') {
-    throw new InvalidArgumentError('Loom option "container"', 'must be an inversify Container; for any other DI pass `resolve: (jobClass) => instance` instead');
+    throw new InvalidArgumentError(
+      'Loom option "container"',
+      'must be an inversify Container; for any other DI pass `resolve: (jobClass) => instance` instead',
+    );
   }
   return container;
 }
@@ -115,7 +121,8 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
     throw new InvalidArgumentError('Loom option "store"', 'must be a JobStore, e.g. new MemoryStore() or new MongoStore({ ... })');
   }
   const concurrency = options.concurrency ?? 10;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError('Loom option "concurrency"', `${String(concurrency)} is not an integer >= 1`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new InvalidArgumentError('Loom option "concurrency"', `${String(concurrency)} is not an integer >= 1`);
   if (options.queues !== undefined && (!Array.isArray(options.queues) || options.queues.some((q) => typeof q !== 'string' || q === ''))) {
     throw new InvalidArgumentError('Loom option "queues"', 'must be an array of non-empty queue names');
   }

@@ -15,9 +15,8 @@ import type { Queues } from './operations/queues.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
-export type EnqueueArgs<C> = undefined extends PayloadOf<C>
-  ? [payload?: PayloadOf<C>, options?: EnqueueOptions]
-  : [payload: PayloadOf<C>, options?: EnqueueOptions];
+export type EnqueueArgs<C> =
+  undefined extends PayloadOf<C> ? [payload?: PayloadOf<C>, options?: EnqueueOptions] : [payload: PayloadOf<C>, options?: EnqueueOptions];
 
 /** `loom.stats()`: the store's counts plus this instance's workers. */
 export interface LoomStats extends StoreStats {

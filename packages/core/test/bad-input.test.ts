@@ -30,7 +30,12 @@ class KeyedJob {
   async run(): Promise<void> {}
 }
 
-@Job({ name: 'corpus-key-throws', idempotencyKey: () => { throw new Error('no key today'); } })
+@Job({
+  name: 'corpus-key-throws',
+  idempotencyKey: () => {
+    throw new Error('no key today');
+  },
+})
 class KeyThrowsJob {
   async run(): Promise<void> {}
 }
@@ -94,7 +99,21 @@ const CORPUS: [string, Row][] = [
   ['a Set', { kind: 'refused', act: free({ s: new Set([1]) }), code: 'INVALID_PAYLOAD', message: /Set/ }],
   ['a Promise', { kind: 'refused', act: free({ p: Promise.resolve(1) }), code: 'INVALID_PAYLOAD', message: /Promise/ }],
   ['a cycle through an array', { kind: 'refused', act: order(cyclic()), code: 'INVALID_PAYLOAD', message: /cycle/ }],
-  ['an object that contains itself', { kind: 'refused', act: free((() => { const o: Record<string, unknown> = {}; o.o = o; return o; })()), code: 'INVALID_PAYLOAD', message: /cycle/ }],
+  [
+    'an object that contains itself',
+    {
+      kind: 'refused',
+      act: free(
+        (() => {
+          const o: Record<string, unknown> = {};
+          o.o = o;
+          return o;
+        })(),
+      ),
+      code: 'INVALID_PAYLOAD',
+      message: /cycle/,
+    },
+  ],
   ['a payload over 16 MB', { kind: 'refused', act: free({ blob: 'x'.repeat(17 * 1024 * 1024) }), code: 'INVALID_PAYLOAD', message: /16777216/ }],
   ['an invalid Date', { kind: 'refused', act: free({ at: new Date('soon') }), code: 'INVALID_PAYLOAD', message: /invalid Date/ }],
   ['nesting deeper than MongoDB allows', { kind: 'refused', act: free(nested(150)), code: 'INVALID_PAYLOAD', message: /deep|nest/i }],
@@ -104,16 +123,25 @@ const CORPUS: [string, Row][] = [
   ['a __proto__ key', { kind: 'stored-as-is', payload: JSON.parse('{"__proto__":{"polluted":true},"ok":1}') }],
   // idempotency keys that are not strings
   ['key: an operator object { $gt: "" }', { kind: 'refused', act: keyed({ $gt: '' }), code: 'INVALID_IDEMPOTENCY_KEY', message: /not a string/ }],
-  ['key: { $ne: null } from the key function', { kind: 'refused', act: (t) => t.enqueue(KeyedJob, { key: { $ne: null } }), code: 'INVALID_IDEMPOTENCY_KEY', message: /not a string/ }],
+  [
+    'key: { $ne: null } from the key function',
+    { kind: 'refused', act: (t) => t.enqueue(KeyedJob, { key: { $ne: null } }), code: 'INVALID_IDEMPOTENCY_KEY', message: /not a string/ },
+  ],
   ['key: an array', { kind: 'refused', act: keyed(['a']), code: 'INVALID_IDEMPOTENCY_KEY', message: /not a string/ }],
   ['key: null', { kind: 'refused', act: keyed(null), code: 'INVALID_IDEMPOTENCY_KEY', message: /not a string/ }],
-  ['key: the key function throws', { kind: 'refused', act: (t) => t.enqueue(KeyThrowsJob, { key: 'k' }), code: 'INVALID_IDEMPOTENCY_KEY', message: /no key today/ }],
+  [
+    'key: the key function throws',
+    { kind: 'refused', act: (t) => t.enqueue(KeyThrowsJob, { key: 'k' }), code: 'INVALID_IDEMPOTENCY_KEY', message: /no key today/ },
+  ],
   // enqueue options
   ['delay: negative', { kind: 'refused', act: enqueueOpts({ delay: -5 }), code: 'INVALID_ARGUMENT', message: /delay/ }],
   ['runAt: an invalid Date', { kind: 'refused', act: enqueueOpts({ runAt: new Date('nope') }), code: 'INVALID_ARGUMENT', message: /runAt/ }],
   ['runAt: a string', { kind: 'refused', act: enqueueOpts({ runAt: '2026-01-01' }), code: 'INVALID_ARGUMENT', message: /runAt/ }],
   ['priority: not a number', { kind: 'refused', act: enqueueOpts({ priority: 'high' }), code: 'INVALID_ARGUMENT', message: /priority/ }],
-  ['a job class the engine does not know', { kind: 'refused', act: (t) => t.enqueue(UnregisteredJob, undefined), code: 'JOB_NOT_REGISTERED', message: /UnregisteredJob is not registered/ }],
+  [
+    'a job class the engine does not know',
+    { kind: 'refused', act: (t) => t.enqueue(UnregisteredJob, undefined), code: 'JOB_NOT_REGISTERED', message: /UnregisteredJob is not registered/ },
+  ],
   // job and queue names
   ['name: empty', withJob({ name: '' })],
   ['name: only spaces', withJob({ name: '   ' })],
@@ -136,16 +164,90 @@ const CORPUS: [string, Row][] = [
   // cron and time zones
   ['cron: not an expression', { kind: 'refused-at-create', options: { schedule: 'every day' }, code: 'INVALID_JOB_OPTIONS', message: /every day/ }],
   ['cron: minute 61', { kind: 'refused-at-create', options: { schedule: '61 * * * *' }, code: 'INVALID_JOB_OPTIONS', message: /61/ }],
-  ['cron: unknown time zone', { kind: 'refused-at-create', options: { schedule: { cron: '0 3 * * *', timezone: 'Mars/Olympus_Mons' } }, code: 'INVALID_JOB_OPTIONS', message: /Mars\/Olympus_Mons/ }],
-  ['cron: bad catchUp', { kind: 'refused-at-create', options: { schedule: { cron: '0 3 * * *', catchUp: 'sometimes' } }, code: 'INVALID_JOB_OPTIONS', message: /catchUp/ }],
+  [
+    'cron: unknown time zone',
+    {
+      kind: 'refused-at-create',
+      options: { schedule: { cron: '0 3 * * *', timezone: 'Mars/Olympus_Mons' } },
+      code: 'INVALID_JOB_OPTIONS',
+      message: /Mars\/Olympus_Mons/,
+    },
+  ],
+  [
+    'cron: bad catchUp',
+    { kind: 'refused-at-create', options: { schedule: { cron: '0 3 * * *', catchUp: 'sometimes' } }, code: 'INVALID_JOB_OPTIONS', message: /catchUp/ },
+  ],
   // handlers that fail badly
-  ['handler throws a string', { kind: 'handler-fails', run: async () => { throw 'card declined'; }, message: /^card declined/ }],
-  ['handler throws an empty string', { kind: 'handler-fails', run: async () => { throw ''; }, message: /empty string/ }],
-  ['handler throws undefined', { kind: 'handler-fails', run: async () => { throw undefined; }, message: /threw undefined/ }],
-  ['handler throws null', { kind: 'handler-fails', run: async () => { throw null; }, message: /threw null/ }],
-  ['handler throws a number', { kind: 'handler-fails', run: async () => { throw 42; }, message: /42/ }],
-  ['handler throws a circular object', { kind: 'handler-fails', run: async () => { throw circularThrown(); }, message: /non-Error value/ }],
-  ['handler throws an Error without a message', { kind: 'handler-fails', run: async () => { throw new Error(); }, message: /without a message/ }],
+  [
+    'handler throws a string',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw 'card declined';
+      },
+      message: /^card declined/,
+    },
+  ],
+  [
+    'handler throws an empty string',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw '';
+      },
+      message: /empty string/,
+    },
+  ],
+  [
+    'handler throws undefined',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw undefined;
+      },
+      message: /threw undefined/,
+    },
+  ],
+  [
+    'handler throws null',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw null;
+      },
+      message: /threw null/,
+    },
+  ],
+  [
+    'handler throws a number',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw 42;
+      },
+      message: /42/,
+    },
+  ],
+  [
+    'handler throws a circular object',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw circularThrown();
+      },
+      message: /non-Error value/,
+    },
+  ],
+  [
+    'handler throws an Error without a message',
+    {
+      kind: 'handler-fails',
+      run: async () => {
+        throw new Error();
+      },
+      message: /without a message/,
+    },
+  ],
   // A result that cannot be stored does not undo the run's effects: the job completes without it, loudly.
   ['handler returns a function', { kind: 'result-dropped', run: async () => ({ total: 3, format: () => '3' }), path: 'format' }],
   ['handler returns more than 16 MB', { kind: 'result-dropped', run: async () => 'x'.repeat(17 * 1024 * 1024), path: '(root)' }],

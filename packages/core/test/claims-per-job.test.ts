@@ -78,7 +78,7 @@ function completions(loom: Loom, n: number): Promise<void> {
 }
 
 describe('store operations per job of a running engine', () => {
-  it('one job at a time: enqueue, claim, complete — no claim on the store\'s echo of the enqueue, none after the run', async () => {
+  it("one job at a time: enqueue, claim, complete — no claim on the store's echo of the enqueue, none after the run", async () => {
     const { loom, ops } = await engine([Noop]);
     await loom.start();
     await quiesce();
@@ -134,7 +134,10 @@ describe('store operations per job of a running engine', () => {
     });
     const loom = await Loom.create({ store, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger(), concurrency: 10 });
     looms.push(loom);
-    await memory.enqueue(Array.from({ length: 30 }, () => ({ name: 'noop', queue: 'default', payload: undefined, priority: 0, runAt: new Date(0), maxAttempts: 3 })), { now: new Date(0) });
+    await memory.enqueue(
+      Array.from({ length: 30 }, () => ({ name: 'noop', queue: 'default', payload: undefined, priority: 0, runAt: new Date(0), maxAttempts: 3 })),
+      { now: new Date(0) },
+    );
     const completed = completions(loom, 30);
     await loom.start();
     await completed;
@@ -148,7 +151,10 @@ describe('store operations per job of a running engine', () => {
     await loom.start();
     await quiesce();
     const completed = completions(loom, 7);
-    await loom.enqueueMany(Noop, Array.from({ length: 7 }, () => undefined));
+    await loom.enqueueMany(
+      Noop,
+      Array.from({ length: 7 }, () => undefined),
+    );
     await completed;
     expect(await memory.listJobs({ status: ['queued', 'running'] })).toEqual([]);
   });

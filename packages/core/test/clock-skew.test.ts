@@ -66,6 +66,9 @@ describe('clock skew against the database', () => {
   });
 
   it('refuses a maxClockSkew that is not a duration', async () => {
-    await expect(createTestLoom({ jobs: [SkewJob], maxClockSkew: 'soon' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('maxClockSkew') });
+    await expect(createTestLoom({ jobs: [SkewJob], maxClockSkew: 'soon' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('maxClockSkew'),
+    });
   });
 });

@@ -25,7 +25,10 @@ function heldStore(): { store: JobStore; memory: MemoryStore; batches: number[];
 }
 
 async function claimed(memory: MemoryStore, n: number, leaseMs = 30_000) {
-  await memory.enqueue(Array.from({ length: n }, (_, i) => ({ name: 'j', queue: 'q', payload: { i }, priority: 0, runAt: at(0), maxAttempts: 3 })), { now: at(0) });
+  await memory.enqueue(
+    Array.from({ length: n }, (_, i) => ({ name: 'j', queue: 'q', payload: { i }, priority: 0, runAt: at(0), maxAttempts: 3 })),
+    { now: at(0) },
+  );
   return memory.claim({ owner: 'w', queues: ['q'], names: ['j'], limit: n, leaseUntil: at(leaseMs), now: at(0) });
 }
 
@@ -77,7 +80,11 @@ describe('CompletionBatch (group commit of completions)', () => {
     const [a, b, c] = await claimed(memory, 3);
     const clock = new FakeClock(at(1));
     const batch = new CompletionBatch({ store, clock, leaseMs: 30_000 });
-    const outcome = (p: Promise<void>) => p.then(() => 'committed', (err: unknown) => (LoomError.is(err, 'STORE_TIMEOUT') ? (err as Error).message : err));
+    const outcome = (p: Promise<void>) =>
+      p.then(
+        () => 'committed',
+        (err: unknown) => (LoomError.is(err, 'STORE_TIMEOUT') ? (err as Error).message : err),
+      );
     // a is sent and hangs; b and c wait behind it with deadlines of 1 s and 3 s.
     const first = outcome(batch.complete({ jobId: a.id, token: a.lease!.token }, 'a', 5_000));
     await nextTurn();

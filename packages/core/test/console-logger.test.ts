@@ -86,7 +86,7 @@ describe('ConsoleLogger, pretty', () => {
 });
 
 describe('ConsoleLogger, JSON (LOOM_LOG=json)', () => {
-  it("writes one pino-shaped object per line: numeric level, time in ms, name, fields, err without stack, msg", () => {
+  it('writes one pino-shaped object per line: numeric level, time in ms, name, fields, err without stack, msg', () => {
     process.env.LOOM_LOG = 'json';
     const { logger, lines } = capture();
     logger.child({ jobId: 'j1' }).warn({ attempt: 2, err: boom() }, 'attempt 2 failed');

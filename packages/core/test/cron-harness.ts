@@ -16,7 +16,11 @@ export class ManualClock implements Clock {
   #now: number;
   #timers: Array<{ at: number; fn: () => void }> = [];
 
-  constructor(start: string | Date, private readonly skewMs = 0, private readonly base?: ManualClock) {
+  constructor(
+    start: string | Date,
+    private readonly skewMs = 0,
+    private readonly base?: ManualClock,
+  ) {
     this.#now = new Date(start).getTime();
   }
 
@@ -145,7 +149,18 @@ export function cronInstances(options: {
     );
     const enqueueTrigger = async (jobName: string, at: Date, payload: unknown) => {
       const [result] = await store.enqueue(
-        [{ name: jobName, queue: 'default', payload, priority: 0, runAt: at, maxAttempts: 1, idempotencyKey: triggerIdempotencyKey(jobName, at), scheduledFor: at }],
+        [
+          {
+            name: jobName,
+            queue: 'default',
+            payload,
+            priority: 0,
+            runAt: at,
+            maxAttempts: 1,
+            idempotencyKey: triggerIdempotencyKey(jobName, at),
+            scheduledFor: at,
+          },
+        ],
         { now: at },
       );
       return result;

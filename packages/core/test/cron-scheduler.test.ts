@@ -141,7 +141,14 @@ describe('Scheduler: one run per slot, also when runs die or instances crash', (
     const slow = loom.schedulers[1].tick();
     await settle();
     await loom.schedulers[0].tick();
-    const [run] = await loom.store.claim({ owner: 'w', queues: ['default'], names: ['report'], limit: 1, leaseUntil: new Date('2026-01-01T10:05:00Z'), now: clock.now() });
+    const [run] = await loom.store.claim({
+      owner: 'w',
+      queues: ['default'],
+      names: ['report'],
+      limit: 1,
+      leaseUntil: new Date('2026-01-01T10:05:00Z'),
+      now: clock.now(),
+    });
     expect(run.scheduledFor).toEqual(new Date('2026-01-01T10:00:00Z'));
     await loom.store.deadLetter({ jobId: run.id, token: run.lease!.token }, { reason: 'report failed', now: clock.now() });
     resume();
@@ -158,7 +165,8 @@ describe('Scheduler: one run per slot, also when runs die or instances crash', (
       clock,
       instances: 2,
       schedules: { report: { cron: '0 * * * *', overlap: 'allow' } },
-      wrap: (store, i) => (i === 0 ? intercept(store, (method, call) => (crashed ? new Promise(() => {}) : (crashed = method === 'advanceSchedule', call()))) : store),
+      wrap: (store, i) =>
+        i === 0 ? intercept(store, (method, call) => (crashed ? new Promise(() => {}) : ((crashed = method === 'advanceSchedule'), call()))) : store,
     });
     await loom.tickAll();
     clock.set('2026-01-01T10:00:00Z');
@@ -211,7 +219,14 @@ describe('Scheduler: three hours of downtime', () => {
     await loom.tickAll();
     clock.set('2026-01-01T10:00:00Z');
     await loom.tickAll(); // the last run before every instance goes down; it finishes
-    const [last] = await loom.store.claim({ owner: 'w', queues: ['default'], names: ['report'], limit: 1, leaseUntil: new Date('2026-01-01T10:01:00Z'), now: clock.now() });
+    const [last] = await loom.store.claim({
+      owner: 'w',
+      queues: ['default'],
+      names: ['report'],
+      limit: 1,
+      leaseUntil: new Date('2026-01-01T10:01:00Z'),
+      now: clock.now(),
+    });
     await loom.store.complete({ jobId: last.id, token: last.lease!.token }, { now: clock.now() });
     clock.set(wakeAt);
     await loom.tickAll();
@@ -252,7 +267,14 @@ describe('Scheduler: three hours of downtime', () => {
     for (let round = 0; round < 10; round++) {
       const unfinished = await loom.store.listJobs({ name: 'report', status: ['queued', 'running', 'waiting'] });
       expect(unfinished.length).toBeLessThanOrEqual(1);
-      const [job] = await loom.store.claim({ owner: 'w', queues: ['default'], names: ['report'], limit: 1, leaseUntil: new Date('2026-01-01T14:00:00Z'), now: new Date('2026-01-01T13:00:20Z') });
+      const [job] = await loom.store.claim({
+        owner: 'w',
+        queues: ['default'],
+        names: ['report'],
+        limit: 1,
+        leaseUntil: new Date('2026-01-01T14:00:00Z'),
+        now: new Date('2026-01-01T13:00:20Z'),
+      });
       if (!job) break;
       await loom.tickAll(); // the run is in progress: nothing new
       expect(await loom.store.listJobs({ name: 'report', status: ['queued'] })).toEqual([]);

@@ -86,10 +86,18 @@ describe('enqueue', () => {
 
     it('enqueueMany stores none of a batch with one bad payload, naming its index', async () => {
       const t = await createTestLoom({ jobs: [SendReceipt] });
-      const err = await refusal(t.enqueueMany(SendReceipt, [{ orderId: 'a', email: 'a@b.co' }, { orderId: 'b', email: 'nope' }]));
+      const err = await refusal(
+        t.enqueueMany(SendReceipt, [
+          { orderId: 'a', email: 'a@b.co' },
+          { orderId: 'b', email: 'nope' },
+        ]),
+      );
       expect((err as InvalidPayloadError).path).toBe('[1].email');
       expect(await t.store.listJobs({})).toEqual([]);
-      const ok = await t.enqueueMany(SendReceipt, [{ orderId: 'a', email: 'a@b.co' }, { orderId: 'b', email: 'b@b.co' }]);
+      const ok = await t.enqueueMany(SendReceipt, [
+        { orderId: 'a', email: 'a@b.co' },
+        { orderId: 'b', email: 'b@b.co' },
+      ]);
       expect(ok.map((r) => r.deduplicated)).toEqual([false, false]);
       await t.stop();
     });

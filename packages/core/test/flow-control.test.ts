@@ -121,7 +121,10 @@ describe('flow control through the engine', () => {
     const [a, b] = await twoEngines([GlobalTwo]);
     gauge.peak = 0;
     gauge.started = 0;
-    await a.loom.enqueueMany(GlobalTwo, Array.from({ length: 8 }, () => ({})));
+    await a.loom.enqueueMany(
+      GlobalTwo,
+      Array.from({ length: 8 }, () => ({})),
+    );
     for (let round = 0; round < 6; round++) {
       await a.settle();
       await b.settle();
@@ -143,7 +146,10 @@ describe('flow control through the engine', () => {
     const { store, claims } = countingClaims(new MemoryStore());
     // A one-hour poll: anything that starts within the test was woken by the window opening.
     const t = await createTestLoom({ jobs: [ThreePerSecond], store, clock, pollInterval: '1h' });
-    await t.loom.enqueueMany(ThreePerSecond, Array.from({ length: 7 }, () => ({})));
+    await t.loom.enqueueMany(
+      ThreePerSecond,
+      Array.from({ length: 7 }, () => ({})),
+    );
     await t.runUntilIdle();
     const t0 = clock.now().getTime();
     expect(starts).toEqual([t0, t0, t0]);
@@ -217,7 +223,10 @@ describe('flow control through the engine', () => {
     clock = new FakeClock();
     served.length = 0;
     const t = await createTestLoom({ jobs: [PerTenant], clock, concurrency: 1 });
-    await t.loom.enqueueMany(PerTenant, Array.from({ length: 200 }, () => ({ tenant: 'big' })));
+    await t.loom.enqueueMany(
+      PerTenant,
+      Array.from({ length: 200 }, () => ({ tenant: 'big' })),
+    );
     await t.loom.enqueue(PerTenant, { tenant: 'small' });
     await t.runUntilIdle();
     expect(served).toHaveLength(201);
@@ -229,11 +238,22 @@ describe('flow control through the engine', () => {
     const store = new MemoryStore();
     const at = new Date('2026-01-01T00:00:00Z');
     const job = (groupKey: string, runAt: Date) => ({ name: 'per-tenant', queue: 'default', payload: {}, priority: 0, runAt, maxAttempts: 1, groupKey });
-    await store.enqueue(Array.from({ length: 10_000 }, () => job('big', new Date(at.getTime() - 60_000))), { now: at });
+    await store.enqueue(
+      Array.from({ length: 10_000 }, () => job('big', new Date(at.getTime() - 60_000))),
+      { now: at },
+    );
     const [small] = await store.enqueue([job('small', at)], { now: at });
     const claimed: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const req: ClaimRequest = { owner: 'w', queues: ['default'], names: ['per-tenant'], limit: 1, now: at, leaseUntil: new Date(at.getTime() + 30_000), flow: [{ name: 'per-tenant', group: { concurrency: 100 } }] };
+      const req: ClaimRequest = {
+        owner: 'w',
+        queues: ['default'],
+        names: ['per-tenant'],
+        limit: 1,
+        now: at,
+        leaseUntil: new Date(at.getTime() + 30_000),
+        flow: [{ name: 'per-tenant', group: { concurrency: 100 } }],
+      };
       claimed.push(...(await store.claim(req)).map((j) => j.id));
     }
     expect(claimed).toContain(small!.id);
@@ -300,7 +320,15 @@ describe('flow control through the engine', () => {
 });
 
 describe('flow-control options are validated at Loom.create', () => {
-  const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } };
+  const quiet = {
+    debug() {},
+    info() {},
+    warn() {},
+    error() {},
+    child() {
+      return this;
+    },
+  };
   it.each([
     ['rateLimit: 5', { rateLimit: 5 }, 'rateLimit', 'must be { limit, per, key? }'],
     ['rateLimit.limit: 0', { rateLimit: { limit: 0, per: '1s' } }, 'rateLimit.limit', 'must be >= 1'],
@@ -315,7 +343,12 @@ describe('flow-control options are validated at Loom.create', () => {
     ['group.concurrency: 0', { group: { key: (): string => 'k', concurrency: 0 } }, 'group.concurrency', 'must be >= 1'],
     ['group.extra', { group: { key: (): string => 'k', concurrency: 1, fair: true } }, 'group.fair', 'is not a known option'],
     ['debounce.delay missing', { debounce: { key: (): string => 'k' } }, 'debounce.delay', 'is required'],
-    ['debounce with idempotencyKey', { debounce: { key: (): string => 'k', delay: '5s' }, idempotencyKey: () => 'k' }, 'debounce', 'cannot be combined with idempotencyKey'],
+    [
+      'debounce with idempotencyKey',
+      { debounce: { key: (): string => 'k', delay: '5s' }, idempotencyKey: () => 'k' },
+      'debounce',
+      'cannot be combined with idempotencyKey',
+    ],
   ])('refuses %s, naming the class and the option', async (_label, options, option, detail) => {
     class FlowOptions {
       async run(): Promise<void> {}

@@ -40,7 +40,10 @@ class LongBeat {
 }
 
 async function claimed(memory: MemoryStore, n: number) {
-  await memory.enqueue(Array.from({ length: n }, (_, i) => ({ name: 'j', queue: 'q', payload: { i }, priority: 0, runAt: at(0), maxAttempts: 3 })), { now: at(0) });
+  await memory.enqueue(
+    Array.from({ length: n }, (_, i) => ({ name: 'j', queue: 'q', payload: { i }, priority: 0, runAt: at(0), maxAttempts: 3 })),
+    { now: at(0) },
+  );
   return memory.claim({ owner: 'w', queues: ['q'], names: ['j'], limit: n, leaseUntil: at(30_000), now: at(0) });
 }
 

@@ -6,7 +6,20 @@ import { createTestLoom } from '@loom/testing';
 import { z } from 'zod';
 
 const create = (jobs: Parameters<typeof Loom.create>[0]['jobs'], container = new Container()) =>
-  Loom.create({ container, store: new MemoryStore(), jobs, logger: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; } } });
+  Loom.create({
+    container,
+    store: new MemoryStore(),
+    jobs,
+    logger: {
+      debug() {},
+      info() {},
+      warn() {},
+      error() {},
+      child() {
+        return this;
+      },
+    },
+  });
 
 async function startupError(jobs: Parameters<typeof Loom.create>[0]['jobs']): Promise<LoomError> {
   try {

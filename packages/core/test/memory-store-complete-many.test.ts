@@ -29,8 +29,16 @@ describe('MemoryStore completeMany with one job twice in the batch', () => {
   it.each([
     ['the holder first, then a stale token', (l: { stale: LeaseRef; holder: LeaseRef }) => [l.holder, l.stale], ['completed', 'lost']],
     ['a stale token first, then the holder', (l: { stale: LeaseRef; holder: LeaseRef }) => [l.stale, l.holder], ['lost', 'completed']],
-    ['the holder first, then a made-up token', (l: { stale: LeaseRef; holder: LeaseRef }) => [l.holder, { jobId: l.holder.jobId, token: 'made-up' }], ['completed', 'lost']],
-    ['a made-up token first, then the holder', (l: { stale: LeaseRef; holder: LeaseRef }) => [{ jobId: l.holder.jobId, token: 'made-up' }, l.holder], ['lost', 'completed']],
+    [
+      'the holder first, then a made-up token',
+      (l: { stale: LeaseRef; holder: LeaseRef }) => [l.holder, { jobId: l.holder.jobId, token: 'made-up' }],
+      ['completed', 'lost'],
+    ],
+    [
+      'a made-up token first, then the holder',
+      (l: { stale: LeaseRef; holder: LeaseRef }) => [{ jobId: l.holder.jobId, token: 'made-up' }, l.holder],
+      ['lost', 'completed'],
+    ],
     ['the holder twice', (l: { stale: LeaseRef; holder: LeaseRef }) => [l.holder, l.holder], ['completed', 'lost']],
   ])('%s: only the holder completes it', async (_, leases, expected) => {
     const { store, id, stale, holder } = await takenOver();

@@ -35,7 +35,9 @@ function queuedJob(state: MemoryState): JobRecord {
 const newState = (): MemoryState => new MemoryState({}, new QueuedListeners(() => {}));
 
 describe('MemoryStore transition', () => {
-  const refusedFromQueued = (Object.keys(LIFECYCLE) as TransitionName[]).filter((name) => name !== 'enqueue' && !LIFECYCLE[name].from.includes('queued' as JobStatus));
+  const refusedFromQueued = (Object.keys(LIFECYCLE) as TransitionName[]).filter(
+    (name) => name !== 'enqueue' && !LIFECYCLE[name].from.includes('queued' as JobStatus),
+  );
 
   it.each(refusedFromQueued)('refuses %s from queued with INVALID_TRANSITION, changing nothing', (name) => {
     const state = newState();

@@ -144,7 +144,7 @@ describe('MemoryStore', () => {
     expect(job?.errors.at(-1)?.message).toBe('failure 30');
   });
 
-  it('does not claim a job early when the caller\'s clock goes backwards', async () => {
+  it("does not claim a job early when the caller's clock goes backwards", async () => {
     const store = new MemoryStore();
     const first = await enqueue(store, { runAt: at(0) });
     const later = await enqueue(store, { runAt: at(1_000) });
@@ -157,7 +157,15 @@ describe('MemoryStore', () => {
   it('claims from the right lanes among many queues and names', async () => {
     const store = new MemoryStore();
     for (let q = 0; q < 5; q++) for (let n = 0; n < 5; n++) await enqueue(store, { queue: `q${q}`, name: `n${n}`, priority: q * 5 + n });
-    const jobs = await store.claim({ owner: 'w', queues: ['q1', 'q3'], names: ['n0', 'n4'], excludeNames: ['n0'], limit: 10, leaseUntil: at(1_000), now: at(0) });
+    const jobs = await store.claim({
+      owner: 'w',
+      queues: ['q1', 'q3'],
+      names: ['n0', 'n4'],
+      excludeNames: ['n0'],
+      limit: 10,
+      leaseUntil: at(1_000),
+      now: at(0),
+    });
     expect(jobs.map((j) => `${j.queue}/${j.name}`)).toEqual(['q3/n4', 'q1/n4']);
   });
 
@@ -347,7 +355,7 @@ describe('MemoryStore', () => {
       expect(events).toHaveLength(1);
     });
 
-    it('tells listeners of a transaction\'s enqueues only when it commits', async () => {
+    it("tells listeners of a transaction's enqueues only when it commits", async () => {
       const store = new MemoryStore();
       const events: string[] = [];
       store.subscribe((event) => events.push(event.queue));
@@ -366,7 +374,7 @@ describe('MemoryStore', () => {
       expect(events).toEqual(['committed']);
     });
 
-    it('hands a throwing listener\'s error to onListenerError', async () => {
+    it("hands a throwing listener's error to onListenerError", async () => {
       const errors: unknown[] = [];
       const store = new MemoryStore({ onListenerError: (error) => errors.push(error) });
       const boom = new Error('listener failed');

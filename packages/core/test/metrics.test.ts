@@ -78,16 +78,28 @@ describe('metrics (OpenTelemetry SDK registered)', () => {
     expect(duration?.descriptor.unit).toBe('ms');
     expect(byAttributes(await sdk.points('loom.job.duration'))).toEqual(
       expect.arrayContaining([
-        [{ ...IMAGES, 'loom.job.outcome': 'completed' }, { count: 1, sum: 120 }],
-        [{ ...IMAGES, 'loom.job.outcome': 'dead' }, { count: 1, sum: 40 }],
-        [{ 'loom.job.name': 'nap', 'messaging.destination.name': 'images', 'loom.job.outcome': 'suspended' }, { count: 1, sum: 30 }],
+        [
+          { ...IMAGES, 'loom.job.outcome': 'completed' },
+          { count: 1, sum: 120 },
+        ],
+        [
+          { ...IMAGES, 'loom.job.outcome': 'dead' },
+          { count: 1, sum: 40 },
+        ],
+        [
+          { 'loom.job.name': 'nap', 'messaging.destination.name': 'images', 'loom.job.outcome': 'suspended' },
+          { count: 1, sum: 30 },
+        ],
       ]),
     );
     // Claimed in order, each once the previous one finished: 2,000 ms, then 2,120, then 2,160 after runAt.
     expect(byAttributes(await sdk.points('loom.job.wait'))).toEqual(
       expect.arrayContaining([
         [IMAGES, { count: 2, sum: 2_000 + 2_120 }],
-        [{ 'loom.job.name': 'nap', 'messaging.destination.name': 'images' }, { count: 1, sum: 2_160 }],
+        [
+          { 'loom.job.name': 'nap', 'messaging.destination.name': 'images' },
+          { count: 1, sum: 2_160 },
+        ],
       ]),
     );
     expect((await sdk.metric('loom.job.wait'))?.descriptor.unit).toBe('ms');
@@ -125,7 +137,9 @@ describe('metrics (OpenTelemetry SDK registered)', () => {
     store.failing = true;
     const t = await createTestLoom({ jobs: [Resize], clock, store });
     expect(await sdk.points('loom.queue.depth')).toEqual([]);
-    expect(t.logs.find((e) => e.level === 'warn' && e.msg.includes('loom.queue.depth'))?.fields).toMatchObject({ err: expect.objectContaining({ message: 'connection reset' }) });
+    expect(t.logs.find((e) => e.level === 'warn' && e.msg.includes('loom.queue.depth'))?.fields).toMatchObject({
+      err: expect.objectContaining({ message: 'connection reset' }),
+    });
     await t.stop();
   });
 });

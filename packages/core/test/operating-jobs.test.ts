@@ -250,7 +250,9 @@ describe('deadLetters.retry(filter) and schedules.trigger', () => {
     await t.runUntilIdle();
     expect(ran).toEqual([`nightly ops ${now.toISOString()}`]);
     const stored = new StoredSchedules({ store: t.store, clock: t.clock });
-    expect(await stored.list()).toEqual([expect.objectContaining({ name: 'nightly', cron: '0 3 * * *', paused: false, nextFireAt: new Date('2026-01-01T03:00:00Z') })]);
+    expect(await stored.list()).toEqual([
+      expect.objectContaining({ name: 'nightly', cron: '0 3 * * *', paused: false, nextFireAt: new Date('2026-01-01T03:00:00Z') }),
+    ]);
     await t.advance('1s');
     await stored.trigger('nightly');
     await t.runUntilIdle();

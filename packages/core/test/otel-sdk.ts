@@ -55,7 +55,13 @@ export function installOtelSdk(): OtelSdk {
     spans: () => exporter.getFinishedSpans(),
     span(name) {
       const found = exporter.getFinishedSpans().filter((s) => s.name === name);
-      if (found.length !== 1) throw new Error(`expected one span "${name}", found ${found.length}: ${exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
+      if (found.length !== 1)
+        throw new Error(
+          `expected one span "${name}", found ${found.length}: ${exporter
+            .getFinishedSpans()
+            .map((s) => s.name)
+            .join(', ')}`,
+        );
       return found[0]!;
     },
     async points(name) {
@@ -63,7 +69,8 @@ export function installOtelSdk(): OtelSdk {
       if (!data) return [];
       return (data.dataPoints as DataPoint<unknown>[]).map((p) => ({
         attributes: p.attributes,
-        value: data.dataPointType === DataPointType.HISTOGRAM ? { count: (p.value as Histogram).count, sum: (p.value as Histogram).sum ?? 0 } : (p.value as number),
+        value:
+          data.dataPointType === DataPointType.HISTOGRAM ? { count: (p.value as Histogram).count, sum: (p.value as Histogram).sum ?? 0 } : (p.value as number),
       }));
     },
     metric: collect,

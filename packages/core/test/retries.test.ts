@@ -113,10 +113,9 @@ describe('retries', () => {
     strictRuns = 0;
     const t = await createTestLoom({ jobs: [Strict] });
     // A payload that passed at enqueue but no longer does (e.g. the schema tightened since).
-    const [{ id }] = await t.store.enqueue(
-      [{ name: 'strict', queue: 'default', payload: { n: 11 }, priority: 0, runAt: t.clock.now(), maxAttempts: 6 }],
-      { now: t.clock.now() },
-    );
+    const [{ id }] = await t.store.enqueue([{ name: 'strict', queue: 'default', payload: { n: 11 }, priority: 0, runAt: t.clock.now(), maxAttempts: 6 }], {
+      now: t.clock.now(),
+    });
     await t.runUntilIdle();
     const job = await t.getJob(id!);
     expect(job?.status).toBe('dead');

@@ -39,9 +39,15 @@ describe('@Job under standard decorators', () => {
       }
       console.log('loaded');
     `;
-    const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022, experimentalDecorators: false } });
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022, experimentalDecorators: false },
+    });
     expect(outputText).toContain('__esDecorate'); // compiled as a standard decorator
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', `import 'reflect-metadata';\n${outputText}`], { cwd: CORE, encoding: 'utf8', timeout: 20_000 });
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', `import 'reflect-metadata';\n${outputText}`], {
+      cwd: CORE,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(child.status).not.toBe(0);
     expect(child.stdout).not.toContain('loaded');
     expect(child.stderr).toContain('INVALID_JOB_CLASS');

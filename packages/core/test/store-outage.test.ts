@@ -72,7 +72,9 @@ describe('a store outage', () => {
 
     const loud = t.logs.filter((e) => e.level === 'warn' || e.level === 'error').map((e) => e.msg);
     expect(loud).toEqual([
-      expect.stringMatching(/^The store is not answering \(claim: connection reset during claim\); claims pause and writes are retried until it answers again$/),
+      expect.stringMatching(
+        /^The store is not answering \(claim: connection reset during claim\); claims pause and writes are retried until it answers again$/,
+      ),
       expect.stringMatching(/^The store answers again after \d+\.\d s \(\d+ operation\(s\) failed meanwhile and were retried\)$/),
     ]);
     expect(t.logs.filter((e) => e.level === 'debug' && /connection reset/.test(e.msg)).length).toBeGreaterThan(5);

@@ -223,7 +223,17 @@ describe('tracing (OpenTelemetry SDK registered)', () => {
   it('a malformed stored trace context is ignored: the run starts a new trace', async () => {
     const t = await createTestLoom({ jobs: [SendReceipt] });
     await t.store.enqueue(
-      [{ name: 'send-receipt', queue: 'emails', payload: { order: 'o-6' }, priority: 0, runAt: t.clock.now(), maxAttempts: 3, trace: { traceparent: '00-not-a-trace-01' } }],
+      [
+        {
+          name: 'send-receipt',
+          queue: 'emails',
+          payload: { order: 'o-6' },
+          priority: 0,
+          runAt: t.clock.now(),
+          maxAttempts: 3,
+          trace: { traceparent: '00-not-a-trace-01' },
+        },
+      ],
       { now: t.clock.now() },
     );
     await t.runUntilIdle();

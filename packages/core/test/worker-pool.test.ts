@@ -106,7 +106,10 @@ describe('worker pool', () => {
 
   it('keeps the engine concurrency', async () => {
     const t = await testLoom({ jobs: [Free], concurrency: 3 });
-    await t.enqueueMany(Free, [1, 2, 3, 4, 5].map((n) => ({ n })));
+    await t.enqueueMany(
+      Free,
+      [1, 2, 3, 4, 5].map((n) => ({ n })),
+    );
     await t.settle();
     expect(started).toHaveLength(3);
     const stats = await t.loom.stats();
@@ -156,7 +159,9 @@ describe('worker pool', () => {
       expect((await t.getJob(id))?.status).toBe('dead');
       // The handler still runs: its slot stays taken (one process never runs a job twice at once), and a warning names the job.
       expect(testHooks(t.loom).inFlight()).toMatchObject([{ jobId: id }]);
-      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: timed out after`) && String(e.msg).includes('slot stays taken'))).toBe(true);
+      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: timed out after`) && String(e.msg).includes('slot stays taken'))).toBe(
+        true,
+      );
       // The handler finishing later frees the slot and changes nothing else.
       openAll();
       await t.settle();
@@ -166,7 +171,7 @@ describe('worker pool', () => {
   });
 
   describe('leases', () => {
-    it('lets another engine take over when the lease expires, and refuses the first run\'s completion', async () => {
+    it("lets another engine take over when the lease expires, and refuses the first run's completion", async () => {
       const clock = new FakeClock();
       const shared = new MemoryStore();
       // Engine A cannot reach the store to extend its lease (a partition); its handler hangs.
@@ -284,7 +289,9 @@ describe('worker pool', () => {
       let job = await t.getJob(id);
       expect(job).toMatchObject({ status: 'queued', attempt: 0 });
       // stop() did not wait for the handler that ignores its signal, and said so, naming the job.
-      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: the shutdown grace ended, but its handler ignores ctx.signal`))).toBe(true);
+      expect(t.logs.some((e) => e.level === 'warn' && String(e.msg).includes(`Job ${id}: the shutdown grace ended, but its handler ignores ctx.signal`))).toBe(
+        true,
+      );
       // The abandoned handler finishing later must not complete the job.
       openAll();
       await t.settle();

@@ -175,7 +175,14 @@ describe('workflow details', () => {
     // parks: the child's wake found the parent still running, so parking must notice by itself.
     const racy = raceBeforeWait(async (inner, [, req]) => {
       const now = req.now;
-      const [child] = await inner.claim({ owner: 'remote-worker', queues: ['remote'], names: ['remote-leaf'], limit: 1, leaseUntil: new Date(now.getTime() + 30_000), now });
+      const [child] = await inner.claim({
+        owner: 'remote-worker',
+        queues: ['remote'],
+        names: ['remote-leaf'],
+        limit: 1,
+        leaseUntil: new Date(now.getTime() + 30_000),
+        now,
+      });
       await inner.complete({ jobId: child!.id, token: child!.lease!.token }, { result: 'done remotely', now });
     });
     const t = await createTestLoom({ jobs, store: racy, queues: ['default'] });
@@ -223,7 +230,12 @@ describe('workflow details', () => {
     await t.runUntilIdle();
     let job = await t.getJob(id);
     expect(job?.steps).toEqual([
-      expect.objectContaining({ name: 'call-api', kind: 'step', status: 'pending', error: expect.objectContaining({ message: 'api returned 503', attempt: 1 }) }),
+      expect.objectContaining({
+        name: 'call-api',
+        kind: 'step',
+        status: 'pending',
+        error: expect.objectContaining({ message: 'api returned 503', attempt: 1 }),
+      }),
     ]);
     await t.advance('1s');
     job = await t.getJob(id);
@@ -376,6 +388,10 @@ describe('StepLog', () => {
 
   it('numbers default names per prefix', () => {
     const log = new StepLog('j1', []);
-    expect([log.nextName('enqueue:leaf'), log.nextName('enqueue:leaf'), log.nextName('waitForJob')]).toEqual(['enqueue:leaf#1', 'enqueue:leaf#2', 'waitForJob#1']);
+    expect([log.nextName('enqueue:leaf'), log.nextName('enqueue:leaf'), log.nextName('waitForJob')]).toEqual([
+      'enqueue:leaf#1',
+      'enqueue:leaf#2',
+      'waitForJob#1',
+    ]);
   });
 });

@@ -54,7 +54,12 @@ const claimOnce = () =>
     query: { claimAt: { $lte: new Date(now) }, queue: { $in: ['default', 'mail'] }, name: { $in: ['a', 'b', 'c'] }, status: { $in: ['queued', 'running'] } },
     sort: { priority: -1, runAt: 1, _id: 1 },
     update: {
-      $set: { status: 'running', lease: { owner: 'bench', token: randomUUID(), until: new Date(now + 30_000) }, claimAt: new Date(now + 30_000), updatedAt: new Date() },
+      $set: {
+        status: 'running',
+        lease: { owner: 'bench', token: randomUUID(), until: new Date(now + 30_000) },
+        claimAt: new Date(now + 30_000),
+        updatedAt: new Date(),
+      },
       $inc: { attempt: 1 },
       $min: { startedAt: new Date() },
       $unset: { waitingFor: '' },
@@ -66,7 +71,7 @@ const claimOnce = () =>
   });
 let cpuUs = 0;
 let claimed = 0;
-for (let done = 0; done < claims; ) {
+for (let done = 0; done < claims;) {
   const ids = [];
   const c0 = process.cpuUsage();
   for (let i = 0; i < ROUND && done < claims; i++, done++) {
@@ -78,11 +83,16 @@ for (let done = 0; done < claims; ) {
   claimed += ids.length;
   await run({
     update: 'jobs',
-    updates: [{ q: { _id: { $in: ids } }, u: { $set: { status: 'completed', finishedAt: new Date() }, $unset: { claimAt: '', lease: '', leaseUntil: '' } }, multi: true }],
+    updates: [
+      {
+        q: { _id: { $in: ids } },
+        u: { $set: { status: 'completed', finishedAt: new Date() }, $unset: { claimAt: '', lease: '', leaseUntil: '' } },
+        multi: true,
+      },
+    ],
   });
 }
 const p0 = process.cpuUsage();
 for (let i = 0; i < 20_000; i++) await run({ ping: 1 });
 const p = process.cpuUsage(p0);
 console.log(`in process: ${Math.round(cpuUs / claims)} µs CPU/claim (${claimed}/${claims} claimed); ping ${((p.user + p.system) / 20_000).toFixed(1)} µs CPU`);
-

@@ -56,7 +56,12 @@ const claimOnce =
   shape === 'or'
     ? () =>
         jobs.findOneAndUpdate(
-          { $or: [{ status: 'queued', runAt: { $lte: new Date(now) } }, { status: 'running', leaseUntil: { $lt: new Date(now) } }] },
+          {
+            $or: [
+              { status: 'queued', runAt: { $lte: new Date(now) } },
+              { status: 'running', leaseUntil: { $lt: new Date(now) } },
+            ],
+          },
           { $set: { status: 'running', leaseUntil: new Date(now + 30_000) }, $inc: { attempts: 1 } },
           { sort: { priority: -1, runAt: 1, _id: 1 }, returnDocument: 'after' },
         )
@@ -64,7 +69,12 @@ const claimOnce =
         jobs.findOneAndUpdate(
           { claimAt: { $lte: new Date(now) }, queue: { $in: ['default', 'mail'] }, name: { $in: ['a', 'b', 'c'] }, status: { $in: ['queued', 'running'] } },
           {
-            $set: { status: 'running', lease: { owner: 'bench', token: crypto.randomUUID(), until: new Date(now + 30_000) }, claimAt: new Date(now + 30_000), updatedAt: new Date() },
+            $set: {
+              status: 'running',
+              lease: { owner: 'bench', token: crypto.randomUUID(), until: new Date(now + 30_000) },
+              claimAt: new Date(now + 30_000),
+              updatedAt: new Date(),
+            },
             $inc: { attempt: 1 },
             $min: { startedAt: new Date() },
             $unset: { waitingFor: '' },
@@ -78,7 +88,7 @@ t0 = performance.now();
 const cpu0 = process.cpuUsage();
 let serverNs = 0;
 let claimed = 0;
-for (let done = 0; done < claims; ) {
+for (let done = 0; done < claims;) {
   const ids = [];
   const before = serverCpuNs();
   for (let i = 0; i < ROUND && done < claims; i++, done++) {
@@ -93,7 +103,9 @@ const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 console.log(`shape ${shape}: loaded ${total} documents in ${(loadMs / 1000).toFixed(1)} s`);
-console.log(`emulator CPU: ${Math.round(serverNs / 1000 / claims)} µs/claim (claim rounds only); driver CPU: ${Math.round((cpuMs * 1000) / claims)} µs/claim (completions included)`);
+console.log(
+  `emulator CPU: ${Math.round(serverNs / 1000 / claims)} µs/claim (claim rounds only); driver CPU: ${Math.round((cpuMs * 1000) / claims)} µs/claim (completions included)`,
+);
 console.log(`${claimed}/${claims} claims in ${(wallMs / 1000).toFixed(2)} s with their completions (sequential, one client)`);
 // The floor of any command over the wire: a bare ping (socket read and write, BSON, dispatch).
 const pingNs0 = serverCpuNs();

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 /** Starts the emulator; resolves with its URI, a reader of its CPU nanoseconds so far, and stop(). */
 export async function startEmulatorProcess() {
   const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-  const server = spawn(process.execPath, [...(process.env.EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, [...(process.env.EMULATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const uri = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
   const cpuNs = () => {
     let ns = 0;

@@ -44,13 +44,34 @@ async function lifecycle() {
   const now = new Date();
   const id = new ObjectId();
   const event = new Promise((resolve) => (heard = resolve));
-  await jobs.insertOne({ _id: id, name: 'bench-latency', queue: 'default', payload: { t0: 0 }, status: 'queued', priority: 0, runAt: now, claimAt: now, attempt: 0, maxAttempts: 1, errors: [], steps: [], signals: [], createdAt: now, updatedAt: now });
+  await jobs.insertOne({
+    _id: id,
+    name: 'bench-latency',
+    queue: 'default',
+    payload: { t0: 0 },
+    status: 'queued',
+    priority: 0,
+    runAt: now,
+    claimAt: now,
+    attempt: 0,
+    maxAttempts: 1,
+    errors: [],
+    steps: [],
+    signals: [],
+    createdAt: now,
+    updatedAt: now,
+  });
   await event;
   const token = crypto.randomUUID();
   const claimed = await jobs.findOneAndUpdate(
     { claimAt: { $lte: new Date() }, queue: { $in: ['default'] }, name: { $in: ['bench-latency'] }, status: { $in: ['queued', 'running', 'waiting'] } },
     {
-      $set: { status: 'running', lease: { owner: 'bench', until: new Date(Date.now() + 30_000), token }, claimAt: new Date(Date.now() + 30_000), updatedAt: new Date() },
+      $set: {
+        status: 'running',
+        lease: { owner: 'bench', until: new Date(Date.now() + 30_000), token },
+        claimAt: new Date(Date.now() + 30_000),
+        updatedAt: new Date(),
+      },
       $inc: { attempt: 1 },
       $min: { startedAt: new Date() },
       $unset: { waitingFor: '', debounceKey: '' },
@@ -62,8 +83,18 @@ async function lifecycle() {
   const done = new Date();
   const result = await jobs.bulkWrite(
     [
-      { updateOne: { filter: { ...fence, holdForParent: { $exists: false }, holdForKey: { $exists: false } }, update: { $set: { status: 'completed', finishedAt: done, updatedAt: done }, $unset: { lease: '', claimAt: '', result: '' } } } },
-      { updateOne: { filter: { ...fence, $or: [{ holdForParent: { $exists: true } }, { holdForKey: { $exists: true } }] }, update: { $set: { status: 'completed', updatedAt: done, heldFinishedAt: done }, $unset: { lease: '', claimAt: '', result: '' } } } },
+      {
+        updateOne: {
+          filter: { ...fence, holdForParent: { $exists: false }, holdForKey: { $exists: false } },
+          update: { $set: { status: 'completed', finishedAt: done, updatedAt: done }, $unset: { lease: '', claimAt: '', result: '' } },
+        },
+      },
+      {
+        updateOne: {
+          filter: { ...fence, $or: [{ holdForParent: { $exists: true } }, { holdForKey: { $exists: true } }] },
+          update: { $set: { status: 'completed', updatedAt: done, heldFinishedAt: done }, $unset: { lease: '', claimAt: '', result: '' } },
+        },
+      },
     ],
     { ordered: true },
   );
@@ -84,7 +115,9 @@ for (let r = 0; r < rounds; r++) {
   console.log(`round ${r + 1}: emulator CPU ${Math.round(us)} µs/job; ${(wall / jobsPerRound).toFixed(2)} ms/job wall; commands per job: ${commands}`);
 }
 perJob.sort((a, b) => a - b);
-console.log(`emulator CPU per job lifecycle: median ${Math.round(perJob[Math.floor(perJob.length / 2)])} µs, lowest ${Math.round(perJob[0])} µs (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
+console.log(
+  `emulator CPU per job lifecycle: median ${Math.round(perJob[Math.floor(perJob.length / 2)])} µs, lowest ${Math.round(perJob[0])} µs (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
+);
 await stream.close();
 await client.close();
 server.stop();

@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/bin.js', import.meta.url);
 if (!existsSync(entry)) {
-  process.stderr.write(`loom-mongo-emulator: ${entry.pathname} is missing: @loom/mongo-emulator is not built. Run \`npm run build\` in the Loom checkout first.\n`);
+  process.stderr.write(
+    `loom-mongo-emulator: ${entry.pathname} is missing: @loom/mongo-emulator is not built. Run \`npm run build\` in the Loom checkout first.\n`,
+  );
   process.exit(2);
 }
 await import(entry.href);

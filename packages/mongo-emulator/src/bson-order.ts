@@ -106,8 +106,7 @@ function compareNumbers(a: number | bigint, b: number | bigint): number {
   if (typeof a === 'number' && Number.isNaN(a)) return typeof b === 'number' && Number.isNaN(b) ? 0 : -1;
   if (typeof b === 'number' && Number.isNaN(b)) return 1;
   if (typeof a === 'bigint' || typeof b === 'bigint') {
-    const toBig = (x: number | bigint): bigint | number =>
-      typeof x === 'bigint' ? x : Number.isInteger(x) ? BigInt(x) : x;
+    const toBig = (x: number | bigint): bigint | number => (typeof x === 'bigint' ? x : Number.isInteger(x) ? BigInt(x) : x);
     const x = toBig(a);
     const y = toBig(b);
     if (typeof x === 'bigint' && typeof y === 'bigint') return x < y ? -1 : x > y ? 1 : 0;
@@ -134,8 +133,7 @@ interface PackedObjectId {
   i3?: unknown;
 }
 
-const packed = (v: PackedObjectId): boolean =>
-  typeof v.i0 === 'number' && typeof v.i1 === 'number' && typeof v.i2 === 'number' && typeof v.i3 === 'number';
+const packed = (v: PackedObjectId): boolean => typeof v.i0 === 'number' && typeof v.i1 === 'number' && typeof v.i2 === 'number' && typeof v.i3 === 'number';
 
 /**
  * ObjectIds in byte order. The numbers bson 7 keeps compare in that order directly; the hex
@@ -274,7 +272,13 @@ export function valueKey(v: unknown): string {
       return 'a[' + (v as unknown[]).map(valueKey).join(',') + ']';
     default: {
       const o = v as Record<string, unknown>;
-      return 'o{' + Object.keys(o).map((k) => JSON.stringify(k) + ':' + valueKey(o[k])).join(',') + '}';
+      return (
+        'o{' +
+        Object.keys(o)
+          .map((k) => JSON.stringify(k) + ':' + valueKey(o[k]))
+          .join(',') +
+        '}'
+      );
     }
   }
 }

@@ -9,7 +9,8 @@ import type { TransactionId } from './write-op.js';
 import { isPlainObject, type Doc } from './values.js';
 import { compareBson } from './bson-order.js';
 
-export type OperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase' | 'rename' | 'create' | 'createIndexes' | 'dropIndexes' | 'modify';
+export type OperationType =
+  'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase' | 'rename' | 'create' | 'createIndexes' | 'dropIndexes' | 'modify';
 
 /** DDL events a change stream reports only with showExpandedEvents (mongod 6.0+). */
 export const EXPANDED_EVENTS = new Set<OperationType>(['create', 'createIndexes', 'dropIndexes', 'modify']);

@@ -18,7 +18,15 @@ import { isPlainObject, type Doc } from './values.js';
 import type { CursorSource } from './cursors.js';
 
 const ALLOWED_STAGES = new Set(['$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$redact']);
-const STAGE_OPTIONS = new Set(['fullDocument', 'fullDocumentBeforeChange', 'resumeAfter', 'startAfter', 'startAtOperationTime', 'allChangesForCluster', 'showExpandedEvents']);
+const STAGE_OPTIONS = new Set([
+  'fullDocument',
+  'fullDocumentBeforeChange',
+  'resumeAfter',
+  'startAfter',
+  'startAtOperationTime',
+  'allChangesForCluster',
+  'showExpandedEvents',
+]);
 const FULL_DOCUMENT = new Set(['default', 'updateLookup', 'whenAvailable', 'required']);
 const BEFORE_CHANGE = new Set(['off', 'whenAvailable', 'required']);
 const DEFAULT_AWAIT_MS = 1000;
@@ -53,9 +61,11 @@ export class ChangeStreamSource implements CursorSource {
       if (!STAGE_OPTIONS.has(key)) throw new CommandError('IDLUnknownField', `BSON field '$changeStream.${key}' is an unknown field.`);
     }
     const fullDocument = (stage.fullDocument as string | undefined) ?? 'default';
-    if (!FULL_DOCUMENT.has(fullDocument)) throw new CommandError('BadValue', `Enumeration value '${fullDocument}' for field '$changeStream.fullDocument' is not a valid value.`);
+    if (!FULL_DOCUMENT.has(fullDocument))
+      throw new CommandError('BadValue', `Enumeration value '${fullDocument}' for field '$changeStream.fullDocument' is not a valid value.`);
     const beforeChange = (stage.fullDocumentBeforeChange as string | undefined) ?? 'off';
-    if (!BEFORE_CHANGE.has(beforeChange)) throw new CommandError('BadValue', `Enumeration value '${beforeChange}' for field '$changeStream.fullDocumentBeforeChange' is not a valid value.`);
+    if (!BEFORE_CHANGE.has(beforeChange))
+      throw new CommandError('BadValue', `Enumeration value '${beforeChange}' for field '$changeStream.fullDocumentBeforeChange' is not a valid value.`);
     this.fullDocument = fullDocument;
     this.beforeChange = beforeChange;
     this.expanded = stage.showExpandedEvents === true;
@@ -63,7 +73,8 @@ export class ChangeStreamSource implements CursorSource {
     if (token !== undefined) this.position = seqFromToken(token);
     else if (stage.startAtOperationTime !== undefined) {
       const ts = stage.startAtOperationTime;
-      if (!(ts instanceof Timestamp)) throw new CommandError('TypeMismatch', "BSON field '$changeStream.startAtOperationTime' is the wrong type, expected type 'timestamp'");
+      if (!(ts instanceof Timestamp))
+        throw new CommandError('TypeMismatch', "BSON field '$changeStream.startAtOperationTime' is the wrong type, expected type 'timestamp'");
       this.position = log.positionAt(ts);
     } else this.position = log.latest;
     // Fail now, not on the first getMore, if the history is gone.
@@ -105,7 +116,9 @@ export class ChangeStreamSource implements CursorSource {
     if (this.expanded && e.operationDescription) event.operationDescription = e.operationDescription;
     if (e.operationType === 'insert' || e.operationType === 'replace') event.fullDocument = e.fullDocument;
     if (e.operationType === 'update') {
-      event.updateDescription = this.expanded ? withDisambiguatedPaths(e.updateDescription ?? {}, e.postImage ?? this.catalog.get(e.db, e.coll)?.getById(e.documentId)?.doc) : e.updateDescription;
+      event.updateDescription = this.expanded
+        ? withDisambiguatedPaths(e.updateDescription ?? {}, e.postImage ?? this.catalog.get(e.db, e.coll)?.getById(e.documentId)?.doc)
+        : e.updateDescription;
       if (this.fullDocument === 'updateLookup') {
         event.fullDocument = this.catalog.get(e.db, e.coll)?.getById(e.documentId)?.doc ?? null;
       } else if (this.fullDocument !== 'default') {
@@ -128,7 +141,10 @@ export class ChangeStreamSource implements CursorSource {
   private image(e: ChangeEvent, image: Doc | undefined, mode: string, which: 'pre' | 'post'): Doc | null {
     if (image) return image;
     if (mode === 'required') {
-      throw new CommandError('NoMatchingDocument', `Change stream was configured to require a ${which}-image for all update, delete and replace events, but the ${which}-image was not found for event: { operationType: "${e.operationType}", ns: "${e.db}.${e.coll}" }`);
+      throw new CommandError(
+        'NoMatchingDocument',
+        `Change stream was configured to require a ${which}-image for all update, delete and replace events, but the ${which}-image was not found for event: { operationType: "${e.operationType}", ns: "${e.db}.${e.coll}" }`,
+      );
     }
     return null;
   }
@@ -155,7 +171,10 @@ export class ChangeStreamSource implements CursorSource {
     const results = this.pipeline(event);
     for (const r of results) {
       if (!isPlainObject(r) || compareBson(r._id, event._id) !== 0) {
-        throw new CommandError('ChangeStreamFatalError', "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.");
+        throw new CommandError(
+          'ChangeStreamFatalError',
+          'Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.',
+        );
       }
     }
     return results;
@@ -259,7 +278,7 @@ function withDisambiguatedPaths(description: Doc, doc: Doc | undefined): Doc {
   const paths = [
     ...Object.keys((description.updatedFields as Doc | undefined) ?? {}),
     ...((description.removedFields as string[] | undefined) ?? []),
-    ...(((description.truncatedArrays as Doc[] | undefined) ?? []).map((t) => t.field as string)),
+    ...((description.truncatedArrays as Doc[] | undefined) ?? []).map((t) => t.field as string),
   ];
   const disambiguated: Doc = {};
   for (const path of paths) {

@@ -156,13 +156,7 @@ export function cursorReply(id: number, ns: string, docs: Doc[], first: boolean,
 }
 
 /** Runs the first batch; registers a cursor only if documents remain. */
-export async function openCursor(
-  registry: CursorRegistry,
-  ns: string,
-  source: CursorSource,
-  batchSize: number,
-  sessionKey?: string,
-): Promise<Doc> {
+export async function openCursor(registry: CursorRegistry, ns: string, source: CursorSource, batchSize: number, sessionKey?: string): Promise<Doc> {
   const { docs, exhausted, extra } = await source.nextBatch(batchSize, undefined);
   if (exhausted) return cursorReply(0, ns, docs, true, extra);
   const cursor = registry.register(ns, source, sessionKey);

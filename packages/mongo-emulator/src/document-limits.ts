@@ -16,7 +16,8 @@ const DBREF_FIELDS = new Set(['$ref', '$id', '$db']);
 
 function checkId(id: unknown): void {
   if (Array.isArray(id)) throw new CommandError('BadValue', "can't use an array for _id");
-  if (id instanceof RegExp || (id as { _bsontype?: string } | null)?._bsontype === 'BSONRegExp') throw new CommandError('BadValue', "can't use a regex for _id");
+  if (id instanceof RegExp || (id as { _bsontype?: string } | null)?._bsontype === 'BSONRegExp')
+    throw new CommandError('BadValue', "can't use a regex for _id");
   if (id === undefined) throw new CommandError('BadValue', "can't use a undefined for _id");
   if (isPlainObject(id)) {
     const dollar = findDollarField(id);

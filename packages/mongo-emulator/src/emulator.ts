@@ -52,8 +52,10 @@ export class MongoEmulator {
   /** Starts listening on 127.0.0.1; resolves once the server accepts connections. */
   static async start(options: MongoEmulatorOptions = {}): Promise<MongoEmulator> {
     const replicaSet = options.replicaSet === false ? undefined : typeof options.replicaSet === 'string' ? options.replicaSet : 'rs0';
-    if (options.shards !== undefined && options.replicaSet === false) throw new TypeError('shards cannot be combined with replicaSet: false (the shards of a sharded cluster are replica sets)');
-    if (options.version !== undefined && options.shards === undefined) throw new TypeError('version applies to the sharded cluster simulation only: give shards too');
+    if (options.shards !== undefined && options.replicaSet === false)
+      throw new TypeError('shards cannot be combined with replicaSet: false (the shards of a sharded cluster are replica sets)');
+    if (options.version !== undefined && options.shards === undefined)
+      throw new TypeError('version applies to the sharded cluster simulation only: give shards too');
     const engine = new Engine({ clock: options.clock ?? systemClock, replicaSet });
     // Validates shards/version before anything listens.
     if (options.shards !== undefined) engine.sharding = new ShardRouter(new ShardedCluster({ shards: options.shards, version: options.version }));
@@ -147,7 +149,11 @@ export class MongoEmulator {
    * Throws NoReplicationEnabled (code 76) on a standalone.
    */
   stepDown(ms?: number, options: { closeConnections?: boolean } = {}): Promise<StepDownReport> {
-    if (!this.engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'stepDown needs replica-set mode: this emulator runs a standalone (replicaSet: false); start it with replicaSet: true');
+    if (!this.engine.replicaSet)
+      throw new CommandError(
+        'NoReplicationEnabled',
+        'stepDown needs replica-set mode: this emulator runs a standalone (replicaSet: false); start it with replicaSet: true',
+      );
     const done = this.engine.stepDown(ms);
     if (options.closeConnections) for (const socket of this.sockets) socket.destroy();
     return done;

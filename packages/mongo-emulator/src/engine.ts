@@ -58,7 +58,15 @@ export class Engine implements WriteRecorder {
     // recording an insert).
     switch (op.kind) {
       case 'insert':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'insert', documentId: op.after?._id, fullDocument: op.after, txn: op.txn });
+        this.changeLog.append({
+          db: op.db,
+          coll: op.coll,
+          collectionUUID: coll?.uuid,
+          operationType: 'insert',
+          documentId: op.after?._id,
+          fullDocument: op.after,
+          txn: op.txn,
+        });
         break;
       case 'replace':
         this.changeLog.append({
@@ -87,7 +95,15 @@ export class Engine implements WriteRecorder {
         });
         break;
       case 'delete':
-        this.changeLog.append({ db: op.db, coll: op.coll, collectionUUID: coll?.uuid, operationType: 'delete', documentId: op.before?._id, preImage: images ? op.before : undefined, txn: op.txn });
+        this.changeLog.append({
+          db: op.db,
+          coll: op.coll,
+          collectionUUID: coll?.uuid,
+          operationType: 'delete',
+          documentId: op.before?._id,
+          preImage: images ? op.before : undefined,
+          txn: op.txn,
+        });
         break;
     }
   }

@@ -49,7 +49,8 @@ export function errorLabels(ctx: LabelContext): string[] {
     labels.push('TransientTransactionError');
     transientOrRetryable = true;
   } else if ((hasTxnNumber && !inTransaction) || (inTransaction && commitOrAbort)) {
-    const retriable = (ctx.code !== undefined && RETRIABLE.has(ctx.code)) || (ctx.writeConcernErrorCode !== undefined && RETRIABLE.has(ctx.writeConcernErrorCode));
+    const retriable =
+      (ctx.code !== undefined && RETRIABLE.has(ctx.code)) || (ctx.writeConcernErrorCode !== undefined && RETRIABLE.has(ctx.writeConcernErrorCode));
     if (retriable) {
       labels.push('RetryableWriteError');
       transientOrRetryable = true;

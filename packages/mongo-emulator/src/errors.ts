@@ -61,7 +61,11 @@ export type ErrorCodeName = keyof typeof ErrorCodes;
 
 /** codeName for a numeric code (fail points name arbitrary codes; the driver and tests read codeName). */
 const CODE_NAMES: Record<number, string> = {
-  ...Object.fromEntries(Object.entries(ErrorCodes).filter(([name]) => !name.startsWith('Location')).map(([name, code]) => [code, name])),
+  ...Object.fromEntries(
+    Object.entries(ErrorCodes)
+      .filter(([name]) => !name.startsWith('Location'))
+      .map(([name, code]) => [code, name]),
+  ),
   6: 'HostUnreachable',
   7: 'HostNotFound',
   64: 'WriteConcernFailed',
@@ -115,15 +119,11 @@ export class CommandError extends Error {
   errorLabels: string[];
   readonly extra: Record<string, unknown>;
 
-  constructor(
-    codeName: ErrorCodeName | number,
-    message: string,
-    options: { labels?: string[]; extra?: Record<string, unknown> } = {},
-  ) {
+  constructor(codeName: ErrorCodeName | number, message: string, options: { labels?: string[]; extra?: Record<string, unknown> } = {}) {
     super(message);
     this.name = 'CommandError';
     this.code = typeof codeName === 'number' ? codeName : ErrorCodes[codeName];
-    this.codeName = typeof codeName === 'number' ? CODE_NAMES[codeName] ?? '' : codeName.startsWith('Location') ? '' : codeName;
+    this.codeName = typeof codeName === 'number' ? (CODE_NAMES[codeName] ?? '') : codeName.startsWith('Location') ? '' : codeName;
     this.errorLabels = options.labels ?? [];
     this.extra = options.extra ?? {};
   }

@@ -27,7 +27,10 @@ export class FailPoints {
   /** `configureFailPoint`: returns the reply mongod gives (`count` = times entered before). */
   configure(name: unknown, mode: unknown, data: unknown): Doc {
     if (typeof name !== 'string' || !(FAIL_POINTS as readonly string[]).includes(name)) {
-      throw new CommandError('FailPointSetFailed', `Fail point ${String(name)} is not supported by the Loom MongoDB emulator (supported: ${FAIL_POINTS.join(', ')})`);
+      throw new CommandError(
+        'FailPointSetFailed',
+        `Fail point ${String(name)} is not supported by the Loom MongoDB emulator (supported: ${FAIL_POINTS.join(', ')})`,
+      );
     }
     const previous = this.points.get(name as FailPointName);
     const state: FailPointState = { mode: 'off', remaining: 0, data: {}, timesEntered: 0 };

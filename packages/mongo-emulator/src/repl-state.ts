@@ -43,7 +43,13 @@ export function interruptedByStepDown(): CommandError {
 export class ReplState {
   /** The election term: each time the member becomes primary again it grows, and so does electionId. */
   private term = 1;
-  private secondaryUntil?: { timer?: NodeJS.Timeout; since: number; report: StepDownReport; resolve: (r: StepDownReport) => void; done: Promise<StepDownReport> };
+  private secondaryUntil?: {
+    timer?: NodeJS.Timeout;
+    since: number;
+    report: StepDownReport;
+    resolve: (r: StepDownReport) => void;
+    done: Promise<StepDownReport>;
+  };
   private readonly interruptListeners = new Set<(err: CommandError) => void>();
 
   get isPrimary(): boolean {
@@ -116,15 +122,45 @@ export class ReplState {
 
 /** Commands a secondary answers like a primary: handshake, diagnostics, session and cursor housekeeping. */
 const SERVED_BY_SECONDARY = new Set([
-  'hello', 'ismaster', 'isMaster', 'ping', 'buildInfo', 'buildinfo', 'serverStatus', 'hostInfo', 'whatsmyuri', 'connectionStatus',
-  'getParameter', 'replSetGetStatus', 'getCmdLineOpts', 'endSessions', 'refreshSessions', 'killAllSessions', 'killCursors',
-  'getMore', 'configureFailPoint', 'replSetStepDown',
+  'hello',
+  'ismaster',
+  'isMaster',
+  'ping',
+  'buildInfo',
+  'buildinfo',
+  'serverStatus',
+  'hostInfo',
+  'whatsmyuri',
+  'connectionStatus',
+  'getParameter',
+  'replSetGetStatus',
+  'getCmdLineOpts',
+  'endSessions',
+  'refreshSessions',
+  'killAllSessions',
+  'killCursors',
+  'getMore',
+  'configureFailPoint',
+  'replSetStepDown',
 ]);
 
 /** Commands that write (a secondary refuses them with NotWritablePrimary). */
 const WRITES = new Set([
-  'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'create', 'drop', 'dropDatabase', 'createIndexes', 'dropIndexes',
-  'deleteIndexes', 'renameCollection', 'collMod', 'commitTransaction', 'abortTransaction',
+  'insert',
+  'update',
+  'delete',
+  'findAndModify',
+  'findandmodify',
+  'create',
+  'drop',
+  'dropDatabase',
+  'createIndexes',
+  'dropIndexes',
+  'deleteIndexes',
+  'renameCollection',
+  'collMod',
+  'commitTransaction',
+  'abortTransaction',
 ]);
 
 function writesByAggregate(body: Record<string, unknown>): boolean {

@@ -186,7 +186,10 @@ export class SessionRegistry {
     const session = this.session(lsid);
     const newest = Math.max(session.retryable?.txnNumber ?? -1, session.txn?.txnNumber ?? -1);
     if (txnNumber < newest) {
-      throw new CommandError('TransactionTooOld', `Retryable write with txnNumber ${txnNumber} is prohibited on session ${SessionRegistry.sessionKey(lsid)} because a newer retryable write with txnNumber ${newest} has already started on this session.`);
+      throw new CommandError(
+        'TransactionTooOld',
+        `Retryable write with txnNumber ${txnNumber} is prohibited on session ${SessionRegistry.sessionKey(lsid)} because a newer retryable write with txnNumber ${newest} has already started on this session.`,
+      );
     }
     if (session.retryable?.txnNumber !== txnNumber) session.retryable = new RetryableWrite(txnNumber);
     return session.retryable;
@@ -212,7 +215,10 @@ export class SessionRegistry {
     const session = this.session(body.lsid);
     if (body.startTransaction === true) {
       if (session.txn && session.txn.txnNumber >= txnNumber) {
-        throw new CommandError('BadValue', `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`);
+        throw new CommandError(
+          'BadValue',
+          `Cannot start transaction ${txnNumber} on session: a transaction with number ${session.txn.txnNumber} was already started`,
+        );
       }
       if (session.txn?.state === 'active') this.abort(session.txn);
       const txn: Transaction = new Transaction(sessionKey, txnNumber, this.catalog.version, () => this.abort(txn), body.lsid as Doc);
@@ -246,9 +252,13 @@ export class SessionRegistry {
       // its collections: on mongod its database intent lock is already granted.
       if (!inScope(ns, scope) || this.holds(txn, scope)) continue;
       this.abort(txn);
-      throw new CommandError('LockTimeout', `Unable to acquire IX lock on '${ns}' within 5ms: a drop is waiting for that collection (maxTransactionLockRequestTimeoutMillis)`, {
-        labels: ['TransientTransactionError'],
-      });
+      throw new CommandError(
+        'LockTimeout',
+        `Unable to acquire IX lock on '${ns}' within 5ms: a drop is waiting for that collection (maxTransactionLockRequestTimeoutMillis)`,
+        {
+          labels: ['TransientTransactionError'],
+        },
+      );
     }
     txn.namespaces.set(ns, uuid);
   }

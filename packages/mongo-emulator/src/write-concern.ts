@@ -24,11 +24,13 @@ export function checkWriteConcern(wc: unknown, replicaSet: boolean): WriteConcer
     if (!FIELDS.has(key)) throw new CommandError('FailedToParse', `unrecognized write concern field: ${key}`);
   }
   const { w } = wc;
-  if (wc.j !== undefined && typeof wc.j !== 'boolean' && typeof wc.j !== 'number') throw new CommandError('FailedToParse', "j must be numeric or a boolean value");
+  if (wc.j !== undefined && typeof wc.j !== 'boolean' && typeof wc.j !== 'number')
+    throw new CommandError('FailedToParse', 'j must be numeric or a boolean value');
   if (wc.wtimeout !== undefined && typeof wc.wtimeout !== 'number') throw new CommandError('FailedToParse', 'wtimeout must be a number');
   if (w === undefined) return undefined;
   if (typeof w === 'number') {
-    if (!Number.isInteger(w) || w < 0 || w > 50) throw new CommandError('FailedToParse', `w has to be a non-negative number and not greater than 50; found: ${w}`);
+    if (!Number.isInteger(w) || w < 0 || w > 50)
+      throw new CommandError('FailedToParse', `w has to be a non-negative number and not greater than 50; found: ${w}`);
     if (w <= 1) return undefined;
     if (!replicaSet) throw new CommandError('BadValue', "cannot use 'w' > 1 with a standalone");
     return { code: 100, codeName: 'UnsatisfiableWriteConcern', errmsg: 'Not enough data-bearing nodes' };

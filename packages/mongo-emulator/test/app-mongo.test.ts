@@ -54,6 +54,11 @@ describe('appMongo(): the MongoDB for an app', () => {
       process.on('exit', () => console.log('exited on its own'));
     `;
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: PACKAGE, encoding: 'utf8', timeout: 20_000 });
-    expect({ status: child.status, signal: child.signal, out: child.stdout.trim(), err: child.stderr }).toEqual({ status: 0, signal: null, out: 'exited on its own', err: '' });
+    expect({ status: child.status, signal: child.signal, out: child.stdout.trim(), err: child.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      out: 'exited on its own',
+      err: '',
+    });
   });
 });

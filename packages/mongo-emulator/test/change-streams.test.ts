@@ -169,7 +169,9 @@ describe('change streams', () => {
 });
 
 /** The raw commands of a change stream (one session: a cursor's getMore must use its session). */
-async function openStream(pipeline: Document[]): Promise<{ id: unknown; getMore(maxTimeMS: number): Promise<{ nextBatch: Document[]; postBatchResumeToken: ResumeToken }>; close(): Promise<void> }> {
+async function openStream(
+  pipeline: Document[],
+): Promise<{ id: unknown; getMore(maxTimeMS: number): Promise<{ nextBatch: Document[]; postBatchResumeToken: ResumeToken }>; close(): Promise<void> }> {
   const session = t.client.startSession();
   const opened = await t.db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }, ...pipeline], cursor: {} }, { session });
   const id = (opened.cursor as { id: unknown }).id;

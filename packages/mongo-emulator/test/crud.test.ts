@@ -21,9 +21,7 @@ describe('insert', () => {
 
   it('reports duplicate _id as 11000 and keeps going when unordered', async () => {
     await coll.insertOne({ _id: 1 as never, v: 'first' });
-    const err = await coll
-      .insertMany([{ _id: 2 }, { _id: 1 }, { _id: 3 }, { _id: 2 }] as never[], { ordered: false })
-      .catch((e: unknown) => e);
+    const err = await coll.insertMany([{ _id: 2 }, { _id: 1 }, { _id: 3 }, { _id: 2 }] as never[], { ordered: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MongoBulkWriteError);
     const bulk = err as MongoBulkWriteError;
     expect(bulk.code).toBe(11000);
@@ -52,7 +50,12 @@ describe('find', () => {
   });
 
   it('filters, sorts, skips, limits and projects', async () => {
-    const docs = await coll.find({ even: true, n: { $gte: 10 } }, { projection: { n: 1, _id: 0 } }).sort({ n: -1 }).skip(2).limit(3).toArray();
+    const docs = await coll
+      .find({ even: true, n: { $gte: 10 } }, { projection: { n: 1, _id: 0 } })
+      .sort({ n: -1 })
+      .skip(2)
+      .limit(3)
+      .toArray();
     expect(docs).toEqual([{ n: 24 }, { n: 22 }, { n: 20 }]);
     const excl = await coll.findOne({ _id: 3 as never }, { projection: { tags: 0, sub: 0 } });
     expect(excl).toEqual({ _id: 3, n: 3, even: false });
@@ -119,7 +122,12 @@ describe('BSON comparison order', () => {
     const order = (await coll.find({}).sort({ v: 1, _id: 1 }).toArray()).map((d) => d._id);
     // null and missing tie; arrays sort by their smallest element (0: a number).
     expect(order).toEqual([4, 8, 10, 11, 6, 5, 1, 9, 7, 3, 2]);
-    const numbers = (await coll.find({ v: { $gte: 2, $lte: 10 } }).sort({ v: -1 }).toArray()).map((d) => d._id);
+    const numbers = (
+      await coll
+        .find({ v: { $gte: 2, $lte: 10 } })
+        .sort({ v: -1 })
+        .toArray()
+    ).map((d) => d._id);
     expect(numbers).toEqual([5, 6, 11]);
   });
 });
@@ -127,7 +135,15 @@ describe('BSON comparison order', () => {
 describe('update', () => {
   beforeEach(async () => {
     await coll.insertMany([
-      { _id: 1, n: 1, tags: ['a'], items: [{ k: 'x', q: 1 }, { k: 'y', q: 2 }] },
+      {
+        _id: 1,
+        n: 1,
+        tags: ['a'],
+        items: [
+          { k: 'x', q: 1 },
+          { k: 'y', q: 2 },
+        ],
+      },
       { _id: 2, n: 2, tags: [] },
       { _id: 3, n: 3, name: 'three' },
     ] as never[]);
@@ -191,7 +207,19 @@ describe('update', () => {
     await wf.insertOne({ _id: 'w', steps: [], ids: [oid1], log: [1, 2, 3], when: new Date(5000) });
     await wf.updateOne({ _id: 'w', 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'pending' } } });
     await wf.updateOne({ _id: 'w', 'steps.name': { $ne: 'a' } }, { $push: { steps: { name: 'a', status: 'again' } } });
-    await wf.updateOne({ _id: 'w' }, { $push: { steps: { $each: [{ name: 'b', status: 'pending' }, { name: 'c', status: 'done' }] } } });
+    await wf.updateOne(
+      { _id: 'w' },
+      {
+        $push: {
+          steps: {
+            $each: [
+              { name: 'b', status: 'pending' },
+              { name: 'c', status: 'done' },
+            ],
+          },
+        },
+      },
+    );
     const done = await wf.updateOne(
       { _id: 'w', steps: { $elemMatch: { name: 'b', status: 'pending' } } },
       { $set: { 'steps.$.status': 'done', 'steps.$.result': 42 } },
@@ -277,7 +305,11 @@ describe('findOneAndUpdate / findOneAndDelete (a job claim)', () => {
   it('returns the document before the update by default, with projection', async () => {
     const before = await coll.findOneAndUpdate({ _id: 'a' as never }, { $set: { status: 'done' } }, { projection: { status: 1 } });
     expect(before).toEqual({ _id: 'a', status: 'queued' });
-    const meta = await coll.findOneAndUpdate({ _id: 'zz' as never }, { $set: { v: 1 } }, { upsert: true, returnDocument: 'after', includeResultMetadata: true });
+    const meta = await coll.findOneAndUpdate(
+      { _id: 'zz' as never },
+      { $set: { v: 1 } },
+      { upsert: true, returnDocument: 'after', includeResultMetadata: true },
+    );
     expect(meta.value).toEqual({ _id: 'zz', v: 1 });
     expect(meta.lastErrorObject).toMatchObject({ n: 1, updatedExisting: false, upserted: 'zz' });
   });
@@ -299,17 +331,16 @@ describe('aggregate', () => {
       { q: 'b', s: 'queued' },
       { q: 'a', s: 'queued' },
     ]);
-    const groups = await coll
-      .aggregate([{ $match: { s: 'queued' } }, { $group: { _id: '$q', n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
-      .toArray();
+    const groups = await coll.aggregate([{ $match: { s: 'queued' } }, { $group: { _id: '$q', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray();
     expect(groups).toEqual([
       { _id: 'a', n: 2 },
       { _id: 'b', n: 1 },
     ]);
-    const byStatus = await coll.aggregate([{ $group: { _id: { q: '$q', s: '$s' }, n: { $sum: 1 } } }, { $sort: { n: -1, '_id.q': 1 } }, { $limit: 1 }]).toArray();
+    const byStatus = await coll
+      .aggregate([{ $group: { _id: { q: '$q', s: '$s' }, n: { $sum: 1 } } }, { $sort: { n: -1, '_id.q': 1 } }, { $limit: 1 }])
+      .toArray();
     expect(byStatus).toEqual([{ _id: { q: 'a', s: 'queued' }, n: 2 }]);
   });
-
 });
 
 describe('bulkWrite', () => {

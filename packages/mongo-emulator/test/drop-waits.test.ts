@@ -66,7 +66,7 @@ describe('drop of a collection an open transaction used', () => {
     expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => d.v)).toEqual(['before', 'txn']);
   });
 
-  it('waits for the commit, drops the transaction\'s writes with the collection, and a collection created after it holds none of them', async () => {
+  it("waits for the commit, drops the transaction's writes with the collection, and a collection created after it holds none of them", async () => {
     const s = await openWriter();
     const drop = track(coll.drop());
     expect(await drop.settled()).toBe(false);

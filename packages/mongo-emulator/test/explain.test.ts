@@ -9,7 +9,10 @@ let t: Target;
 beforeAll(async () => {
   t = await openTarget();
   const coll = t.db.collection('explained');
-  await coll.insertMany([{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
+  await coll.insertMany([
+    { a: 1, b: 'x' },
+    { a: 2, b: 'y' },
+  ]);
   await coll.createIndex({ a: 1 }, { name: 'by_a' });
 });
 afterAll(async () => {
@@ -37,9 +40,9 @@ describe('explain', () => {
   });
 
   it('explains aggregate by its leading $match, and count', async () => {
-    expect(stages(await explain({ aggregate: 'explained', pipeline: [{ $match: { a: 2 } }, { $group: { _id: null, n: { $sum: 1 } } }], cursor: {} }))).toContain(
-      'IXSCAN',
-    );
+    expect(
+      stages(await explain({ aggregate: 'explained', pipeline: [{ $match: { a: 2 } }, { $group: { _id: null, n: { $sum: 1 } } }], cursor: {} })),
+    ).toContain('IXSCAN');
     expect(stages(await explain({ aggregate: 'explained', pipeline: [{ $group: { _id: '$b', n: { $sum: 1 } } }], cursor: {} }))).toContain('COLLSCAN');
     expect(stages(await explain({ count: 'explained', query: { a: { $gt: 0 } } }))).toContain('IXSCAN');
   });
@@ -52,9 +55,18 @@ describe('explain', () => {
     await jobs.createIndex({ name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, { name: 'findAndLockNextJobIndex' });
     const now = Date.now();
     await jobs.insertMany(
-      Array.from({ length: 40 }, (_, i) => ({ name: i % 2 === 0 ? 'a' : 'b', priority: 0, nextRunAt: new Date(now - 60_000 + i * 1000), ...(i < 10 ? { lockedAt: new Date(now) } : {}) })),
+      Array.from({ length: 40 }, (_, i) => ({
+        name: i % 2 === 0 ? 'a' : 'b',
+        priority: 0,
+        nextRunAt: new Date(now - 60_000 + i * 1000),
+        ...(i < 10 ? { lockedAt: new Date(now) } : {}),
+      })),
     );
-    const query = { name: 'a', disabled: { $ne: true }, $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: new Date(now) } }, { lockedAt: { $lte: new Date(now - 600_000) } }] };
+    const query = {
+      name: 'a',
+      disabled: { $ne: true },
+      $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: new Date(now) } }, { lockedAt: { $lte: new Date(now - 600_000) } }],
+    };
     const sort = { nextRunAt: 1, priority: -1 } as const;
     const lock = { findAndModify: 'agenda_lock', query, sort, update: { $set: { lockedAt: new Date(now) } } };
     const plan = stages(await explain(lock));

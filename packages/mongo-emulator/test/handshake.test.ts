@@ -62,7 +62,10 @@ describe('handshake and server commands', () => {
     const client = new MongoClient(t.uri);
     const s = client.startSession();
     s.startTransaction();
-    await client.db(t.db.databaseName).collection('left').insertOne({ _id: 'held', never: true } as never, { session: s });
+    await client
+      .db(t.db.databaseName)
+      .collection('left')
+      .insertOne({ _id: 'held', never: true } as never, { session: s });
     await client.close();
     expect(await t.db.collection('left').countDocuments()).toBe(0);
     // The transaction no longer holds the _id: a plain insert of it goes through at once.
@@ -106,14 +109,18 @@ describe.each([[true], [false]])('emulator lifecycle (replicaSet=%s)', (replicaS
     expect(emu.uri.includes('replicaSet=')).toBe(replicaSet);
     const client = new MongoClient(emu.uri);
     await client.db('x').collection('y').insertOne({ a: 1 });
-    expect(await client.db('x').collection('y').findOne({ a: 1 }, { projection: { _id: 0 } })).toEqual({ a: 1 });
+    expect(
+      await client
+        .db('x')
+        .collection('y')
+        .findOne({ a: 1 }, { projection: { _id: 0 } }),
+    ).toEqual({ a: 1 });
     const counts = emu.commandCounts();
     expect(counts.insert).toBe(1);
     expect(counts.find).toBe(1);
     await client.close();
     await emu.stop();
   });
-
 });
 
 it("a replica-set emulator's URI names the host and set its hello reports (the emulator itself)", async () => {

@@ -91,12 +91,7 @@ describe('unique indexes', () => {
 
   it('enforces compound uniqueness on the whole key, treating missing as null', async () => {
     await coll.createIndex({ q: 1, k: 1 }, { unique: true });
-    await coll.insertMany([
-      { q: 'a', k: 1 },
-      { q: 'a', k: 2 },
-      { q: 'b', k: 1 },
-      { q: 'c' },
-    ]);
+    await coll.insertMany([{ q: 'a', k: 1 }, { q: 'a', k: 2 }, { q: 'b', k: 1 }, { q: 'c' }]);
     const err = await error(coll.insertOne({ q: 'c', k: null }));
     expect(err.message).toContain('dup key: { q: "c", k: null }');
     expect(err.keyPattern).toEqual({ q: 1, k: 1 });
@@ -150,7 +145,11 @@ describe('queries through indexes', () => {
     const after = await coll.find(filter).sort(sort).toArray();
     expect(after.map((d) => d._id)).toEqual(before.map((d) => d._id));
     expect(after.length).toBeGreaterThan(10);
-    const firstBatch = await coll.find({ status: { $in: ['queued', 'done'] } }).sort(sort).limit(5).toArray();
+    const firstBatch = await coll
+      .find({ status: { $in: ['queued', 'done'] } })
+      .sort(sort)
+      .limit(5)
+      .toArray();
     const reference = docs
       .filter((d) => d.status !== 'running')
       .sort((a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id - b._id)
@@ -217,7 +216,11 @@ describe('hints', () => {
     const expected = (await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).toArray()).map((d) => d._id);
     expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint('qp').toArray()).map((d) => d._id)).toEqual(expected);
     expect((await coll.find({ q: 'a' }).sort({ p: -1, _id: 1 }).hint({ q: 1, p: -1, _id: 1 }).toArray()).map((d) => d._id)).toEqual(expected);
-    const claimed = await coll.findOneAndUpdate({ q: 'a' }, { $set: { taken: true } }, { sort: { p: -1, _id: 1 }, hint: { q: 1, p: -1, _id: 1 }, returnDocument: 'after' });
+    const claimed = await coll.findOneAndUpdate(
+      { q: 'a' },
+      { $set: { taken: true } },
+      { sort: { p: -1, _id: 1 }, hint: { q: 1, p: -1, _id: 1 }, returnDocument: 'after' },
+    );
     expect(claimed?._id).toBe(expected[0]);
     expect(await coll.countDocuments({ q: 'b' }, { hint: 'qp' })).toBe(10);
     const err = await error(coll.find({ q: 'a' }).hint('nope').toArray());
@@ -253,7 +256,10 @@ describe('index use and TTL (the emulator itself, in every environment)', () => 
   });
 
   it("uses a partial claim index when the query implies its filter (the job store's claim)", async () => {
-    await coll.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });
+    await coll.createIndex(
+      { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
+      { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } },
+    );
     await coll.createIndex({ idempotencyKey: 1 }, { name: 'idem', unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } });
     const claim = { claimAt: { $lte: new Date() }, queue: { $in: ['default', 'mail'] }, name: { $in: ['a', 'b'] }, status: { $in: ['queued', 'running'] } };
     expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, claim, { priority: -1, runAt: 1, _id: 1 })).toBe('loom_claim');
@@ -262,15 +268,24 @@ describe('index use and TTL (the emulator itself, in every environment)', () => 
     expect(t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { queue: 'default' })).toBe('COLLSCAN');
   });
 
-
   it('answers the claim shape from the compound index, not a collection scan', async () => {
     await coll.createIndex({ status: 1, priority: -1, runAt: 1, _id: 1 });
-    const plan = t.emulator!.explainPlan(t.db.databaseName, coll.collectionName, { status: 'queued', runAt: { $lte: new Date() } }, { priority: -1, runAt: 1, _id: 1 });
+    const plan = t.emulator!.explainPlan(
+      t.db.databaseName,
+      coll.collectionName,
+      { status: 'queued', runAt: { $lte: new Date() } },
+      { priority: -1, runAt: 1, _id: 1 },
+    );
     expect(plan).toBe('status_1_priority_-1_runAt_1__id_1');
     const orPlan = t.emulator!.explainPlan(
       t.db.databaseName,
       coll.collectionName,
-      { $or: [{ status: 'queued', runAt: { $lte: new Date() } }, { status: 'running', leaseUntil: { $lt: new Date() } }] },
+      {
+        $or: [
+          { status: 'queued', runAt: { $lte: new Date() } },
+          { status: 'running', leaseUntil: { $lt: new Date() } },
+        ],
+      },
       { priority: -1, runAt: 1, _id: 1 },
     );
     expect(orPlan).toBe('OR(status_1_priority_-1_runAt_1__id_1,status_1_priority_-1_runAt_1__id_1)');

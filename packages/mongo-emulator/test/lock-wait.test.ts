@@ -63,14 +63,18 @@ describe('a write blocked by a transaction', () => {
 
       it('insert: fails the whole command at the blocked statement', async () => {
         await lockedByTransaction(5, 'insert');
-        const err = await serverError(t.db.command({ insert: coll.collectionName, documents: [4, 5, 6].map((_id) => ({ _id, n: 1 })), ordered, maxTimeMS: 150 }));
+        const err = await serverError(
+          t.db.command({ insert: coll.collectionName, documents: [4, 5, 6].map((_id) => ({ _id, n: 1 })), ordered, maxTimeMS: 150 }),
+        );
         expect(err.code).toBe(50);
         expect((await values()).map(([id]) => id)).toEqual([1, 2, 3, 4]);
       });
 
       it('delete: fails the whole command at the blocked statement', async () => {
         await lockedByTransaction(2);
-        const err = await serverError(t.db.command({ delete: coll.collectionName, deletes: [1, 2, 3].map((_id) => ({ q: { _id }, limit: 1 })), ordered, maxTimeMS: 150 }));
+        const err = await serverError(
+          t.db.command({ delete: coll.collectionName, deletes: [1, 2, 3].map((_id) => ({ q: { _id }, limit: 1 })), ordered, maxTimeMS: 150 }),
+        );
         expect(err.code).toBe(50);
         expect((await values()).map(([id]) => id)).toEqual([2, 3]);
       });

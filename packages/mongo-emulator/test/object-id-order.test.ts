@@ -12,7 +12,14 @@ describe('ObjectId order', () => {
   const sign = (n: number): number => (n < 0 ? -1 : n > 0 ? 1 : 0);
 
   it('is the order of the hex strings, byte by byte', () => {
-    const edges = ['000000000000000000000000', 'ffffffffffffffffffffffff', '00000000000000000000ffff', 'ffff00000000000000000000', '7fffff800000000000000000', '800000000000000000000000'];
+    const edges = [
+      '000000000000000000000000',
+      'ffffffffffffffffffffffff',
+      '00000000000000000000ffff',
+      'ffff00000000000000000000',
+      '7fffff800000000000000000',
+      '800000000000000000000000',
+    ];
     const pairs: [string, string][] = [];
     for (const a of edges) for (const b of edges) pairs.push([a, b]);
     for (let i = 0; i < 600; i++) {

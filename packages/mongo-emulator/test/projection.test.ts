@@ -50,11 +50,20 @@ describe('find projections of top-level fields', () => {
     [-2, [4, 5]],
     [10, [1, 2, 3, 4, 5]],
     [-10, [1, 2, 3, 4, 5]],
-    [[1, 2], [2, 3]],
+    [
+      [1, 2],
+      [2, 3],
+    ],
     [[-2, 1], [4]],
-    [[-10, 2], [1, 2]],
+    [
+      [-10, 2],
+      [1, 2],
+    ],
     [[10, 2], []],
-    [[3, 10], [4, 5]],
+    [
+      [3, 10],
+      [4, 5],
+    ],
   ])('$slice %j of [1..5] is %j', async (arg, expected) => {
     expect((await project({ _id: 0, s: { $slice: arg } }))?.s).toEqual(expected);
   });
@@ -75,11 +84,10 @@ describe('find projections of top-level fields', () => {
   });
 
   it("findOneAndUpdate's projection applies to the document after the update (a flow permit's reply)", async () => {
-    const after = await coll.findOneAndUpdate(
-      { _id: 1 as never },
-      [{ $set: { s: { $concatArrays: ['$s', [6, 7]] } } }],
-      { returnDocument: 'after', projection: { s: { $slice: -2 } } },
-    );
+    const after = await coll.findOneAndUpdate({ _id: 1 as never }, [{ $set: { s: { $concatArrays: ['$s', [6, 7]] } } }], {
+      returnDocument: 'after',
+      projection: { s: { $slice: -2 } },
+    });
     expect(after).toEqual({ _id: 1, b: 2, s: [6, 7], a: 'x', n: 7, sub: { k: [1, 2, 3] } });
     const before = await coll.findOneAndUpdate({ _id: 1 as never }, { $set: { a: 'y' } }, { projection: { a: 1 } });
     expect(before).toEqual({ _id: 1, a: 'x' });
@@ -146,7 +154,19 @@ describe('the native top-level projection against mingo', () => {
   });
 
   it('leaves every other shape to mingo', () => {
-    for (const spec of [{ 'a.b': 1 }, { a: 1, s: { $slice: 1 } }, { a: 1, b: 0 }, { a: 2 }, { a: 'x' }, { s: { $slice: [1, 0] } }, { s: { $slice: 1.5 } }, { s: { $slice: [1] } }, { _id: { $slice: 1 } }, { s: { $elemMatch: { a: 1 } } }, { $x: 1 }]) {
+    for (const spec of [
+      { 'a.b': 1 },
+      { a: 1, s: { $slice: 1 } },
+      { a: 1, b: 0 },
+      { a: 2 },
+      { a: 'x' },
+      { s: { $slice: [1, 0] } },
+      { s: { $slice: 1.5 } },
+      { s: { $slice: [1] } },
+      { _id: { $slice: 1 } },
+      { s: { $elemMatch: { a: 1 } } },
+      { $x: 1 },
+    ]) {
       expect(compileTopLevelProjection(spec as Document)).toBeUndefined();
     }
   });

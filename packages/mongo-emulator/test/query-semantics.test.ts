@@ -87,7 +87,10 @@ describe('query semantics that MongoDB defines', () => {
   });
 
   it('rejects unknown operators with BadValue', async () => {
-    const err = await coll.find({ a: { $frob: 1 } }).toArray().catch((e: unknown) => e);
+    const err = await coll
+      .find({ a: { $frob: 1 } })
+      .toArray()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MongoServerError);
     expect((err as MongoServerError).code).toBe(2);
     expect((err as MongoServerError).message).toContain('$frob');

@@ -16,7 +16,10 @@ describe('loom-mongo-emulator --shards', () => {
       expect((await admin.command({ listShards: 1 })).shards).toHaveLength(3);
       await admin.command({ shardCollection: 'cli.c', key: { k: 'hashed' } });
       // 8.0 rules: a findAndModify without the shard key is accepted (broadcast).
-      await client.db('cli').collection('c').findOneAndUpdate({ other: 1 }, { $set: { x: 1 } });
+      await client
+        .db('cli')
+        .collection('c')
+        .findOneAndUpdate({ other: 1 }, { $set: { x: 1 } });
       const stats = await admin.command({ loomShardStats: 1 });
       expect(stats.namespaces.find((n: { ns: string }) => n.ns === 'cli.c').broadcast.findAndModify).toBe(1);
     } finally {
@@ -27,7 +30,12 @@ describe('loom-mongo-emulator --shards', () => {
   });
 
   it('rejects a bad shard count, --shards with --standalone, and --server-version alone (exit 2)', async () => {
-    for (const args of [['--shards', '0'], ['--shards', 'x'], ['--shards', '2', '--standalone'], ['--server-version', '8.0']]) {
+    for (const args of [
+      ['--shards', '0'],
+      ['--shards', 'x'],
+      ['--shards', '2', '--standalone'],
+      ['--server-version', '8.0'],
+    ]) {
       const { err, io } = fakeIo();
       const run = await runCli(['--port', '0', ...args], io);
       expect(await run.exited).toBe(2);

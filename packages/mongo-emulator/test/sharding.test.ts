@@ -72,7 +72,10 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   });
 
   it('spreads a hashed key over every shard, in 2 chunks per shard', async () => {
-    const entry = await c.client.db('config').collection('collections').findOne({ _id: 'app.hashed' as unknown as Document['_id'] });
+    const entry = await c.client
+      .db('config')
+      .collection('collections')
+      .findOne({ _id: 'app.hashed' as unknown as Document['_id'] });
     const chunks = await c.client.db('config').collection('chunks').find({ uuid: entry?.uuid }).toArray();
     expect(chunks).toHaveLength(8);
     c.emu.resetShardStats();
@@ -151,18 +154,10 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
       );
     expect(ordered?.writeErrors.map((w) => [w.index, w.code])).toEqual([[1, 61]]);
     expect(await coll.countDocuments({ tenant: { $in: ['batch-a', 'batch-b'] }, n: 1 })).toBe(1); // batch-b not run
-    const unordered = await coll
-      .bulkWrite(
-        [
-          { deleteOne: { filter: { n: 1 } } },
-          { deleteOne: { filter: { tenant: 'batch-b' } } },
-        ],
-        { ordered: false },
-      )
-      .then(
-        () => undefined,
-        (e: unknown) => e as { writeErrors: { index: number; code: number }[] },
-      );
+    const unordered = await coll.bulkWrite([{ deleteOne: { filter: { n: 1 } } }, { deleteOne: { filter: { tenant: 'batch-b' } } }], { ordered: false }).then(
+      () => undefined,
+      (e: unknown) => e as { writeErrors: { index: number; code: number }[] },
+    );
     expect(unordered?.writeErrors.map((w) => [w.index, w.code])).toEqual([[0, 61]]);
     expect(await coll.countDocuments({ tenant: 'batch-b' })).toBe(0);
     expect(nsStats(c.emu.shardStats(), 'app.hashed').targeted).toMatchObject({ update: 1, delete: 1 });
@@ -212,7 +207,10 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     c.emu.resetShardStats();
     await c.db.collection('plain').insertOne({ a: 1 });
     await c.db.collection('plain').findOne({ a: 1 });
-    const { primary } = (await c.client.db('config').collection('databases').findOne({ _id: 'app' as unknown as Document['_id'] })) as Document;
+    const { primary } = (await c.client
+      .db('config')
+      .collection('databases')
+      .findOne({ _id: 'app' as unknown as Document['_id'] })) as Document;
     const stats = nsStats(c.emu.shardStats(), 'app.plain');
     expect(stats.sharded).toBe(false);
     expect(stats.targeted).toEqual({ insert: 1, find: 1 });
@@ -260,7 +258,7 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     expect(nsStats(c.emu.shardStats(), 'app.hashed').broadcast.aggregate).toBe(1);
   });
 
-  it('forgets a collection\'s sharding when it is dropped, and a database\'s when it is dropped', async () => {
+  it("forgets a collection's sharding when it is dropped, and a database's when it is dropped", async () => {
     await c.admin.command({ shardCollection: 'gone.a', key: { k: 1 } });
     await c.admin.command({ shardCollection: 'gone.b', key: { k: 1 } });
     const configColls = c.client.db('config').collection('collections');
@@ -269,9 +267,17 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(1);
     await c.client.db('gone').dropDatabase();
     expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(0);
-    expect(await c.client.db('config').collection('databases').countDocuments({ _id: 'gone' as unknown as Document['_id'] })).toBe(0);
+    expect(
+      await c.client
+        .db('config')
+        .collection('databases')
+        .countDocuments({ _id: 'gone' as unknown as Document['_id'] }),
+    ).toBe(0);
     // Unsharded again: a single write without a shard key is fine.
-    await c.client.db('gone').collection('b').updateOne({ other: 1 }, { $set: { x: 1 } });
+    await c.client
+      .db('gone')
+      .collection('b')
+      .updateOne({ other: 1 }, { $set: { x: 1 } });
   });
 
   it('is not a replica set command: enableSharding is unknown without shards', async () => {

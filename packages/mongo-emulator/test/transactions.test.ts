@@ -150,9 +150,7 @@ describe('transactions', () => {
   it('answers commitTransaction for an unknown transaction with NoSuchTransaction', async () => {
     const s = session();
     await coll.findOne({}, { session: s }); // binds the session's lsid on the server
-    const err = await failure(
-      t.client.db('admin').command({ commitTransaction: 1, txnNumber: Long.fromNumber(4242), autocommit: false }, { session: s }),
-    );
+    const err = await failure(t.client.db('admin').command({ commitTransaction: 1, txnNumber: Long.fromNumber(4242), autocommit: false }, { session: s }));
     expect(err.code).toBe(251);
   });
 });

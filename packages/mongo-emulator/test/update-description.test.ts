@@ -108,7 +108,7 @@ describe('updateDescription', () => {
   it('reports each changed start of a trimmed array of starts and nothing of an appended one', () => {
     const starts = Array.from({ length: 4 }, (_, i) => ({ t: `t${i}`, a: new Date(i) }));
     const before = { _id: 1, s: starts };
-    const appended = describeUpdate(before, { _id: 1, s: [...copy(starts) as Doc[], { t: 't4', a: new Date(4) }] });
+    const appended = describeUpdate(before, { _id: 1, s: [...(copy(starts) as Doc[]), { t: 't4', a: new Date(4) }] });
     expect(appended).toEqual({ updatedFields: { 's.4': { t: 't4', a: new Date(4) } }, removedFields: [], truncatedArrays: [] });
     const shifted = describeUpdate(before, { _id: 1, s: [...(copy(starts.slice(1)) as Doc[]), { t: 't4', a: new Date(4) }] });
     expect(Object.keys(shifted.updatedFields as Doc)).toEqual(['s.0.t', 's.0.a', 's.1.t', 's.1.a', 's.2.t', 's.2.a', 's.3.t', 's.3.a']);

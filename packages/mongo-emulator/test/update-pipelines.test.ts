@@ -47,10 +47,15 @@ describe('update pipelines', () => {
     const grant = { $let: { vars: { room }, in: { $concatArrays: ['$h', { $cond: [{ $gt: ['$$room', 0] }, { $slice: [items, '$$room'] }, []] }] } } };
     expect(await after({ h: [{ t: 'a' }, { t: 'b' }] }, [{ $set: { h: grant } }])).toEqual({ _id: 1, h: [{ t: 'a' }, { t: 'b' }, { t: 'x' }, { t: 'y' }] });
     await coll.drop();
-    expect(await after({ h: [{ t: 'a' }, { t: 'b' }, { t: 'c' }, { t: 'd' }] }, [{ $set: { h: grant } }])).toEqual({ _id: 1, h: [{ t: 'a' }, { t: 'b' }, { t: 'c' }, { t: 'd' }] });
+    expect(await after({ h: [{ t: 'a' }, { t: 'b' }, { t: 'c' }, { t: 'd' }] }, [{ $set: { h: grant } }])).toEqual({
+      _id: 1,
+      h: [{ t: 'a' }, { t: 'b' }, { t: 'c' }, { t: 'd' }],
+    });
     await coll.drop();
     // The last n with a negative count; null in, null out.
-    expect(await after({ a: [1, 2, 3] }, [{ $set: { last: { $slice: ['$a', -2] }, nil: { $slice: ['$nope', 1] }, joined: { $concatArrays: ['$a', '$nope'] } } }])).toEqual({
+    expect(
+      await after({ a: [1, 2, 3] }, [{ $set: { last: { $slice: ['$a', -2] }, nil: { $slice: ['$nope', 1] }, joined: { $concatArrays: ['$a', '$nope'] } } }]),
+    ).toEqual({
       _id: 1,
       a: [1, 2, 3],
       last: [2, 3],
@@ -63,14 +68,24 @@ describe('update pipelines', () => {
     const doc = { s: [{ c: 3 }, { c: 2 }, { x: 1 }, { c: 'x' }], n: 4, e: [] };
     expect(
       await after(doc, [
-        { $set: { path: { $sum: '$s.c' }, many: { $sum: ['$n', 1.5, 'x', '$missing', [7]] }, empty: { $sum: '$e' }, missing: { $sum: '$missing' }, one: { $sum: '$n' } } },
+        {
+          $set: {
+            path: { $sum: '$s.c' },
+            many: { $sum: ['$n', 1.5, 'x', '$missing', [7]] },
+            empty: { $sum: '$e' },
+            missing: { $sum: '$missing' },
+            one: { $sum: '$n' },
+          },
+        },
       ]),
     ).toEqual({ _id: 1, ...doc, path: 5, many: 5.5, empty: 0, missing: 0, one: 4 });
   });
 
   it('$min and $max over a path through an array ignore missing values, and are null over nothing', async () => {
     const doc = { h: [{ u: T(5) }, { v: 1 }, { u: T(2) }], e: [] };
-    expect(await after(doc, [{ $set: { lo: { $min: '$h.u' }, hi: { $max: '$h.u' }, empty: { $min: '$e.u' }, args: { $max: [1, null, 7, '$nope'] } } }])).toEqual({
+    expect(
+      await after(doc, [{ $set: { lo: { $min: '$h.u' }, hi: { $max: '$h.u' }, empty: { $min: '$e.u' }, args: { $max: [1, null, 7, '$nope'] } } }]),
+    ).toEqual({
       _id: 1,
       ...doc,
       lo: T(2),
@@ -83,7 +98,15 @@ describe('update pipelines', () => {
   it('date arithmetic: $add of a date and milliseconds, $subtract of dates and of milliseconds; null when an operand is missing', async () => {
     expect(
       await after({ d: T(1_000) }, [
-        { $set: { later: { $add: ['$d', 500] }, gap: { $subtract: ['$d', T(400)] }, earlier: { $subtract: ['$d', 1_000] }, sum: { $add: [1, 2, 3] }, nil: { $add: ['$d', '$nope'] } } },
+        {
+          $set: {
+            later: { $add: ['$d', 500] },
+            gap: { $subtract: ['$d', T(400)] },
+            earlier: { $subtract: ['$d', 1_000] },
+            sum: { $add: [1, 2, 3] },
+            nil: { $add: ['$d', '$nope'] },
+          },
+        },
       ]),
     ).toEqual({ _id: 1, d: T(1_000), later: T(1_500), gap: 600, earlier: T(0), sum: 6, nil: null });
   });
@@ -126,12 +149,16 @@ describe('update pipelines', () => {
   it('orders values across types as BSON does, and a missing value below null', async () => {
     expect(
       await after({ n: 1, s: 'a', nil: null }, [
-        { $set: { r: [{ $lt: ['$n', '$s'] }, { $gt: ['$nil', '$n'] }, { $cmp: ['$s', 'b'] }, { $ne: ['$n', 1] }, { $eq: ['$nope', null] }, { $lt: ['$nope', null] }] } },
+        {
+          $set: {
+            r: [{ $lt: ['$n', '$s'] }, { $gt: ['$nil', '$n'] }, { $cmp: ['$s', 'b'] }, { $ne: ['$n', 1] }, { $eq: ['$nope', null] }, { $lt: ['$nope', null] }],
+          },
+        },
       ]),
     ).toEqual({ _id: 1, n: 1, s: 'a', nil: null, r: [true, false, -1, false, false, true] });
   });
 
-  it('uses the command\'s let variables, and one compiled pipeline for every document an updateMany matches', async () => {
+  it("uses the command's let variables, and one compiled pipeline for every document an updateMany matches", async () => {
     await coll.insertMany([{ _id: 1, v: 1 }, { _id: 2, v: 5 }, { _id: 3 }] as never[]);
     await coll.updateMany({}, [{ $set: { w: { $add: [{ $ifNull: ['$v', 0] }, '$$step'] } } }], { let: { step: 10 } });
     expect(await coll.find().sort({ _id: 1 }).toArray()).toEqual([

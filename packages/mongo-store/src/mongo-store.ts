@@ -192,7 +192,11 @@ export class MongoStore implements JobStore {
         jobs: this.collections.jobs,
         fenced: this.fenced,
         extendOne: (item, at) => this.extendLease(item.lease, item.until, at),
-        extendSlots: (extended, at) => this.permits.extendMany(extended.map(({ lease, until }) => ({ token: lease.token, jobId: lease.jobId, until })), at),
+        extendSlots: (extended, at) =>
+          this.permits.extendMany(
+            extended.map(({ lease, until }) => ({ token: lease.token, jobId: lease.jobId, until })),
+            at,
+          ),
         forget: (token) => this.permits.forget(token),
       },
       items,
@@ -202,7 +206,9 @@ export class MongoStore implements JobStore {
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session));
+    await this.ending(lease, () =>
+      completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session),
+    );
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
   }
 
@@ -251,8 +257,13 @@ export class MongoStore implements JobStore {
     const now = requireDate(req?.now, 'now');
     const signal = req.for?.signal === undefined ? undefined : requireString(req.for.signal, 'wait signal');
     const children = req.for.jobs === undefined ? [] : requireStrings(req.for.jobs, 'wait jobs');
-    const outcome = await this.fenced.transition('wait', lease, waitUpdate(req.for, req.timeoutAt, now), req.step, { absentSignal: signal }, (job) =>
-      signal !== undefined && job.signals.some((s) => s.name === signal),
+    const outcome = await this.fenced.transition(
+      'wait',
+      lease,
+      waitUpdate(req.for, req.timeoutAt, now),
+      req.step,
+      { absentSignal: signal },
+      (job) => signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
     await this.permits.release(lease.token, lease.jobId);

@@ -41,10 +41,14 @@ async function listening(): Promise<Listening> {
   };
   // The stream opens asynchronously: enqueue until one is heard, so the stream is known to be open.
   let n = 0;
-  await waitUntil(async () => {
-    await enqueue(`warmup-${n++}`);
-    return heard.length > 0;
-  }, 10_000, 'the change stream to open');
+  await waitUntil(
+    async () => {
+      await enqueue(`warmup-${n++}`);
+      return heard.length > 0;
+    },
+    10_000,
+    'the change stream to open',
+  );
   return { heard, warnings, enqueue };
 }
 

@@ -66,7 +66,10 @@ async function storeWithJobs(count: number): Promise<{ store: MongoStore; jobs: 
   const database = fixture.mongo.newDatabaseName('claimfail');
   const store = fixture.newStore({ database });
   await store.init();
-  const results = await store.enqueue(Array.from({ length: count }, (_, i) => newJob({ payload: { i }, maxAttempts: 1 })), { now: at(0) });
+  const results = await store.enqueue(
+    Array.from({ length: count }, (_, i) => newJob({ payload: { i }, maxAttempts: 1 })),
+    { now: at(0) },
+  );
   const jobs = fixture.mongo.client.db(database).collection<JobDocument>('loom_jobs');
   return { store, jobs, ids: results.map((r) => r.id) };
 }
@@ -88,7 +91,9 @@ describe('a batch claim that fails after leasing', () => {
   it('says which jobs wait for their lease to expire when giving them back fails too', async () => {
     const { store, jobs, ids } = await storeWithJobs(2);
     try {
-      const error = await claimJobs(faultyJobs(jobs, { readBack: true, giveBack: true }), claimRequest('w', at(1), 2), new CaptureLogger()).catch((e: unknown) => e);
+      const error = await claimJobs(faultyJobs(jobs, { readBack: true, giveBack: true }), claimRequest('w', at(1), 2), new CaptureLogger()).catch(
+        (e: unknown) => e,
+      );
       expect(LoomError.is(error, 'STORE_ERROR')).toBe(true);
       expect((error as Error).message).toMatch(/injected.*giving it back failed too.*lease expires/);
       for (const id of ids) expect((error as Error).message).toContain(id);

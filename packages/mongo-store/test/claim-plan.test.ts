@@ -46,7 +46,10 @@ describe('the claim query', () => {
     try {
       const ahead = Array.from({ length: AHEAD }, (_, i) => newJob({ name: i % 2 === 0 ? 'saturated' : 'unknown', priority: 5, payload: { i } }));
       await store.enqueue(ahead, { now: at(0) });
-      const wanted = await store.enqueue([0, 1, 2, 3].map((i) => newJob({ payload: { i } })), { now: at(0) });
+      const wanted = await store.enqueue(
+        [0, 1, 2, 3].map((i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
 
       sent.length = 0;
       const [first] = await store.claim(claim(1, ['send', 'saturated'], ['saturated']));
@@ -75,7 +78,10 @@ describe('the claim query', () => {
     try {
       // 300 names: the claim reads its candidates in groups of at most 200 pairs and merges them.
       const names = Array.from({ length: 300 }, (_, i) => `job-${i}`);
-      const jobs = await store.enqueue(names.map((name, i) => newJob({ name, priority: (i * 7) % 11, payload: { i } })), { now: at(0) });
+      const jobs = await store.enqueue(
+        names.map((name, i) => newJob({ name, priority: (i * 7) % 11, payload: { i } })),
+        { now: at(0) },
+      );
       const order = jobs
         .map((r, i) => ({ id: r.id, priority: (i * 7) % 11, i }))
         .sort((a, b) => b.priority - a.priority || a.i - b.i)

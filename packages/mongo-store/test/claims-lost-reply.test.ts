@@ -14,7 +14,10 @@ async function storeWithJobs(count: number): Promise<{ store: MongoStore; ids: s
   const store = storeOf(APP, { retention: { completed: false } });
   await store.init();
   // Distinct priorities fix the claim order: ids[0] first.
-  const results = await store.enqueue(Array.from({ length: count }, (_, i) => newJob({ priority: count - i, maxAttempts: 1 })), { now: at(0) });
+  const results = await store.enqueue(
+    Array.from({ length: count }, (_, i) => newJob({ priority: count - i, maxAttempts: 1 })),
+    { now: at(0) },
+  );
   return { store, ids: results.map((r) => r.id) };
 }
 

@@ -28,7 +28,8 @@ function withTimeLimit(jobs: Collection<JobDocument>, maxTimeMS: number): Collec
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (prop !== 'findOneAndUpdate' || typeof value !== 'function') return value;
-      return (filter: unknown, update: unknown, options: object = {}) => (value as (...a: unknown[]) => unknown).call(target, filter, update, { ...options, maxTimeMS });
+      return (filter: unknown, update: unknown, options: object = {}) =>
+        (value as (...a: unknown[]) => unknown).call(target, filter, update, { ...options, maxTimeMS });
     },
   });
 }

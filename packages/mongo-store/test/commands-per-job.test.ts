@@ -79,7 +79,7 @@ function announcements(store: MongoStore): { heard: Set<string>; next(id: string
 const cleanups: Array<() => void> = [];
 
 describe('MongoDB commands per job', () => {
-  it('a running engine, one job at a time: insert, findAndModify, update — no claim on its own insert\'s echo, none after the run', async () => {
+  it("a running engine, one job at a time: insert, findAndModify, update — no claim on its own insert's echo, none after the run", async () => {
     const { store, commands } = await monitoredStore();
     const loom = await Loom.create({ store, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger() });
     try {
@@ -107,7 +107,9 @@ describe('MongoDB commands per job', () => {
       }
       await loom.stop();
       const lifecycle = commands.filter((c) => !CHANGE_STREAM.has(c));
-      console.log(`[mongo-store] commands per job, engine one at a time: ${(lifecycle.length / jobs).toFixed(2)} (${lifecycle.slice(0, 3).join(', ')}), plus ${((commands.length - lifecycle.length) / jobs).toFixed(2)} change-stream commands`);
+      console.log(
+        `[mongo-store] commands per job, engine one at a time: ${(lifecycle.length / jobs).toFixed(2)} (${lifecycle.slice(0, 3).join(', ')}), plus ${((commands.length - lifecycle.length) / jobs).toFixed(2)} change-stream commands`,
+      );
       expect(lifecycle).toEqual(Array.from({ length: jobs }, () => ['insert', 'findAndModify', 'update']).flat());
     } finally {
       cleanups.splice(0).forEach((stop) => stop());
@@ -132,12 +134,18 @@ describe('MongoDB commands per job', () => {
   it('batched: enqueueMany of 100, claims of 10, one completeMany per claim', async () => {
     const { store, commands } = await monitoredStore();
     try {
-      const results = await store.enqueue(Array.from({ length: 100 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      const results = await store.enqueue(
+        Array.from({ length: 100 }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const claimed = [];
       for (let round = 0; round < 10; round++) {
         const jobs = await store.claim(claimRequest('w', at(1), 10));
         claimed.push(...jobs);
-        const outcomes = await store.completeMany(jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })), at(2));
+        const outcomes = await store.completeMany(
+          jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+          at(2),
+        );
         expect(outcomes).toEqual(jobs.map(() => 'completed'));
       }
       expect(claimed).toHaveLength(100);
@@ -158,7 +166,10 @@ describe('MongoDB commands per job', () => {
     const loom = await Loom.create({ store, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger(), concurrency: 50 });
     try {
       const jobs = 500;
-      await loom.enqueueMany(Noop, Array.from({ length: jobs }, () => undefined));
+      await loom.enqueueMany(
+        Noop,
+        Array.from({ length: jobs }, () => undefined),
+      );
       let completed = 0;
       const done = new Promise<void>((resolve) => loom.on('job:completed', () => ++completed === jobs && resolve()));
       commands.length = 0;
@@ -180,7 +191,10 @@ describe('MongoDB commands per job', () => {
   it('flow limits: a claim of one sends the permit and the lease (2 commands); a claim of 10 over 10 groups, 6; of 10 from one group, 4 round trips', async () => {
     const { store, commands } = await monitoredStore();
     try {
-      await store.enqueue(Array.from({ length: 12 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i}` })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: 12 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i}` })),
+        { now: at(0) },
+      );
       const counted = async (flow: NonNullable<Parameters<MongoStore['claim']>[0]['flow']>, limit: number): Promise<Record<string, number>> => {
         commands.length = 0;
         const jobs = await store.claim({ ...claimRequest('w', at(1), limit), flow });
@@ -201,7 +215,10 @@ describe('MongoDB commands per job', () => {
       const done = (e: { commandName: string }) => void (!IGNORED.has(e.commandName) && inFlight--);
       store.client.on('commandSucceeded', done);
       store.client.on('commandFailed', done);
-      await store.enqueue(Array.from({ length: 10 }, () => newJob({ groupKey: 'one' })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: 10 }, () => newJob({ groupKey: 'one' })),
+        { now: at(0) },
+      );
       roundTrips = 0;
       expect(await counted([{ name: 'send', group: { concurrency: 20 } }], 10)).toEqual({ find: 3, findAndModify: 1, update: 1 });
       expect(roundTrips).toBe(4);
@@ -213,7 +230,10 @@ describe('MongoDB commands per job', () => {
   it('flow limits: a claim of 10 across 10 rate-limit keys asks every key for its starts at once: 6 commands, not one per job', async () => {
     const { store, commands } = await monitoredStore();
     try {
-      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, rateLimitKey: `tenant-${i}` })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, rateLimitKey: `tenant-${i}` })),
+        { now: at(0) },
+      );
       commands.length = 0;
       const jobs = await store.claim({ ...claimRequest('w', at(1), 10), flow: [{ name: 'send', rateLimit: { limit: 5, perMs: 1_000, keyed: true } }] });
       expect(jobs).toHaveLength(10);
@@ -229,17 +249,26 @@ describe('MongoDB commands per job', () => {
   it('flow limits: completeMany of 10 runs holding concurrency slots sends 2 commands, the completions and one release of every slot', async () => {
     const { store, commands } = await monitoredStore();
     try {
-      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })),
+        { now: at(0) },
+      );
       const flow = [{ name: 'send', globalConcurrency: 10, group: { concurrency: 4 } }];
       const jobs = await store.claim({ ...claimRequest('w', at(1), 10), flow });
       expect(jobs).toHaveLength(10);
       commands.length = 0;
-      const outcomes = await store.completeMany(jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })), at(2));
+      const outcomes = await store.completeMany(
+        jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+        at(2),
+      );
       expect(outcomes).toEqual(jobs.map(() => 'completed'));
       // One bulk update completes them; one update frees their slots in the name's and the 3 keys' documents.
       expect(commands).toEqual(['update', 'update']);
       // Every slot is free again: 10 more start.
-      await store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: 10 }, (_, i) => newJob({ payload: { i }, groupKey: `k${i % 3}` })),
+        { now: at(0) },
+      );
       expect(await store.claim({ ...claimRequest('w', at(3), 10), flow })).toHaveLength(10);
     } finally {
       await store.close();
@@ -265,7 +294,10 @@ describe('MongoDB commands per job', () => {
       await loom.start();
       // Five waves of ten, 2 s apart: alone, each run would beat on its own phase.
       for (let wave = 1; wave <= 5; wave++) {
-        await loom.enqueueMany(Long, Array.from({ length: 10 }, () => undefined));
+        await loom.enqueueMany(
+          Long,
+          Array.from({ length: 10 }, () => undefined),
+        );
         await startedAtLeast(wave * 10);
         clock.advance(2_000);
         await inFlight();
@@ -287,7 +319,9 @@ describe('MongoDB commands per job', () => {
       const lifecycle = jobCommands.splice(0);
       const counts = lifecycle.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c]: (acc[c] ?? 0) + 1 }), {});
       const perJobPerInterval = lifecycle.length / (50 * intervals);
-      console.log(`[mongo-store] heartbeat commands per job per beat interval, 50 long jobs: ${perJobPerInterval.toFixed(3)} (${JSON.stringify(counts)} on the jobs collection over ${intervals} intervals; all commands: ${commands.length})`);
+      console.log(
+        `[mongo-store] heartbeat commands per job per beat interval, 50 long jobs: ${perJobPerInterval.toFixed(3)} (${JSON.stringify(counts)} on the jobs collection over ${intervals} intervals; all commands: ${commands.length})`,
+      );
       // One bulk update per interval carries all 50 heartbeats; a heartbeat per job would be 1.
       expect(counts).toEqual({ update: intervals });
       expect(perJobPerInterval).toBeLessThanOrEqual(0.05);

@@ -62,10 +62,14 @@ describe('the change stream across a server restart', () => {
     const unsubscribe = store.subscribe((e) => heard.push(e.queue));
     const s = store;
     const hears = (queue: string) =>
-      waitUntil(async () => {
-        await s.enqueue([newJob({ queue })], { now: at(0) }).catch(() => undefined);
-        return heard.includes(queue);
-      }, 20_000, `an insert event for ${queue}`);
+      waitUntil(
+        async () => {
+          await s.enqueue([newJob({ queue })], { now: at(0) }).catch(() => undefined);
+          return heard.includes(queue);
+        },
+        20_000,
+        `an insert event for ${queue}`,
+      );
     await hears('before');
 
     await emulator.stop();
@@ -82,7 +86,10 @@ describe('the claim query plan', () => {
     await store.init();
     // On a handful of jobs a planner may rightly fetch and sort them; with a backlog it must walk
     // loom_claim in claim order. (MongoStore also hints loom_claim, which the emulator ignores.)
-    await store.enqueue(Array.from({ length: 300 }, (_, i) => newJob({ payload: { i }, priority: i % 3 })), { now: at(0) });
+    await store.enqueue(
+      Array.from({ length: 300 }, (_, i) => newJob({ payload: { i }, priority: i % 3 })),
+      { now: at(0) },
+    );
     const filter = claimFilter({ queues: ['default'], names: ['send'], now: at(0) });
     expect(emulator.explainPlan('trouble', 'loom_jobs', filter, CLAIM_SORT as Record<string, 1 | -1>)).toBe('loom_claim');
   });

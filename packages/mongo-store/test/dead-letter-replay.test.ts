@@ -14,7 +14,7 @@ import { at, claimRequest, newJob } from './jobs.js';
 const fixture = useMongoFixture({ topology: 'standalone' });
 
 describe('replaying a dead letter on a standalone', () => {
-  it('keeps the letter of the job\'s next death when that death comes between the replay\'s steps', async () => {
+  it("keeps the letter of the job's next death when that death comes between the replay's steps", async () => {
     const database = fixture.mongo.newDatabaseName('replay');
     const store = fixture.newStore({ database });
     await store.init();

@@ -46,7 +46,9 @@ export function itWithFailPoints(client: () => MongoClient): (name: string, fn: 
       name,
       async () => {
         if (!(await available(client()))) {
-          process.stderr.write(`[fail points] not run, the test server has no configureFailPoint (start mongod with --setParameter enableTestCommands=1): ${name}\n`);
+          process.stderr.write(
+            `[fail points] not run, the test server has no configureFailPoint (start mongod with --setParameter enableTestCommands=1): ${name}\n`,
+          );
           return;
         }
         await fn();

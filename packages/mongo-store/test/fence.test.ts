@@ -28,7 +28,12 @@ describe('fencedFilter, from the lifecycle table', () => {
       for (const status of ['queued', 'running', 'waiting', 'completed']) {
         for (const token of ['mine', 'taken-over']) {
           const doc = job(status, token);
-          expect([name, status, token, matches(fencedFilter(name, id, 'mine'), doc)]).toEqual([name, status, token, holdsLease(doc as never, { jobId: id.toHexString(), token: 'mine' })]);
+          expect([name, status, token, matches(fencedFilter(name, id, 'mine'), doc)]).toEqual([
+            name,
+            status,
+            token,
+            holdsLease(doc as never, { jobId: id.toHexString(), token: 'mine' }),
+          ]);
         }
       }
     }

@@ -4,13 +4,7 @@ import { Query } from 'mingo';
 import { LoomError } from '@loom/core';
 import { parseJobId } from '../src/arguments.js';
 import type { JobDocument } from '../src/schema/documents.js';
-import {
-  claimFilter,
-  deadLetterFilter,
-  jobListFilter,
-  scheduleCasFilter,
-  unfinishedNotWaitingForFilter,
-} from '../src/schema/filters.js';
+import { claimFilter, deadLetterFilter, jobListFilter, scheduleCasFilter, unfinishedNotWaitingForFilter } from '../src/schema/filters.js';
 import { claimUpdate, newJobDocument } from '../src/schema/updates.js';
 import { fencedFilter } from './lease-fence.js';
 

@@ -5,7 +5,18 @@ import { at, claimRequest, newJob } from './jobs.js';
 
 const fixture = useMongoFixture();
 
-const DRIVER_CALLS = ['insertMany', 'insertOne', 'bulkWrite', 'updateOne', 'updateMany', 'find', 'findOne', 'deleteOne', 'deleteMany', 'countDocuments'] as const;
+const DRIVER_CALLS = [
+  'insertMany',
+  'insertOne',
+  'bulkWrite',
+  'updateOne',
+  'updateMany',
+  'find',
+  'findOne',
+  'deleteOne',
+  'deleteMany',
+  'countDocuments',
+] as const;
 
 /**
  * Stops a process at the moment the job of an enqueue is stored: once an insert into
@@ -47,7 +58,10 @@ function stopAfterJobInsert(database: string, options: { gate?: Promise<void>; d
 
 /** Deletes what MongoDB's TTL monitor would, were `retention.completed` on and every finish old enough. */
 async function expireAllCompleted(database: string): Promise<number> {
-  const res = await fixture.mongo.client.db(database).collection('loom_jobs').deleteMany({ status: 'completed', finishedAt: { $lte: at(365 * 86_400_000) } });
+  const res = await fixture.mongo.client
+    .db(database)
+    .collection('loom_jobs')
+    .deleteMany({ status: 'completed', finishedAt: { $lte: at(365 * 86_400_000) } });
   return res.deletedCount;
 }
 

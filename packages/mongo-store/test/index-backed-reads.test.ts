@@ -51,7 +51,9 @@ describe('MongoStore reads for operators are index-backed', () => {
       await store.listJobPage({ statuses: ['running', 'dead'], queue: 'default', createdAfter: at(-1), limit: 10 });
       await store.listJobPage({ statuses: ['completed'], limit: 10 });
 
-      const reads = sent.filter((e) => ['find', 'aggregate', 'count', 'distinct'].includes(e.commandName) && (e.command[e.commandName] as string) !== 'loom_queues');
+      const reads = sent.filter(
+        (e) => ['find', 'aggregate', 'count', 'distinct'].includes(e.commandName) && (e.command[e.commandName] as string) !== 'loom_queues',
+      );
       expect(reads.length).toBeGreaterThan(10);
       const db = fixture.mongo.client.db(database);
       for (const { commandName, command } of reads) {
@@ -77,7 +79,10 @@ describe('MongoStore reads for operators are index-backed', () => {
     try {
       await store.init();
       const n = 40;
-      await store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      await store.enqueue(
+        Array.from({ length: n }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const claimed = await store.claim(claimRequest('worker-a', at(1), n));
       for (const [i, job] of claimed.entries()) await store.deadLetter({ jobId: job.id, token: job.lease!.token }, { reason: 'boom', now: at(10 + i) });
 

@@ -48,7 +48,7 @@ describe('MongoStore indexes', () => {
     }
   });
 
-  it('refuses to start when an index has Loom\'s name but other options, naming it', async () => {
+  it("refuses to start when an index has Loom's name but other options, naming it", async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     // A non-unique index under the idempotency index's name would silently allow duplicate jobs.
     await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ idempotencyKey: 1 }, { name: 'loom_idempotency_key' });
@@ -59,7 +59,7 @@ describe('MongoStore indexes', () => {
     expect(err.message).toContain('unique false instead of true');
   });
 
-  it('refuses to start when Loom\'s keys are indexed under another name, naming that index', async () => {
+  it("refuses to start when Loom's keys are indexed under another name, naming that index", async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     await fixture.mongo.client.db(database).collection('loom_jobs').createIndex({ parentId: 1, status: 1, _id: 1 }, { name: 'by_parent' });
     const err = await initError(fixture.newStore({ database }));
@@ -81,13 +81,18 @@ describe('MongoStore indexes', () => {
   it("replaces Loom 0.1.0's claim index (without name), saying so, and claims use the new one", async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     const jobs = fixture.mongo.client.db(database).collection('loom_jobs');
-    await jobs.createIndex({ queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 }, { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } });
+    await jobs.createIndex(
+      { queue: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
+      { name: 'loom_claim', partialFilterExpression: { claimAt: { $exists: true } } },
+    );
     const logger = new CaptureLogger();
     const store = fixture.newStore({ database, logger });
     await store.init();
     const claimIndex = (await jobs.listIndexes().toArray()).find((ix) => ix.name === 'loom_claim');
     expect(claimIndex?.key).toEqual({ queue: 1, name: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 });
-    expect(logger.at('warn')).toEqual([expect.objectContaining({ msg: expect.stringContaining('earlier Loom version'), fields: expect.objectContaining({ index: 'loom_claim' }) })]);
+    expect(logger.at('warn')).toEqual([
+      expect.objectContaining({ msg: expect.stringContaining('earlier Loom version'), fields: expect.objectContaining({ index: 'loom_claim' }) }),
+    ]);
     await store.enqueue([{ name: 'send', queue: 'default', payload: {}, priority: 0, runAt: new Date(0), maxAttempts: 1 }], { now: new Date(0) });
     expect(await store.claim({ owner: 'w', queues: ['default'], names: ['send'], limit: 1, leaseUntil: new Date(60_000), now: new Date(1) })).toHaveLength(1);
     await store.close();

@@ -28,7 +28,10 @@ function describeInitReads(topology: 'replica-set' | 'standalone', fixture: Mong
     const store = fixture.newStore({ database });
     await store.init();
     const n = 30;
-    await store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+    await store.enqueue(
+      Array.from({ length: n }, (_, i) => newJob({ payload: { i } })),
+      { now: at(0) },
+    );
     const claimed = await store.claim(claimRequest('worker-a', at(1), n));
     expect(claimed).toHaveLength(n);
     for (const job of claimed) await store.deadLetter({ jobId: job.id, token: job.lease!.token }, { reason: 'boom', now: at(2) });

@@ -31,10 +31,12 @@ function refusedStore(port: number): MongoStore {
 describe('a MongoDB that refuses the connection', () => {
   it('fails init() at once with STORE_UNREACHABLE naming ECONNREFUSED, the driver error as its cause', async () => {
     const port = await closedPort();
-    const err = await refusedStore(port).init().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await refusedStore(port)
+      .init()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(LoomError.is(err)).toBe(true);
     expect(err).toMatchObject({ code: 'STORE_UNREACHABLE', message: expect.stringContaining(`ECONNREFUSED 127.0.0.1:${port}`) });
     expect((err as Error).cause).toBeInstanceOf(Error);
@@ -43,6 +45,9 @@ describe('a MongoDB that refuses the connection', () => {
 
   it('stops Loom.create at once', async () => {
     const store = refusedStore(await closedPort());
-    await expect(Loom.create({ container: new Container(), store, jobs: [] })).rejects.toMatchObject({ code: 'STORE_UNREACHABLE', message: expect.stringContaining('ECONNREFUSED') });
+    await expect(Loom.create({ container: new Container(), store, jobs: [] })).rejects.toMatchObject({
+      code: 'STORE_UNREACHABLE',
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 });

@@ -20,20 +20,24 @@ afterAll(async () => {
 });
 
 describe('chaos, short run', () => {
-  it('loses no job, counts no effect twice (also the transactional one with no unique index), accepts no stale completion and runs no more of a globally limited job than its limit, through kills and pauses', async () => {
-    run = startChaosScript('controller', { CHAOS_PROFILE: 'ci' });
-    const line = await run.waitForLine(/^jobs=\d+ /, RUN_MS);
-    const fields = Object.fromEntries(line.split(' ').map((kv) => kv.split('=')));
-    const figures = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Number(v)]));
-    // `global_concurrency_peak=P/N`: the most runs of the `globalConcurrency: N` job holding a valid lease at once.
-    const [peak, limit] = (fields.global_concurrency_peak ?? '').split('/').map(Number);
-    // The controller's log comes along, so a failure shows what happened during the run.
-    expect({ figures, log: run.lines() }).toMatchObject({ figures: { jobs: 400, lost: 0, duplicate_effects: 0, tx_effect_duplicates: 0, stale_acks: 0 } });
-    expect(figures.kills).toBeGreaterThanOrEqual(4);
-    expect(figures.pauses).toBeGreaterThanOrEqual(2);
-    expect(limit).toBe(4);
-    expect(peak).toBeGreaterThanOrEqual(1);
-    expect(peak).toBeLessThanOrEqual(limit);
-    expect(await run.exited).toBe(0);
-  }, RUN_MS + 10_000);
+  it(
+    'loses no job, counts no effect twice (also the transactional one with no unique index), accepts no stale completion and runs no more of a globally limited job than its limit, through kills and pauses',
+    async () => {
+      run = startChaosScript('controller', { CHAOS_PROFILE: 'ci' });
+      const line = await run.waitForLine(/^jobs=\d+ /, RUN_MS);
+      const fields = Object.fromEntries(line.split(' ').map((kv) => kv.split('=')));
+      const figures = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Number(v)]));
+      // `global_concurrency_peak=P/N`: the most runs of the `globalConcurrency: N` job holding a valid lease at once.
+      const [peak, limit] = (fields.global_concurrency_peak ?? '').split('/').map(Number);
+      // The controller's log comes along, so a failure shows what happened during the run.
+      expect({ figures, log: run.lines() }).toMatchObject({ figures: { jobs: 400, lost: 0, duplicate_effects: 0, tx_effect_duplicates: 0, stale_acks: 0 } });
+      expect(figures.kills).toBeGreaterThanOrEqual(4);
+      expect(figures.pauses).toBeGreaterThanOrEqual(2);
+      expect(limit).toBe(4);
+      expect(peak).toBeGreaterThanOrEqual(1);
+      expect(peak).toBeLessThanOrEqual(limit);
+      expect(await run.exited).toBe(0);
+    },
+    RUN_MS + 10_000,
+  );
 });

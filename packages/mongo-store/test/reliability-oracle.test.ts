@@ -5,7 +5,14 @@ import { finalLine, judge, passed, type OracleInput } from '../../../chaos/src/o
 // The chaos oracle must catch what it claims to catch; a clean run proves nothing otherwise.
 const claim = (job: string, token: string, owner: string, attempt: number, at: number): LedgerEntry => ({ t: 'claim', job, token, owner, attempt, at });
 const ack = (job: string, token: string, owner: string, start: number, ok: boolean, code?: string): LedgerEntry => ({
-  t: 'ack', job, token, owner, start, at: start + 1, ok, ...(code ? { code } : {}),
+  t: 'ack',
+  job,
+  token,
+  owner,
+  start,
+  at: start + 1,
+  ok,
+  ...(code ? { code } : {}),
 });
 
 /** Two jobs; j1 was killed on w1 and re-run on w2; everything as it should be. */
@@ -62,12 +69,28 @@ describe('the chaos oracle', () => {
     ['a job both completed and in the dead letters', (r) => ({ ...r, deadLetterIds: ['j2'] }), { lost: 1 }],
     ['a completed job without its transactional effect', (r) => ({ ...r, txEffects: [r.txEffects[0]] }), { lost: 1 }],
     ['a transactional effect counted twice in one row', (r) => ({ ...r, txEffects: [r.txEffects[0], { ...r.txEffects[1], n: 2 }] }), { txEffectDuplicates: 1 }],
-    ['a transactional effect in two rows of one key', (r) => ({ ...r, txEffects: [...r.txEffects, { key: 'b', n: 1, runs: [{ jobId: 'j2', attempt: 1, owner: 'w1' }] }] }), { txEffectDuplicates: 1 }],
-    ['one accepted run whose handler was called twice', (r) => ({ ...r, effects: [...r.effects, { key: 'b', jobId: 'j2', attempt: 1 }] }), { duplicateEffects: 1 }],
+    [
+      'a transactional effect in two rows of one key',
+      (r) => ({ ...r, txEffects: [...r.txEffects, { key: 'b', n: 1, runs: [{ jobId: 'j2', attempt: 1, owner: 'w1' }] }] }),
+      { txEffectDuplicates: 1 },
+    ],
+    [
+      'one accepted run whose handler was called twice',
+      (r) => ({ ...r, effects: [...r.effects, { key: 'b', jobId: 'j2', attempt: 1 }] }),
+      { duplicateEffects: 1 },
+    ],
     ['effects of two runs whose completions were both accepted', (r) => ({ ...r, ledger: acceptT1(r) }), { duplicateEffects: 1, staleAcks: 1 }],
     ['the stale worker ack accepted after the takeover', (r) => ({ ...r, ledger: acceptT1(r) }), { staleAcks: 1 }],
-    ['the transaction of a run that was taken over committed', (r) => ({ ...r, txEffects: [{ key: 'a', n: 1, runs: [{ jobId: 'j1', attempt: 1, owner: 'w1' }] }, r.txEffects[1]] }), { staleAcks: 1 }],
-    ['an accepted ack whose lease a later claim had taken', (r) => ({ ...r, ledger: [...r.ledger.slice(0, 5), claim('j2', 't4', 'w2', 2, 15)] }), { staleAcks: 1 }],
+    [
+      'the transaction of a run that was taken over committed',
+      (r) => ({ ...r, txEffects: [{ key: 'a', n: 1, runs: [{ jobId: 'j1', attempt: 1, owner: 'w1' }] }, r.txEffects[1]] }),
+      { staleAcks: 1 },
+    ],
+    [
+      'an accepted ack whose lease a later claim had taken',
+      (r) => ({ ...r, ledger: [...r.ledger.slice(0, 5), claim('j2', 't4', 'w2', 2, 15)] }),
+      { staleAcks: 1 },
+    ],
   ])('fails a run with %s', (_, corrupt, expected) => {
     const verdict = judge(corrupt(cleanRun()));
     expect(verdict).toMatchObject(expected);

@@ -10,7 +10,7 @@ import { quietLogger, useMongoFixture } from './fixture.js';
 const fixture = useMongoFixture();
 
 describe('MongoStore.serverTime', () => {
-  it("returns the localTime of a hello it sends to the primary, on a client that prefers secondaries", async () => {
+  it('returns the localTime of a hello it sends to the primary, on a client that prefers secondaries', async () => {
     const client = new MongoClient(fixture.mongo.uri, { readPreference: 'secondaryPreferred', monitorCommands: true });
     const started = new Map<number, Document>();
     const replies: { command: Document; reply: Document }[] = [];

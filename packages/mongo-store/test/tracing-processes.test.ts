@@ -53,33 +53,37 @@ function one(spans: PrintedSpan[], name: string): PrintedSpan {
 }
 
 describe('tracing across processes', () => {
-  it('a job enqueued in one process and run in another is one trace, from the request span to each attempt of the run', async () => {
-    const database = `trace_${process.pid}`;
-    const enqueuer = traced(database, 'enqueue');
-    const enqueued = await enqueuer.waitForLine(/^ENQUEUED /, STARTUP_MS);
-    const jobId = enqueued.slice('ENQUEUED '.length);
-    expect(await enqueuer.exited).toBe(0);
+  it(
+    'a job enqueued in one process and run in another is one trace, from the request span to each attempt of the run',
+    async () => {
+      const database = `trace_${process.pid}`;
+      const enqueuer = traced(database, 'enqueue');
+      const enqueued = await enqueuer.waitForLine(/^ENQUEUED /, STARTUP_MS);
+      const jobId = enqueued.slice('ENQUEUED '.length);
+      expect(await enqueuer.exited).toBe(0);
 
-    const worker = traced(database, 'work');
-    await worker.waitForLine(/^DONE$/, STARTUP_MS + RUN_MS);
-    expect(await worker.exited).toBe(0);
+      const worker = traced(database, 'work');
+      await worker.waitForLine(/^DONE$/, STARTUP_MS + RUN_MS);
+      expect(await worker.exited).toBe(0);
 
-    const sent = spansOf(enqueuer);
-    const ran = spansOf(worker);
-    const request = one(sent, 'POST /orders');
-    const publish = one(sent, 'publish orders');
-    expect(publish).toMatchObject({ traceId: request.traceId, parentSpanId: request.spanId, kind: 3 /* PRODUCER */ });
-    expect(publish.attributes).toMatchObject({ 'messaging.system': 'loom', 'messaging.message.id': jobId });
+      const sent = spansOf(enqueuer);
+      const ran = spansOf(worker);
+      const request = one(sent, 'POST /orders');
+      const publish = one(sent, 'publish orders');
+      expect(publish).toMatchObject({ traceId: request.traceId, parentSpanId: request.spanId, kind: 3 /* PRODUCER */ });
+      expect(publish.attributes).toMatchObject({ 'messaging.system': 'loom', 'messaging.message.id': jobId });
 
-    // The durable sleep split the run into two attempts, each its own span, both children of publish.
-    const attempts = ran.filter((s) => s.name === 'process orders');
-    expect(attempts.map((s) => s.attributes['loom.job.outcome'])).toEqual(['suspended', 'completed']);
-    for (const attempt of attempts) {
-      expect(attempt).toMatchObject({ traceId: request.traceId, parentSpanId: publish.spanId, kind: 4 /* CONSUMER */ });
-      expect(attempt.attributes).toMatchObject({ 'messaging.message.id': jobId, 'loom.job.name': 'fulfil', 'messaging.destination.name': 'orders' });
-      expect(attempt.pid).not.toBe(request.pid);
-    }
-    expect(one(ran, 'step reserve')).toMatchObject({ traceId: request.traceId, parentSpanId: attempts[0]!.spanId });
-    expect(one(ran, 'step ship')).toMatchObject({ traceId: request.traceId, parentSpanId: attempts[1]!.spanId });
-  }, BUILD_MS + 2 * STARTUP_MS + RUN_MS);
+      // The durable sleep split the run into two attempts, each its own span, both children of publish.
+      const attempts = ran.filter((s) => s.name === 'process orders');
+      expect(attempts.map((s) => s.attributes['loom.job.outcome'])).toEqual(['suspended', 'completed']);
+      for (const attempt of attempts) {
+        expect(attempt).toMatchObject({ traceId: request.traceId, parentSpanId: publish.spanId, kind: 4 /* CONSUMER */ });
+        expect(attempt.attributes).toMatchObject({ 'messaging.message.id': jobId, 'loom.job.name': 'fulfil', 'messaging.destination.name': 'orders' });
+        expect(attempt.pid).not.toBe(request.pid);
+      }
+      expect(one(ran, 'step reserve')).toMatchObject({ traceId: request.traceId, parentSpanId: attempts[0]!.spanId });
+      expect(one(ran, 'step ship')).toMatchObject({ traceId: request.traceId, parentSpanId: attempts[1]!.spanId });
+    },
+    BUILD_MS + 2 * STARTUP_MS + RUN_MS,
+  );
 });

@@ -30,7 +30,13 @@ async function expectMovedOnce(s: MongoStore, id: string): Promise<void> {
 
 /** failCommand data making a commit's outcome unknown to the client. */
 const UNKNOWN_COMMIT: [string, Document][] = [
-  ['the commit applied, then a write concern error', { failCommands: ['commitTransaction'], writeConcernError: { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true } } }],
+  [
+    'the commit applied, then a write concern error',
+    {
+      failCommands: ['commitTransaction'],
+      writeConcernError: { code: 64, codeName: 'WriteConcernFailed', errmsg: 'waiting for replication timed out', errInfo: { wtimeout: true } },
+    },
+  ],
   ['the connection dropped before the commit', { failCommands: ['commitTransaction'], closeConnection: true }],
 ];
 

@@ -9,7 +9,7 @@ class OrderRejected extends Error {}
 describe('transactions on a replica set', () => {
   const fixture = useMongoFixture();
 
-  it('enqueues a job together with the caller\'s own write when the transaction commits', async () => {
+  it("enqueues a job together with the caller's own write when the transaction commits", async () => {
     const store = fixture.newStore();
     await store.init();
     const orders = store.client.db(fixture.mongo.newDatabaseName('app')).collection('orders');
@@ -39,7 +39,7 @@ describe('transactions on a replica set', () => {
     expect(await store.listJobs({ idempotencyKey: 'receipt:o2' })).toEqual([]);
   });
 
-  it('commits a handler\'s write with the job\'s completion, or neither', async () => {
+  it("commits a handler's write with the job's completion, or neither", async () => {
     // Retention off: the job finishes at a fixed instant months ago, so a TTL pass (the emulator
     // sweeps every second, mongod every minute) between the completion and the read would remove it.
     const store = fixture.newStore({ retention: { completed: false } });
@@ -67,7 +67,7 @@ describe('transactions on a replica set', () => {
     expect(await store.getJob(id)).toMatchObject({ status: 'completed', result: 'sent' });
   });
 
-  it('refuses a session that is not the store\'s', async () => {
+  it("refuses a session that is not the store's", async () => {
     const store = fixture.newStore();
     await store.init();
     await expect(store.enqueue([newJob()], { now: at(0), session: { inTransaction: () => true } })).rejects.toMatchObject({

@@ -82,11 +82,16 @@ export class JobProviders {
       const { wrapper } = provider;
       if (!wrapper.isDependencyTreeStatic()) throw requestScoped(provider, 'depends on a request-scoped provider, which makes it');
       // A transient wrapper holds no instance of its own (each consumer gets one): ask its module.
-      const instance = (wrapper.isTransient
-        ? await wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef).instance.resolve(jobClass, undefined, { strict: true })
-        : wrapper.instance) as JobHandler | undefined;
+      const instance = (
+        wrapper.isTransient
+          ? await wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef).instance.resolve(jobClass, undefined, { strict: true })
+          : wrapper.instance
+      ) as JobHandler | undefined;
       if (typeof instance?.run !== 'function') {
-        throw new InvalidJobClassError(jobClass.name, `is provided by ${provider.moduleName} as something without a run method; provide the class itself or an object with run(payload, ctx)`);
+        throw new InvalidJobClassError(
+          jobClass.name,
+          `is provided by ${provider.moduleName} as something without a run method; provide the class itself or an object with run(payload, ctx)`,
+        );
       }
       this.instances.set(jobClass, instance);
     }

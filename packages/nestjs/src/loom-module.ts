@@ -17,11 +17,17 @@ const loomProvider: FactoryProvider<Promise<Loom>> = {
 };
 
 function checkOptions(options: LoomModuleOptions): LoomModuleOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('LoomModule options', 'must be an object of Loom.create options, e.g. { store }');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('LoomModule options', 'must be an object of Loom.create options, e.g. { store }');
   for (const key of ['container', 'resolve'] as const) {
-    if (key in options) throw new InvalidArgumentError(`LoomModule option "${key}"`, 'is not used: LoomModule builds @Job classes through Nest; list them in a module\'s providers');
+    if (key in options)
+      throw new InvalidArgumentError(
+        `LoomModule option "${key}"`,
+        "is not used: LoomModule builds @Job classes through Nest; list them in a module's providers",
+      );
   }
-  if (options.createLoom !== undefined && typeof options.createLoom !== 'function') throw new InvalidArgumentError('LoomModule option "createLoom"', 'must be a function (options) => Promise<Loom>');
+  if (options.createLoom !== undefined && typeof options.createLoom !== 'function')
+    throw new InvalidArgumentError('LoomModule option "createLoom"', 'must be a function (options) => Promise<Loom>');
   return options;
 }
 
@@ -63,7 +69,10 @@ export class LoomModule {
    */
   static forRootAsync(options: LoomModuleAsyncOptions): DynamicModule {
     if (typeof options !== 'object' || options === null || typeof options.useFactory !== 'function') {
-      throw new InvalidArgumentError('LoomModule.forRootAsync options', 'need useFactory: (...injected) => LoomModuleOptions, with the tokens to inject in `inject`');
+      throw new InvalidArgumentError(
+        'LoomModule.forRootAsync options',
+        'need useFactory: (...injected) => LoomModuleOptions, with the tokens to inject in `inject`',
+      );
     }
     return loomModule(options.imports ?? [], { provide: LOOM_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
   }

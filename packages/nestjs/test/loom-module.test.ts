@@ -124,7 +124,9 @@ describe('LoomModule.forRoot', () => {
   });
 
   it('runs only the jobs listed in `jobs` when given', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [LoomModule.forRoot({ store: new MemoryStore(), jobs: [SendReceipt], ...quiet() }), OrdersModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [LoomModule.forRoot({ store: new MemoryStore(), jobs: [SendReceipt], ...quiet() }), OrdersModule],
+    }).compile();
     app = await moduleRef.init();
     await expect(app.get(Loom).enqueue(PlaceOrder, { email: 'x@example.com' })).rejects.toThrow(/Job class PlaceOrder is not registered/);
     expect((await enqueueAndWait(app.get(Loom), SendReceipt, { email: 'x@example.com' })).status).toBe('completed');

@@ -44,7 +44,12 @@ class NotProvided {
   async run(): Promise<void> {}
 }
 
-const options = (extra: Partial<LoomModuleOptions> = {}): LoomModuleOptions => ({ store: new MemoryStore(), clock: new FakeClock(), logger: new CaptureLogger(), ...extra });
+const options = (extra: Partial<LoomModuleOptions> = {}): LoomModuleOptions => ({
+  store: new MemoryStore(),
+  clock: new FakeClock(),
+  logger: new CaptureLogger(),
+  ...extra,
+});
 
 /** The error a Nest testing module with this metadata fails with, at compile or at init. */
 async function startupError(metadata: ModuleMetadata): Promise<LoomError> {
@@ -68,7 +73,9 @@ describe('LoomModule refuses what it cannot run', () => {
 
   it('refuses a job made request-scoped by a dependency', async () => {
     const err = await startupError({ imports: [LoomModule.forRoot(options())], providers: [UsesCurrentUser, CurrentUser] });
-    expect(err.message).toMatch(/^Job class UsesCurrentUser \(provided by RootTestModule\) depends on a request-scoped provider, which makes it request-scoped/);
+    expect(err.message).toMatch(
+      /^Job class UsesCurrentUser \(provided by RootTestModule\) depends on a request-scoped provider, which makes it request-scoped/,
+    );
   });
 
   it('refuses a job class provided by two modules, naming both', async () => {

@@ -110,7 +110,12 @@ function describeError(err: unknown): string {
   const text = err instanceof Error ? err.message || String(err) : String(err);
   // expect's messages carry terminal colours; a report wants plain text.
   // eslint-disable-next-line no-control-regex -- the escape character is what terminal colour codes start with
-  return text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim() !== '').slice(0, 12).join('\n');
+  return text
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(0, 12)
+    .join('\n');
 }
 
 /** `fn()`, failed when it has not settled within `timeoutMs` (it may still run on; the next case starts anyway). */
@@ -128,7 +133,13 @@ async function within(fn: () => unknown, timeoutMs: number, what: string): Promi
   }
 }
 
-async function runBlock(block: Block, path: string[], eachHooks: { before: Hook[]; after: Hook[] }, options: ConformanceRunOptions, results: ConformanceCaseResult[]): Promise<void> {
+async function runBlock(
+  block: Block,
+  path: string[],
+  eachHooks: { before: Hook[]; after: Hook[] },
+  options: ConformanceRunOptions,
+  results: ConformanceCaseResult[],
+): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const before = [...eachHooks.before, ...block.beforeEach];
   const after = [...block.afterEach, ...eachHooks.after];

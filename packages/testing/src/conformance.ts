@@ -66,11 +66,7 @@ export interface ConformanceOptions {
  *
  * Uses jest's global `describe`/`it`/`expect`, so it works only inside a jest test file.
  */
-export function describeStoreConformance(
-  name: string,
-  factory: () => Promise<ConformanceStore> | ConformanceStore,
-  options: ConformanceOptions = {},
-): void {
+export function describeStoreConformance(name: string, factory: () => Promise<ConformanceStore> | ConformanceStore, options: ConformanceOptions = {}): void {
   describe(`JobStore conformance: ${name}`, () => {
     let current: ConformanceStore | undefined;
     let peer: JobStore | undefined;

@@ -31,7 +31,6 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
   realIoTimeout?: Duration;
 }
 
-
 /** Guards `advance` against a timer that keeps re-arming itself at the current instant. */
 const MAX_ADVANCE_STEPS = 1_000_000;
 
@@ -129,7 +128,9 @@ export class TestLoom {
       const next = await this.nextDue();
       if (next === null || next > target) break;
       if (steps >= MAX_ADVANCE_STEPS) {
-        throw new Error(`advance: more than ${MAX_ADVANCE_STEPS} steps before ${new Date(target).toISOString()}; something re-arms a timer without delay, or the poll interval is tiny for this span`);
+        throw new Error(
+          `advance: more than ${MAX_ADVANCE_STEPS} steps before ${new Date(target).toISOString()}; something re-arms a timer without delay, or the poll interval is tiny for this span`,
+        );
       }
       this.clock.set(Math.max(next, this.clock.now().getTime()));
       await this.settle();

@@ -1,5 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { Job, LoomError, MAX_PENDING_SIGNALS, MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES, PermanentError, type JobContext, type JobRecord, type JobStore, type StepRecord } from '@loom/core';
+import {
+  Job,
+  LoomError,
+  MAX_PENDING_SIGNALS,
+  MAX_STEP_RESULT_BYTES,
+  MAX_STEP_RESULTS_TOTAL_BYTES,
+  PermanentError,
+  type JobContext,
+  type JobRecord,
+  type JobStore,
+  type StepRecord,
+} from '@loom/core';
 import { crashableStore } from './crashable-store.js';
 import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
@@ -25,7 +36,14 @@ interface Probe {
   outOfStock: boolean;
 }
 
-const freshProbe = (): Probe => ({ effects: {}, beforeShip: async () => {}, failParentOnce: false, order: ['a', 'b'], slowGate: Promise.resolve(), outOfStock: true });
+const freshProbe = (): Probe => ({
+  effects: {},
+  beforeShip: async () => {},
+  failParentOnce: false,
+  order: ['a', 'b'],
+  slowGate: Promise.resolve(),
+  outOfStock: true,
+});
 
 /**
  * The durable-workflow behaviour (memoized steps, sleeps, child jobs, signals, determinism and
@@ -298,35 +316,39 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       expect(parent?.steps.filter((s) => s.kind === 'enqueue').map((s) => s.name)).toEqual(Array.from({ length: 10 }, (_, i) => `enqueue:wf-square#${i + 1}`));
     });
 
-    it('fan-in reads grow linearly with the children: no finishing child reads the parent or lists its siblings', async () => {
-      // What the engine reads back from the store, in serialized bytes, while a parent fans out to
-      // n children and waits for all of them. Each finishing child used to read the parent (whose
-      // document grows with n) and list its siblings: n² bytes.
-      let bytesRead = 0;
-      const measured = new Proxy(store, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver) as unknown;
-          if (typeof value !== 'function') return value;
-          return (...args: unknown[]) => {
-            const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-            if (prop !== 'getJob' && prop !== 'listJobs') return result;
-            return (result as Promise<unknown>).then((records) => ((bytesRead += JSON.stringify(records ?? null).length), records));
-          };
-        },
-      });
-      const t = await start({ store: measured });
-      const fanIn = async (n: number): Promise<number> => {
-        bytesRead = 0;
-        const { id } = await t.enqueue(Parent, { n });
-        await t.runUntilIdle();
-        expect((await store.getJob(id))?.result).toBe(((n - 1) * n * (2 * n - 1)) / 6);
-        return bytesRead;
-      };
-      const small = await fanIn(20);
-      const large = await fanIn(80);
-      // Four times the children: about four times the bytes when linear, sixteen when quadratic.
-      expect(large / small).toBeLessThan(6);
-    }, HEAVY_TEST_MS);
+    it(
+      'fan-in reads grow linearly with the children: no finishing child reads the parent or lists its siblings',
+      async () => {
+        // What the engine reads back from the store, in serialized bytes, while a parent fans out to
+        // n children and waits for all of them. Each finishing child used to read the parent (whose
+        // document grows with n) and list its siblings: n² bytes.
+        let bytesRead = 0;
+        const measured = new Proxy(store, {
+          get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver) as unknown;
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+              if (prop !== 'getJob' && prop !== 'listJobs') return result;
+              return (result as Promise<unknown>).then((records) => ((bytesRead += JSON.stringify(records ?? null).length), records));
+            };
+          },
+        });
+        const t = await start({ store: measured });
+        const fanIn = async (n: number): Promise<number> => {
+          bytesRead = 0;
+          const { id } = await t.enqueue(Parent, { n });
+          await t.runUntilIdle();
+          expect((await store.getJob(id))?.result).toBe(((n - 1) * n * (2 * n - 1)) / 6);
+          return bytesRead;
+        };
+        const small = await fanIn(20);
+        const large = await fanIn(80);
+        // Four times the children: about four times the bytes when linear, sixteen when quadratic.
+        expect(large / small).toBeLessThan(6);
+      },
+      HEAVY_TEST_MS,
+    );
 
     it('children finishing together read their parent a few times, not once each', async () => {
       // 30 children start together after their parent parked, and complete in one batch. Checked at
@@ -558,7 +580,9 @@ export function describeWorkflowScenarios(label: string, fixture: () => Workflow
       expect(job?.status).toBe('dead');
       expect(lastError(job)?.code).toBe('STEP_RESULT_TOO_LARGE');
       expect(lastError(job)?.message).toContain('step "export"');
-      expect(job?.steps).toEqual([expect.objectContaining({ name: 'export', status: 'pending', error: expect.objectContaining({ code: 'STEP_RESULT_TOO_LARGE' }) })]);
+      expect(job?.steps).toEqual([
+        expect.objectContaining({ name: 'export', status: 'pending', error: expect.objectContaining({ code: 'STEP_RESULT_TOO_LARGE' }) }),
+      ]);
     });
 
     it('stores step results up to MAX_STEP_RESULTS_TOTAL_BYTES per job and refuses the step that would pass it', async () => {

@@ -49,8 +49,7 @@ afterEach(async () => {
   runs.length = 0;
 });
 
-const fiveMinuteSlots = (count: number) =>
-  Array.from({ length: count }, (_, i) => new Date(Date.parse('2026-01-01T00:05:00Z') + i * 300_000).toISOString());
+const fiveMinuteSlots = (count: number) => Array.from({ length: count }, (_, i) => new Date(Date.parse('2026-01-01T00:05:00Z') + i * 300_000).toISOString());
 
 describe('cron through the engine', () => {
   it('a @Job({ schedule }) runs once per fire time, on time, with ctx.scheduledFor = the fire time', async () => {
@@ -87,9 +86,7 @@ describe('cron through the engine', () => {
     clockRef.set('2026-01-01T03:10:00Z');
     const after = await testLoom({ jobs: [Backfill], clock: clockRef, store });
     await after.runUntilIdle();
-    expect(runs.map((run) => run.scheduledFor)).toEqual(
-      ['00:30', '01:00', '01:30', '02:00', '02:30', '03:00'].map((hm) => `2026-01-01T${hm}:00.000Z`),
-    );
+    expect(runs.map((run) => run.scheduledFor)).toEqual(['00:30', '01:00', '01:30', '02:00', '02:30', '03:00'].map((hm) => `2026-01-01T${hm}:00.000Z`));
     expect(maxUnfinishedBackfills).toBe(1);
   });
 
@@ -129,6 +126,8 @@ describe('cron through the engine', () => {
       async run(): Promise<void> {}
     }
     const error = await createTestLoom({ jobs: [BadPayload] }).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/@Job on class BadPayload: option "schedule.payload" is not a valid payload for this job: Invalid payload for job "BadPayload" at kind/);
+    expect((error as Error).message).toMatch(
+      /@Job on class BadPayload: option "schedule.payload" is not a valid payload for this job: Invalid payload for job "BadPayload" at kind/,
+    );
   });
 });

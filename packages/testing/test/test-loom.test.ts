@@ -105,7 +105,10 @@ describe('createTestLoom', () => {
       const { id } = await t.enqueue(CallsHttp);
       const idle = t.runUntilIdle();
       let done = false;
-      void idle.then(() => (done = true), () => (done = true));
+      void idle.then(
+        () => (done = true),
+        () => (done = true),
+      );
       // The request is out and unanswered: the run is in flight and runUntilIdle keeps waiting.
       while (http.requests() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       await t.settle();

@@ -37,7 +37,11 @@ describe('startTestMongo without MONGODB_URI (mongodb-memory-server skipped)', (
     delete process.env.MONGODB_URI;
     const lines: string[] = [];
     const mongo = track(await startTestMongo({ memoryServer: false, log: (line) => lines.push(line) }));
-    expect(mongo).toMatchObject({ kind: 'emulator', replicaSet: true, notUsed: ['MONGODB_URI not set', 'mongodb-memory-server skipped (memoryServer: false)'] });
+    expect(mongo).toMatchObject({
+      kind: 'emulator',
+      replicaSet: true,
+      notUsed: ['MONGODB_URI not set', 'mongodb-memory-server skipped (memoryServer: false)'],
+    });
     expect(lines).toEqual([
       `[loom/testing] MongoDB for tests: emulator, replica set, ${mongo.uri} (MONGODB_URI not set; mongodb-memory-server skipped (memoryServer: false))`,
     ]);
@@ -89,7 +93,11 @@ describe('startTestMongo with MONGODB_URI set', () => {
     process.env.MONGODB_URI = server.uri;
     const lines: string[] = [];
     const mongo = track(await startTestMongo({ topology: 'standalone', memoryServer: false, log: (line) => lines.push(line) }));
-    expect(mongo).toMatchObject({ kind: 'emulator', replicaSet: false, notUsed: ['MONGODB_URI is a replica set, a standalone was asked for', 'mongodb-memory-server skipped (memoryServer: false)'] });
+    expect(mongo).toMatchObject({
+      kind: 'emulator',
+      replicaSet: false,
+      notUsed: ['MONGODB_URI is a replica set, a standalone was asked for', 'mongodb-memory-server skipped (memoryServer: false)'],
+    });
     expect(lines).toEqual([expect.stringContaining('emulator, standalone')]);
   });
 });

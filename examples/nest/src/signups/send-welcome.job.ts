@@ -7,7 +7,14 @@ export const Signup = z.object({ email: z.email() });
 export type Signup = z.infer<typeof Signup>;
 
 @Injectable()
-@Job({ name: 'send-welcome', queue: 'emails', payload: Signup, retries: 2, backoff: { type: 'fixed', delay: '1s' }, idempotencyKey: (s) => `welcome:${s.email}` })
+@Job({
+  name: 'send-welcome',
+  queue: 'emails',
+  payload: Signup,
+  retries: 2,
+  backoff: { type: 'fixed', delay: '1s' },
+  idempotencyKey: (s) => `welcome:${s.email}`,
+})
 export class SendWelcome {
   constructor(private readonly mailer: Mailer) {}
 

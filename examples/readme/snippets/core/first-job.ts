@@ -6,9 +6,14 @@ import { Job, Loom, MemoryStore, PermanentError, type JobContext } from '@loom/c
 
 const Receipt = z.object({ orderId: z.string(), email: z.string().email() });
 
-@Job({ name: 'send-receipt', payload: Receipt, retries: 5, timeout: '30s',
-       backoff: { type: 'exponential', delay: '2s', max: '1h', jitter: 'full' },
-       idempotencyKey: (p) => `receipt:${p.orderId}` })
+@Job({
+  name: 'send-receipt',
+  payload: Receipt,
+  retries: 5,
+  timeout: '30s',
+  backoff: { type: 'exponential', delay: '2s', max: '1h', jitter: 'full' },
+  idempotencyKey: (p) => `receipt:${p.orderId}`,
+})
 class SendReceipt {
   constructor(@inject(Mailer) private readonly mailer: Mailer) {}
   async run(payload: z.infer<typeof Receipt>, ctx: JobContext) {

@@ -7,9 +7,9 @@ declare function isAdmin(req: IncomingMessage): boolean;
 import { loomDashboard } from '@loom/dashboard';
 
 const dashboard = loomDashboard({
-  store,                                  // any JobStore: the MongoStore your engines use
+  store, // any JobStore: the MongoStore your engines use
   basePath: '/loom',
-  authorize: (req) => isAdmin(req),       // who may act; without it the dashboard is read-only
+  authorize: (req) => isAdmin(req), // who may act; without it the dashboard is read-only
 });
 
 export { dashboard };

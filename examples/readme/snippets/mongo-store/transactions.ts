@@ -16,9 +16,11 @@ declare const r: { orderId: string };
 declare const payload: { orderId: string };
 
 await store.withTransaction(async (s) => {
-  const session = s as ClientSession;                    // the driver's session
-  await orders.insertOne(order, { session });            // `orders` from store.client
+  const session = s as ClientSession; // the driver's session
+  await orders.insertOne(order, { session }); // `orders` from store.client
   await loom.enqueue(SendReceipt, payload, { session }); // stored only if the order commits
 });
 // in a handler: the handler's writes and the job's completion commit together, or neither does
-await ctx.transaction(async (s) => { await receipts.insertOne(r, { session: s as ClientSession }); });
+await ctx.transaction(async (s) => {
+  await receipts.insertOne(r, { session: s as ClientSession });
+});

@@ -10,8 +10,7 @@ declare class ConfigService {
   get<T>(key: string, fallback: T): T;
 }
 
-export const loomModule =
-LoomModule.forRootAsync({
+export const loomModule = LoomModule.forRootAsync({
   imports: [ConfigModule],
   inject: [ConfigService],
   useFactory: (config: ConfigService) => ({

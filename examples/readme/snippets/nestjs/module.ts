@@ -14,7 +14,7 @@ import { InjectLoom, LoomModule } from '@loom/nestjs';
 @Injectable()
 @Job({ queue: 'emails', retries: 5 })
 export class SendReceipt {
-  constructor(private readonly mailer: Mailer) {}       // any Nest provider
+  constructor(private readonly mailer: Mailer) {} // any Nest provider
   async run(payload: { email: string }, ctx: JobContext) {
     await this.mailer.send(payload.email, { idempotencyKey: ctx.idempotencyKey });
   }
@@ -36,5 +36,5 @@ export class AppModule {}
 
 // main.ts
 const app = await NestFactory.create(AppModule);
-app.enableShutdownHooks();   // SIGTERM / SIGINT close the app, which stops the engine gracefully
+app.enableShutdownHooks(); // SIGTERM / SIGINT close the app, which stops the engine gracefully
 await app.listen(3000);

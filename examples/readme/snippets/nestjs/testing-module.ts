@@ -20,6 +20,6 @@ const moduleRef = await Test.createTestingModule({
     OrdersModule,
   ],
 }).compile();
-const app = await moduleRef.init();          // the module starts the engine
+const app = await moduleRef.init(); // the module starts the engine
 await app.get(OrdersService).place('ada@example.com');
-await t.runUntilIdle();                      // t.advance('10m') for delays and retries
+await t.runUntilIdle(); // t.advance('10m') for delays and retries

@@ -9,6 +9,6 @@ const doomed = crashableStore(store);
 const first = await createTestLoom({ jobs, store: doomed.store, clock });
 // ... a handler calls doomed.crash() mid-run and never returns
 const second = await createTestLoom({ jobs, store, clock });
-await second.advance('31s');   // the dead engine's 30 s lease runs out; the survivor resumes the job
+await second.advance('31s'); // the dead engine's 30 s lease runs out; the survivor resumes the job
 
 export { first };

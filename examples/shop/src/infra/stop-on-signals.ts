@@ -5,7 +5,11 @@ import type { Logger } from '@loom/core';
  * at once: jobs still running then are not lost either, they run again when their lease expires.
  * Returns a function that removes the handlers.
  */
-export function stopOnSignals(stop: (signal: string) => Promise<void>, logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): () => void {
+export function stopOnSignals(
+  stop: (signal: string) => Promise<void>,
+  logger: Logger,
+  exit: (code: number) => void = (code) => process.exit(code),
+): () => void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {

@@ -63,7 +63,12 @@ export async function startTelemetry(settings: TelemetrySettings = telemetrySett
   const readers: Array<InstanceType<typeof metricsSdk.MetricReader>> = [];
   if (otlpEndpoint !== undefined) {
     const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
-    readers.push(new metricsSdk.PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: `${otlpEndpoint}/v1/metrics` }), exportIntervalMillis: settings.metricIntervalMs }));
+    readers.push(
+      new metricsSdk.PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: `${otlpEndpoint}/v1/metrics` }),
+        exportIntervalMillis: settings.metricIntervalMs,
+      }),
+    );
   }
   if (prometheusPort !== undefined) {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');

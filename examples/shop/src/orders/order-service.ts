@@ -35,7 +35,15 @@ export class OrderService {
   placeOrder(input: NewOrder): Promise<PlacedOrder> {
     return this.unitOfWork.run(async (session) => {
       const now = this.clock.now();
-      const order: Order = { _id: input.orderId, email: input.email, items: input.items, totalCents: orderTotalCents(input.items), status: 'placed', createdAt: now, updatedAt: now };
+      const order: Order = {
+        _id: input.orderId,
+        email: input.email,
+        items: input.items,
+        totalCents: orderTotalCents(input.items),
+        status: 'placed',
+        createdAt: now,
+        updatedAt: now,
+      };
       if (input.webhookUrl) order.webhookUrl = input.webhookUrl;
       const created = await this.orders.insertIfAbsent(order, session);
       const { orderId } = input;

@@ -4,9 +4,7 @@ import { z } from 'zod';
 export const NewOrderSchema = z.object({
   orderId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "_" or "-", at most 64'),
   email: z.email(),
-  items: z
-    .array(z.object({ sku: z.string().min(1), quantity: z.number().int().positive(), priceCents: z.number().int().nonnegative() }))
-    .min(1),
+  items: z.array(z.object({ sku: z.string().min(1), quantity: z.number().int().positive(), priceCents: z.number().int().nonnegative() })).min(1),
   /** Where to POST `order.placed` (FlakyWebhook). */
   webhookUrl: z.url().optional(),
 });

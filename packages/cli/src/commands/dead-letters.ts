@@ -17,7 +17,12 @@ export async function listDeadLetters(ctx: CommandContext): Promise<void> {
   const { output } = ctx;
   if (output.json) return printJson(output, letters);
   if (letters.length === 0) return output.out('no dead letters\n');
-  output.out(table(['ID', 'NAME', 'QUEUE', 'ATTEMPTS', 'DIED', 'REASON'], letters.map((d) => [d.id, d.job.name, d.job.queue, d.job.attempt, relative(d.diedAt, output.now), d.reason])));
+  output.out(
+    table(
+      ['ID', 'NAME', 'QUEUE', 'ATTEMPTS', 'DIED', 'REASON'],
+      letters.map((d) => [d.id, d.job.name, d.job.queue, d.job.attempt, relative(d.diedAt, output.now), d.reason]),
+    ),
+  );
 }
 
 /** `loom dlq retry ID` or `loom dlq retry --all [--name N]`, with a progress line on stderr for the bulk. */
@@ -30,7 +35,8 @@ export async function retryDeadLetters(ctx: CommandContext): Promise<void> {
     if (!output.json) output.out(`job ${id} is queued again\n`);
     return;
   }
-  const progress = (handled: number) => output.err(output.interactive ? `\rretrying dead letters: ${handled} handled` : `retrying dead letters: ${handled} handled\n`);
+  const progress = (handled: number) =>
+    output.err(output.interactive ? `\rretrying dead letters: ${handled} handled` : `retrying dead letters: ${handled} handled\n`);
   let skipped: { id: string; reason: string }[] = [];
   const retried = await ctx.deadLetters.retry(filterOf(ctx), { onProgress: progress, onSkipped: (s) => (skipped = s) });
   if (output.interactive) output.err('\n');

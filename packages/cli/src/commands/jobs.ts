@@ -75,8 +75,16 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   if (job.result !== undefined) lines.push(['result', JSON.stringify(job.result)]);
   const width = Math.max(...lines.map(([k]) => k.length));
   let text = lines.map(([k, v]) => `${k.padEnd(width)}  ${String(v)}`).join('\n') + '\n';
-  if (job.steps.length > 0) text += `\nsteps:\n${table(['NAME', 'KIND', 'STATUS', 'AT'], job.steps.map((s) => [s.name, s.kind, s.status, relative(s.at, output.now)]))}`;
-  if (job.errors.length > 0) text += `\nerrors:\n${table(['ATTEMPT', 'AT', 'ERROR'], job.errors.map((e) => [e.attempt, relative(e.at, output.now), `${e.name}${e.code ? ` [${e.code}]` : ''}: ${e.message}`]))}`;
+  if (job.steps.length > 0)
+    text += `\nsteps:\n${table(
+      ['NAME', 'KIND', 'STATUS', 'AT'],
+      job.steps.map((s) => [s.name, s.kind, s.status, relative(s.at, output.now)]),
+    )}`;
+  if (job.errors.length > 0)
+    text += `\nerrors:\n${table(
+      ['ATTEMPT', 'AT', 'ERROR'],
+      job.errors.map((e) => [e.attempt, relative(e.at, output.now), `${e.name}${e.code ? ` [${e.code}]` : ''}: ${e.message}`]),
+    )}`;
   output.out(text);
 }
 

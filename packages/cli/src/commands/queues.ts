@@ -33,8 +33,6 @@ export async function pauseQueue(ctx: CommandContext, paused: boolean): Promise<
   const { output } = ctx;
   if (output.json) return printJson(output, { queue, paused });
   output.out(
-    paused
-      ? `paused queue ${queue}: every engine stops claiming from it within one poll interval (enqueue still works)\n`
-      : `resumed queue ${queue}\n`,
+    paused ? `paused queue ${queue}: every engine stops claiming from it within one poll interval (enqueue still works)\n` : `resumed queue ${queue}\n`,
   );
 }

@@ -19,7 +19,14 @@ export async function listSchedules(ctx: CommandContext): Promise<void> {
   const { output } = ctx;
   if (output.json) return printJson(output, schedules);
   if (schedules.length === 0) return output.out('no schedules\n');
-  const rows = schedules.map((s) => [s.name, s.cron, s.timezone, s.paused ? 'paused' : 'active', relative(s.lastFireAt, output.now), relative(s.nextFireAt, output.now)]);
+  const rows = schedules.map((s) => [
+    s.name,
+    s.cron,
+    s.timezone,
+    s.paused ? 'paused' : 'active',
+    relative(s.lastFireAt, output.now),
+    relative(s.nextFireAt, output.now),
+  ]);
   output.out(table(['NAME', 'CRON', 'TIMEZONE', 'STATE', 'LAST FIRE', 'NEXT FIRE'], rows));
 }
 

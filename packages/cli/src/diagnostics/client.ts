@@ -6,7 +6,8 @@ import { UnreachableError, UsageError } from '../usage.js';
 export function diagnosticTarget(options: { uri?: string; database?: string }, env: Record<string, string | undefined>): { uri: string; database?: string } {
   const uri = options.uri ?? env.MONGODB_URI;
   if (!uri) throw new UsageError('no database to talk to: pass --uri or set MONGODB_URI');
-  if (!/^mongodb(\+srv)?:\/\//i.test(uri)) throw new UsageError(`--uri ${redactUri(uri)} is not a MongoDB connection string (mongodb://... or mongodb+srv://...)`);
+  if (!/^mongodb(\+srv)?:\/\//i.test(uri))
+    throw new UsageError(`--uri ${redactUri(uri)} is not a MongoDB connection string (mongodb://... or mongodb+srv://...)`);
   const fromUri = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/i.exec(uri)?.[1];
   const database = options.database ?? env.LOOM_DATABASE ?? (fromUri ? decodeURIComponent(fromUri) : undefined);
   return database === undefined ? { uri } : { uri, database };

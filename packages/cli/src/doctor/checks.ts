@@ -26,7 +26,7 @@ export const MAJORITY_WAIT_MS = 5_000;
 /** The scratch collection the write checks use; dropped when the checks end. */
 export const PROBE_COLLECTION = 'loom_doctor_probe';
 
-const STANDALONE_ADVICE = "Loom works, but ctx.transaction and enqueue with { session } fail: run a replica set (one member is enough) to have them";
+const STANDALONE_ADVICE = 'Loom works, but ctx.transaction and enqueue with { session } fail: run a replica set (one member is enough) to have them';
 
 /** `hello`'s kind of deployment. */
 export function topologyOf(hello: Document): Topology {
@@ -42,7 +42,11 @@ export function checkTopology(hello: Document): CheckResult {
   if (topology === 'standalone') return warn(name, `standalone server: ${STANDALONE_ADVICE}`, { topology });
   const detail = { topology, setName: hello.setName, primary: hello.primary, members: Array.isArray(hello.hosts) ? hello.hosts.length : undefined };
   if (hello.isWritablePrimary !== true) {
-    return warn(name, `replica set ${hello.setName}, but connected to a member that is not its primary: leave directConnection out of the URI (or name the set with replicaSet=${hello.setName}) so the driver follows the primary`, detail);
+    return warn(
+      name,
+      `replica set ${hello.setName}, but connected to a member that is not its primary: leave directConnection out of the URI (or name the set with replicaSet=${hello.setName}) so the driver follows the primary`,
+      detail,
+    );
   }
   return pass(name, `replica set ${hello.setName}, primary ${hello.primary ?? hello.me ?? '?'}, ${detail.members ?? '?'} member(s)`, detail);
 }
@@ -60,7 +64,11 @@ export async function checkServerVersion(db: Db): Promise<CheckResult> {
   const [wantMajor, wantMinor] = versionParts(TESTED_SERVER_VERSION);
   const detail = { version, tested: TESTED_SERVER_VERSION };
   if (major < wantMajor || (major === wantMajor && minor < wantMinor)) {
-    return warn(name, `MongoDB ${version} is older than ${TESTED_SERVER_VERSION}, the version Loom is tested against: upgrade, or run 'loom selftest' on a scratch database of this deployment first`, detail);
+    return warn(
+      name,
+      `MongoDB ${version} is older than ${TESTED_SERVER_VERSION}, the version Loom is tested against: upgrade, or run 'loom selftest' on a scratch database of this deployment first`,
+      detail,
+    );
   }
   return pass(name, `MongoDB ${version}`, detail);
 }
@@ -79,13 +87,19 @@ export async function checkTransactions(client: MongoClient, probe: Collection, 
       throw err;
     }
     const seen = await probe.countDocuments({ _id });
-    if (seen !== 1) return fail(name, `a committed transaction's write is not there (found ${seen}): Loom's transactional enqueue and completion cannot be trusted on this deployment`);
+    if (seen !== 1)
+      return fail(
+        name,
+        `a committed transaction's write is not there (found ${seen}): Loom's transactional enqueue and completion cannot be trusted on this deployment`,
+      );
     return pass(name, 'a transaction on a scratch collection committed');
   } catch (err) {
     // A standalone refuses in more than one way (the driver's "does not support retryable writes",
     // the server's IllegalOperation): all of them mean the same thing there.
     if (topology === 'standalone') return warn(name, `not available on a standalone: ${STANDALONE_ADVICE}`, { error: firstLine(err) });
-    return fail(name, `a transaction on a scratch collection failed: ${firstLine(err)}; ctx.transaction and enqueue with { session } will fail the same way`, { error: firstLine(err) });
+    return fail(name, `a transaction on a scratch collection failed: ${firstLine(err)}; ctx.transaction and enqueue with { session } will fail the same way`, {
+      error: firstLine(err),
+    });
   } finally {
     await session.endSession().catch(() => {});
   }
@@ -114,7 +128,11 @@ export async function checkChangeStreams(probe: Collection, topology: Topology):
     );
   } catch (err) {
     if (topology === 'standalone') {
-      return warn(name, 'not available on a standalone: engines poll instead (a new job waits up to pollInterval, 1 s by default); a replica set wakes them at once', { error: firstLine(err) });
+      return warn(
+        name,
+        'not available on a standalone: engines poll instead (a new job waits up to pollInterval, 1 s by default); a replica set wakes them at once',
+        { error: firstLine(err) },
+      );
     }
     return fail(name, `cannot open a change stream: ${firstLine(err)}; engines fall back to polling`, { error: firstLine(err) });
   } finally {
@@ -161,7 +179,10 @@ export async function checkIndexes(db: Db, prefix: string): Promise<CheckResult>
   ];
   const jobs = await existingIndexes(db.collection(collections[0]![0]));
   if (jobs === undefined) {
-    return warn(name, `no Loom store in database '${db.databaseName}' (no collection '${prefix}jobs'): start a Loom engine on it once (init() creates the collections and indexes), or check --database and --prefix`);
+    return warn(
+      name,
+      `no Loom store in database '${db.databaseName}' (no collection '${prefix}jobs'): start a Loom engine on it once (init() creates the collections and indexes), or check --database and --prefix`,
+    );
   }
   const missing: string[] = [];
   const differing: string[] = [];
@@ -178,7 +199,11 @@ export async function checkIndexes(db: Db, prefix: string): Promise<CheckResult>
       try {
         await verifyIndexes(collection, [spec]);
       } catch (err) {
-        differing.push(firstLine(err).replace(/^MongoStore cannot start: /, '').replace(/\. Drop that index.*$/, ''));
+        differing.push(
+          firstLine(err)
+            .replace(/^MongoStore cannot start: /, '')
+            .replace(/\. Drop that index.*$/, ''),
+        );
       }
     }
   }
@@ -187,10 +212,18 @@ export async function checkIndexes(db: Db, prefix: string): Promise<CheckResult>
     return fail(name, `${differing.join('; ')}: drop it (dropIndex) and start a Loom engine once, whose init() recreates it as Loom needs it`, detail);
   }
   if (missing.length > 0) {
-    return fail(name, `missing: ${missing.join(', ')}: start a Loom engine of this version once (init() creates them); until then claims and list pages fail`, detail);
+    return fail(
+      name,
+      `missing: ${missing.join(', ')}: start a Loom engine of this version once (init() creates them); until then claims and list pages fail`,
+      detail,
+    );
   }
   const count = collections.reduce((n, [, specs]) => n + specs.length, 0);
-  return pass(name, `all ${count} of Loom's indexes present and as Loom creates them${retention.length > 0 ? `; retention: ${retention.join(', ')}` : ''}`, detail);
+  return pass(
+    name,
+    `all ${count} of Loom's indexes present and as Loom creates them${retention.length > 0 ? `; retention: ${retention.join(', ')}` : ''}`,
+    detail,
+  );
 }
 
 /** One `hello` bracketed by this host's clock. */
@@ -220,8 +253,10 @@ export async function checkClock(db: Db, leaseMs = DEFAULT_LEASE_MS): Promise<Ch
   const detail = { offsetMs: Math.round(offset), roundTripMs: best.after - best.before, warnAboveMs: leaseMs / 10, failAboveMs: leaseMs / 2 };
   const direction = offset > 0 ? 'behind' : 'ahead of';
   const said = `this host's clock is ${Math.round(skew)} ms ${direction} the server's (±${Math.ceil(halfTrip)} ms)`;
-  if (skew > leaseMs / 2) return fail(name, `${said}: leases of ${leaseMs / 1000} s cannot be trusted; sync this host with NTP before running Loom here`, detail);
-  if (skew > leaseMs / 10) return warn(name, `${said}, above a tenth of the default lease (${leaseMs / 1000} s): engines on this host warn at start; sync it with NTP`, detail);
+  if (skew > leaseMs / 2)
+    return fail(name, `${said}: leases of ${leaseMs / 1000} s cannot be trusted; sync this host with NTP before running Loom here`, detail);
+  if (skew > leaseMs / 10)
+    return warn(name, `${said}, above a tenth of the default lease (${leaseMs / 1000} s): engines on this host warn at start; sync it with NTP`, detail);
   return pass(name, said, detail);
 }
 
@@ -240,7 +275,11 @@ export async function checkSharding(client: MongoClient, database: string, prefi
     .toArray();
   const sharded = entries.filter((e) => e.dropped !== true && e.unsplittable !== true).map((e) => e._id);
   if (sharded.length > 0) {
-    return warn(name, `sharded: ${sharded.join(', ')}: keep Loom's collections unsharded (claims become scatter-gather and unique keys are not enforced across shards); see the README's "Scaling out with sharding"`, { sharded });
+    return warn(
+      name,
+      `sharded: ${sharded.join(', ')}: keep Loom's collections unsharded (claims become scatter-gather and unique keys are not enforced across shards); see the README's "Scaling out with sharding"`,
+      { sharded },
+    );
   }
   return pass(name, `Loom's collections in '${database}' are unsharded (on the database's primary shard)`, { sharded });
 }

@@ -65,7 +65,11 @@ export async function runDoctor(target: { uri: string; database?: string }, pref
     client = await openClient(target.uri, 'loom-doctor');
   } catch (err) {
     if (!(err instanceof UnreachableError)) throw err;
-    return { checks: [fail('connection', `${err.message}: check the URI, that the server runs, and that this host may reach it (firewall, IP allow list, TLS options)`)] };
+    return {
+      checks: [
+        fail('connection', `${err.message}: check the URI, that the server runs, and that this host may reach it (firewall, IP allow list, TLS options)`),
+      ],
+    };
   }
   try {
     const db = client.db(target.database ?? DOCTOR_DATABASE);
@@ -77,7 +81,9 @@ export async function runDoctor(target: { uri: string; database?: string }, pref
     const noDatabase = (name: string) => warn(name, `no database named: pass --database (or set LOOM_DATABASE) to check the ${name} of your Loom store`);
     checks.push(target.database === undefined ? noDatabase('indexes') : await guarded('indexes', () => checkIndexes(db, prefix)));
     checks.push(await guarded('clock', () => checkClock(db)));
-    checks.push(target.database === undefined ? noDatabase('sharding') : await guarded('sharding', () => checkSharding(client, target.database!, prefix, topology)));
+    checks.push(
+      target.database === undefined ? noDatabase('sharding') : await guarded('sharding', () => checkSharding(client, target.database!, prefix, topology)),
+    );
     return { checks };
   } finally {
     await client.close().catch(() => {});

@@ -21,8 +21,20 @@ const owner = env.LOOM_SELFTEST_OWNER ?? `selftest:${process.pid}`;
 if (!uri || !database || !prefix) throw new Error('chaos-worker needs LOOM_SELFTEST_URI, LOOM_SELFTEST_DATABASE and LOOM_SELFTEST_PREFIX');
 const transactions = env.LOOM_SELFTEST_TRANSACTIONS === '1';
 
-const quiet = { debug: () => {}, warn: (_: unknown, msg?: string) => process.stderr.write(`warn: ${msg ?? ''}\n`), error: (_: unknown, msg?: string) => process.stderr.write(`error: ${msg ?? ''}\n`) };
-const store = new MongoStore({ url: uri, database, collectionPrefix: prefix, logger: quiet, retention: { completed: false }, pollInterval: '100ms', connectTimeout: '30s' });
+const quiet = {
+  debug: () => {},
+  warn: (_: unknown, msg?: string) => process.stderr.write(`warn: ${msg ?? ''}\n`),
+  error: (_: unknown, msg?: string) => process.stderr.write(`error: ${msg ?? ''}\n`),
+};
+const store = new MongoStore({
+  url: uri,
+  database,
+  collectionPrefix: prefix,
+  logger: quiet,
+  retention: { completed: false },
+  pollInterval: '100ms',
+  connectTimeout: '30s',
+});
 const effects = store.client.db(database).collection<ChaosEffect>(effectsCollection(prefix));
 
 @Job({ name: CHAOS_JOB, retries: 10 })

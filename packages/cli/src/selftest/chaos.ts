@@ -131,18 +131,32 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     };
     while (performance.now() - started < o.durationMs) {
       const now = new Date();
-      const batch = Array.from({ length: BATCH }, (_, i) => ({ name: CHAOS_JOB, queue: 'default', payload: { key: `k${enqueued + i}` }, priority: 0, runAt: now, maxAttempts: 11 }));
+      const batch = Array.from({ length: BATCH }, (_, i) => ({
+        name: CHAOS_JOB,
+        queue: 'default',
+        payload: { key: `k${enqueued + i}` },
+        priority: 0,
+        runAt: now,
+        maxAttempts: 11,
+      }));
       await store.enqueue(batch, { now });
       enqueued += BATCH;
       // Killed while it runs jobs, so their leases have to run out and other engines take them over.
-      if (kills === 0 && performance.now() - started >= killAfter && engines[0]!.ready && (await jobs.countDocuments({ status: 'running', 'lease.owner': engines[0]!.name })) > 0) {
+      if (
+        kills === 0 &&
+        performance.now() - started >= killAfter &&
+        engines[0]!.ready &&
+        (await jobs.countDocuments({ status: 'running', 'lease.owner': engines[0]!.name })) > 0
+      ) {
         await killOne();
       }
       await sleep(TICK_MS);
     }
     // An engine that started too slowly to be killed mid-run is killed now, with the queue still full.
     if (kills === 0) await killOne();
-    o.log(`chaos: enqueued ${enqueued} jobs in ${Math.round((performance.now() - started) / 1000)} s; waiting up to ${DRAIN_MS / 1000} s for the engines to finish them`);
+    o.log(
+      `chaos: enqueued ${enqueued} jobs in ${Math.round((performance.now() - started) / 1000)} s; waiting up to ${DRAIN_MS / 1000} s for the engines to finish them`,
+    );
     const drainStarted = performance.now();
     while (performance.now() - drainStarted < DRAIN_MS && errors.length === 0) {
       const unfinished = await jobs.countDocuments({ status: { $in: ['queued', 'running'] } });

@@ -23,7 +23,12 @@ const QUIET = { debug: () => {}, warn: () => {}, error: () => {} };
 async function dropCreated(client: MongoClient, database: string, prefix: string): Promise<void> {
   const db = client.db(database);
   const names = await db.listCollections({}, { nameOnly: true }).toArray();
-  for (const { name } of names) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => {});
+  for (const { name } of names)
+    if (name.startsWith(prefix))
+      await db
+        .collection(name)
+        .drop()
+        .catch(() => {});
 }
 
 function conformanceTally(results: ConformanceCaseResult[]): SelftestReport['conformance'] {
@@ -64,7 +69,9 @@ export async function runSelftest(options: DiagnosticInvocation & { uri: string;
     const existing = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
     if (existing.length > 0 && !options.force) {
       const shown = existing.slice(0, 5).join(', ') + (existing.length > 5 ? `, and ${existing.length - 5} more` : '');
-      io.stderr(`loom: database '${database}' at ${redactUri(uri)} holds ${existing.length} collection(s) (${shown}): selftest needs a scratch database; name an empty one, or pass --force (selftest then drops only the collections it creates, under '${runPrefix}')\n`);
+      io.stderr(
+        `loom: database '${database}' at ${redactUri(uri)} holds ${existing.length} collection(s) (${shown}): selftest needs a scratch database; name an empty one, or pass --force (selftest then drops only the collections it creates, under '${runPrefix}')\n`,
+      );
       return 2;
     }
     wasEmpty = existing.length === 0;

@@ -37,7 +37,10 @@ export class FireTimes {
   private readonly nextWallCache = new Map<number, number>();
 
   /** @throws the `cron` package's `CronError` for an expression it cannot parse. */
-  constructor(readonly expression: string, readonly timezone: string) {
+  constructor(
+    readonly expression: string,
+    readonly timezone: string,
+  ) {
     this.cronTime = new CronTime(expression, 'UTC');
     // toJSON() lists the fields as [second, minute, hour, dayOfMonth, month, dayOfWeek], '*' when
     // every value matches.

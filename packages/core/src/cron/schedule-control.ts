@@ -108,7 +108,11 @@ export class ScheduleControl {
 
   #find(name: string): ScheduledJob {
     const found = this.deps.schedules.find((scheduled) => scheduled.jobName === name);
-    if (!found) throw new ScheduleNotFoundError(name, this.deps.schedules.map((scheduled) => scheduled.jobName));
+    if (!found)
+      throw new ScheduleNotFoundError(
+        name,
+        this.deps.schedules.map((scheduled) => scheduled.jobName),
+      );
     return found;
   }
 }

@@ -82,16 +82,10 @@ function canonicalZone(className: string, zone: string): string {
 
 function optionError(className: string, error: z.ZodError): InvalidJobOptionsError {
   // The union reports either "not a string" or the object branch's issues; show the most specific.
-  const issues = error.issues.flatMap((issue) =>
-    issue.code === 'invalid_union' ? issue.errors.flat() : [issue],
-  );
+  const issues = error.issues.flatMap((issue) => (issue.code === 'invalid_union' ? issue.errors.flat() : [issue]));
   const unknown = issues.find((issue) => issue.code === 'unrecognized_keys');
   if (unknown?.code === 'unrecognized_keys') {
-    return new InvalidJobOptionsError(
-      className,
-      `schedule.${unknown.keys[0]}`,
-      'is not a schedule option; use cron, timezone, payload, catchUp or overlap',
-    );
+    return new InvalidJobOptionsError(className, `schedule.${unknown.keys[0]}`, 'is not a schedule option; use cron, timezone, payload, catchUp or overlap');
   }
   const specific = issues.find((issue) => issue.path.length > 0);
   if (!specific) {

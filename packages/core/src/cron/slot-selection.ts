@@ -58,8 +58,7 @@ export function selectSlots(schedule: CompiledSchedule, cursor: ScheduleCursor, 
   const newest = slots.at(-1);
   if (newest === undefined) return NOTHING_DUE;
 
-  const missedUpTo = (upTo: Date | undefined, reason: MissedSlots['reason']): MissedSlots | null =>
-    upTo === undefined ? null : { after: from, upTo, reason };
+  const missedUpTo = (upTo: Date | undefined, reason: MissedSlots['reason']): MissedSlots | null => (upTo === undefined ? null : { after: from, upTo, reason });
 
   switch (schedule.catchUp) {
     case 'all': {

@@ -50,7 +50,18 @@ export class StoredSchedules {
     const { job } = this.#described(await this.#find(name), 'trigger');
     const now = this.deps.clock.now();
     const [result] = await this.deps.store.enqueue(
-      [{ name, queue: job.queue, payload: job.payload, priority: job.priority, runAt: now, maxAttempts: job.maxAttempts, idempotencyKey: triggerIdempotencyKey(name, now), scheduledFor: now }],
+      [
+        {
+          name,
+          queue: job.queue,
+          payload: job.payload,
+          priority: job.priority,
+          runAt: now,
+          maxAttempts: job.maxAttempts,
+          idempotencyKey: triggerIdempotencyKey(name, now),
+          scheduledFor: now,
+        },
+      ],
       { now },
     );
     return result!;
@@ -59,7 +70,11 @@ export class StoredSchedules {
   async #find(name: string): Promise<ScheduleRecord> {
     const all = await this.deps.store.listSchedules();
     const found = all.find((s) => s.name === name);
-    if (!found) throw new ScheduleNotFoundError(name, all.map((s) => s.name));
+    if (!found)
+      throw new ScheduleNotFoundError(
+        name,
+        all.map((s) => s.name),
+      );
     return found;
   }
 
@@ -76,6 +91,10 @@ function fireTimesOf(name: string, description: ScheduleDescription): FireTimes 
   try {
     return new FireTimes(description.cron, description.timezone);
   } catch (err) {
-    throw new LoomError('INVALID_SCHEDULE', `Schedule "${name}": its stored cron expression ${JSON.stringify(description.cron)} cannot be read: ${(err as Error).message}`, { cause: err });
+    throw new LoomError(
+      'INVALID_SCHEDULE',
+      `Schedule "${name}": its stored cron expression ${JSON.stringify(description.cron)} cannot be read: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }

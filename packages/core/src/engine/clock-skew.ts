@@ -74,11 +74,12 @@ export class ClockSkewGuard {
         logger.error(
           { skewMs: Math.round(skew), maxClockSkewMs: maxSkewMs },
           `This engine's clock is ${Math.round(Math.abs(skew))} ms ${direction} the database's (at most ${maxSkewMs} ms allowed: a tenth of the lease): ` +
-            'it stops claiming jobs until they agree, so it cannot take over jobs whose leases are still live. Sync this host\'s clock (NTP/chrony); runs in flight keep their leases',
+            "it stops claiming jobs until they agree, so it cannot take over jobs whose leases are still live. Sync this host's clock (NTP/chrony); runs in flight keep their leases",
         );
         this.deps.events.emit('worker:error', { error: new Error(`clock skew ${Math.round(skew)} ms exceeds ${maxSkewMs} ms`), operation: 'clockSkew' });
       } else if (!tooLarge && this.blocked) {
-        if (this.measured) logger.info({ skewMs: Math.round(skew) }, `This engine's clock agrees with the database's again (skew ${Math.round(skew)} ms); claiming resumes`);
+        if (this.measured)
+          logger.info({ skewMs: Math.round(skew) }, `This engine's clock agrees with the database's again (skew ${Math.round(skew)} ms); claiming resumes`);
         this.unblock();
       }
     } catch (err) {

@@ -130,7 +130,8 @@ function settle(w: Waiting, outcome: CompletionOutcome | undefined): void {
   const { jobId } = w.item.lease;
   if (outcome === 'completed') w.resolve();
   else if (outcome === 'lost') w.reject(new LeaseLostError(jobId));
-  else if (outcome === 'cancelled') w.reject(new CancelledError(jobId, undefined, 'its cancel was requested, so its completion was refused and nothing changed; the run ends cancelled'));
+  else if (outcome === 'cancelled')
+    w.reject(new CancelledError(jobId, undefined, 'its cancel was requested, so its completion was refused and nothing changed; the run ends cancelled'));
   else if (outcome === undefined) w.reject(new Error(`the store answered completeMany without an outcome for job ${jobId}`));
   else w.reject(outcome.error);
 }

@@ -23,7 +23,8 @@ export function checkDeadLetterFilter(filter: unknown, method: string): DeadLett
   for (const [key, value] of Object.entries(f)) {
     if (!FILTER_KEYS.has(key)) throw bad(`has an unknown field "${key}" (use name, queue, before, limit)`);
     if (value === undefined) continue;
-    if ((key === 'name' || key === 'queue') && (typeof value !== 'string' || value === '')) throw bad(`${key} must be a non-empty string (query operators are not accepted)`);
+    if ((key === 'name' || key === 'queue') && (typeof value !== 'string' || value === ''))
+      throw bad(`${key} must be a non-empty string (query operators are not accepted)`);
     if (key === 'before' && !(value instanceof Date && !Number.isNaN(value.getTime()))) throw bad('before must be a valid Date');
     if (key === 'limit' && !(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw bad('limit must be an integer >= 0');
   }
@@ -57,7 +58,10 @@ export class DeadLetters {
       return jobId;
     }
     const filter = checkDeadLetterFilter(target, 'retry');
-    const report = await this.deps.store.replayDeadLetters(filter, { now: this.deps.clock.now(), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    const report = await this.deps.store.replayDeadLetters(filter, {
+      now: this.deps.clock.now(),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
     if (report.replayed > 0) this.deps.onReplayed();
     for (const { id, reason } of report.skipped) this.deps.logger?.warn({ jobId: id }, `Dead letter ${id} was not retried: ${reason}`);
     if (report.skipped.length > 0) options.onSkipped?.(report.skipped);

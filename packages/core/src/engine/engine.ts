@@ -55,7 +55,20 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
   const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
-  const runner = new JobRunner({ store, clock, logger, events, registry, instances, leaseMs: options.leaseMs, random: options.random, workflow, telemetry, flow, outage });
+  const runner = new JobRunner({
+    store,
+    clock,
+    logger,
+    events,
+    registry,
+    instances,
+    leaseMs: options.leaseMs,
+    random: options.random,
+    workflow,
+    telemetry,
+    flow,
+    outage,
+  });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
       ? new ClockSkewGuard({

@@ -69,7 +69,10 @@ export class Enqueuer {
     if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
     const parsed = checkPayload(def, payload, pathPrefix);
     if (def.debounce && (opts.delay !== undefined || opts.runAt !== undefined || opts.idempotencyKey !== undefined)) {
-      throw new InvalidArgumentError('enqueue options', `job "${def.name}" is debounced: it starts ${def.debounce.delayMs} ms after the last enqueue of its key, so \`delay\`, \`runAt\` and \`idempotencyKey\` cannot be given`);
+      throw new InvalidArgumentError(
+        'enqueue options',
+        `job "${def.name}" is debounced: it starts ${def.debounce.delayMs} ms after the last enqueue of its key, so \`delay\`, \`runAt\` and \`idempotencyKey\` cannot be given`,
+      );
     }
     const idempotencyKey = resolveIdempotencyKey(def, parsed, opts.idempotencyKey);
     const job: NewJob = {

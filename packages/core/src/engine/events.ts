@@ -49,7 +49,9 @@ export type LoomEventName = keyof LoomEventMap;
 export type LoomEventListener<E extends LoomEventName> = (event: LoomEventMap[E]) => void;
 
 /** Builds the event view of a stored job (or of its summary). */
-export function jobEventInfo(job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId'>): JobEventInfo {
+export function jobEventInfo(
+  job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId'>,
+): JobEventInfo {
   const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
   if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
   if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;

@@ -114,7 +114,8 @@ export class HeartbeatBatch {
 function settle(w: Waiting, outcome: HeartbeatOutcome | undefined): void {
   const { jobId } = w.item.lease;
   if (outcome === 'extended' || outcome === 'cancel-requested') w.resolve(outcome);
-  else if (outcome === 'lost') w.reject(new LeaseLostError(jobId, 'the store refused its heartbeat: the lease was taken over, the job finished, or the lease had run out'));
+  else if (outcome === 'lost')
+    w.reject(new LeaseLostError(jobId, 'the store refused its heartbeat: the lease was taken over, the job finished, or the lease had run out'));
   else if (outcome === undefined) w.reject(new Error(`the store answered heartbeatMany without an outcome for job ${jobId}`));
   else w.reject(outcome.error);
 }

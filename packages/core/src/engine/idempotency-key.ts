@@ -21,6 +21,7 @@ export function resolveIdempotencyKey(def: JobDefinition, payload: unknown, over
   if (key === undefined) return undefined;
   if (typeof key !== 'string') throw new InvalidIdempotencyKeyError(def.name, `got ${key === null ? 'null' : typeof key}, not a string`);
   if (key.trim() === '') throw new InvalidIdempotencyKeyError(def.name, 'it is empty');
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new InvalidIdempotencyKeyError(def.name, `it is ${key.length} characters, over ${MAX_IDEMPOTENCY_KEY_LENGTH}`);
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    throw new InvalidIdempotencyKeyError(def.name, `it is ${key.length} characters, over ${MAX_IDEMPOTENCY_KEY_LENGTH}`);
   return key;
 }

@@ -30,10 +30,7 @@ import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 
 /** How a handler invocation ended. */
 type Outcome =
-  | { kind: 'returned'; result: unknown }
-  | { kind: 'threw'; error: Error }
-  | { kind: 'suspended'; suspension: RunSuspension }
-  | { kind: 'released' };
+  { kind: 'returned'; result: unknown } | { kind: 'threw'; error: Error } | { kind: 'suspended'; suspension: RunSuspension } | { kind: 'released' };
 
 /**
  * A requested cancel of one run, however it was learnt: a heartbeat (the store flags the job), a
@@ -108,7 +105,15 @@ export class JobRunner {
   constructor(private readonly deps: JobRunnerDeps) {
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
     this.heartbeats = new HeartbeatBatch({ store: deps.store, clock: deps.clock, intervalMs: heartbeatInterval(deps.leaseMs) });
-    this.leaseDeps = { store: deps.store, clock: deps.clock, events: deps.events, leaseMs: deps.leaseMs, completions: this.completions, heartbeats: this.heartbeats, ...(deps.outage ? { outage: deps.outage } : {}) };
+    this.leaseDeps = {
+      store: deps.store,
+      clock: deps.clock,
+      events: deps.events,
+      leaseMs: deps.leaseMs,
+      completions: this.completions,
+      heartbeats: this.heartbeats,
+      ...(deps.outage ? { outage: deps.outage } : {}),
+    };
   }
 
   /**
@@ -127,7 +132,13 @@ export class JobRunner {
     const { store, clock, events, registry, instances } = this.deps;
     const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
     const controller = new LazyAbort();
-    const lease = new RunLease(this.leaseDeps, job, log, (err) => controller.abort(err), () => cancel.request());
+    const lease = new RunLease(
+      this.leaseDeps,
+      job,
+      log,
+      (err) => controller.abort(err),
+      () => cancel.request(),
+    );
     let run: Run | undefined;
     try {
       cancel.bind(() => {
@@ -153,7 +164,18 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const ctx = new RunContext({ job, lease, store, clock, logger: log, abort: controller, workflow: this.deps.workflow, telemetry: run.telemetry, events, info: run.info });
+      const ctx = new RunContext({
+        job,
+        lease,
+        store,
+        clock,
+        logger: log,
+        abort: controller,
+        workflow: this.deps.workflow,
+        telemetry: run.telemetry,
+        events,
+        info: run.info,
+      });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       await this.settle(run, outcome, ctx, startedAt);
@@ -185,7 +207,10 @@ export class JobRunner {
     await afterThisTurn();
     if (!ends.handlerRunning) return;
     const { job, log, abandoned } = run;
-    log.warn({ jobId: job.id }, `Job ${job.id}: ${abandoned}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`);
+    log.warn(
+      { jobId: job.id },
+      `Job ${job.id}: ${abandoned}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`,
+    );
   }
 
   private failedUnexpectedly(job: JobRecord, err: unknown): void {
@@ -302,7 +327,10 @@ export class JobRunner {
     let result = returned;
     const problem = result === undefined ? null : findPlainDataProblem(result);
     if (problem) {
-      log.warn({ path: problem.path }, `Job ${info.id}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`);
+      log.warn(
+        { path: problem.path },
+        `Job ${info.id}: the handler's return value is not plain data at ${problem.path || '(root)'} (${problem.reason}); the job completes without a stored result`,
+      );
       result = undefined;
     }
     const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
@@ -330,7 +358,10 @@ export class JobRunner {
     if ((await this.write(run, 'suspend', () => suspension.commit(lease.ref, this.deps.clock.now()))).kind !== 'written') return;
     run.log.debug({ until: suspension.until }, `Job ${info.id}: suspended (${suspension.reason})`);
     run.telemetry.end('suspended');
-    this.deps.events.emit('job:suspended', suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason });
+    this.deps.events.emit(
+      'job:suspended',
+      suspension.until ? { job: info, reason: suspension.reason, until: suspension.until } : { job: info, reason: suspension.reason },
+    );
   }
 
   /** Milliseconds of the engine's clock since `startedAt` (ms). */
@@ -354,7 +385,10 @@ export class JobRunner {
     if (held.kind === 'written') flow.noteHold(hold);
     if ((await lease.write('sleep', () => store.sleep(lease.ref, { runAt: hold.until, now: clock.now() }))).kind !== 'written') return;
     const what = hold.key === undefined ? `job "${job.name}"` : `rate-limit key "${hold.key}" of job "${job.name}"`;
-    log.info({ until: hold.until }, `Job ${job.id}: rate limited (${error.message}); no ${what} starts until ${hold.until.toISOString()}, and this job runs again then (attempt not counted)`);
+    log.info(
+      { until: hold.until },
+      `Job ${job.id}: rate limited (${error.message}); no ${what} starts until ${hold.until.toISOString()}, and this job runs again then (attempt not counted)`,
+    );
     events.emit('job:suspended', { job: info, reason: 'rate limited', until: hold.until });
   }
 
@@ -370,13 +404,19 @@ export class JobRunner {
     if (decision.kind === 'retry') {
       const runAt = new Date(now.getTime() + decision.delayMs);
       if ((await this.write(run, 'retry', () => store.retry(lease.ref, { runAt, error: record, now: clock.now() }))).kind !== 'written') return;
-      log.warn({ err: error, runAt }, `Job ${job.id}: attempt ${job.attempt} of ${job.maxAttempts} failed (${record.message}); retrying in ${decision.delayMs} ms`);
+      log.warn(
+        { err: error, runAt },
+        `Job ${job.id}: attempt ${job.attempt} of ${job.maxAttempts} failed (${record.message}); retrying in ${decision.delayMs} ms`,
+      );
       run.telemetry.end('failed', error);
       events.emit('job:failed', { job: info, error, willRetry: true });
       events.emit('job:retrying', { job: info, error, runAt, delayMs: decision.delayMs });
       return;
     }
-    if ((await this.write(run, 'dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written') return;
+    if (
+      (await this.write(run, 'dead-letter', () => store.deadLetter(lease.ref, { reason: decision.reason, error: record, now: clock.now() }))).kind !== 'written'
+    )
+      return;
     log.error({ err: error, event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${decision.reason}`);
     run.telemetry.end('dead', error);
     events.emit('job:failed', { job: info, error, willRetry: false });
@@ -394,7 +434,8 @@ export class JobRunner {
     const expiries = Math.max(1, job.attempt - 1 - thisRound);
     const reason = `lease expired ${expiries} time${expiries === 1 ? '' : 's'}: the job crashed or stalled its worker (attempt ${job.attempt} exceeds ${job.maxAttempts})`;
     const error = { attempt: lifetimeAttempt(job), at: now, name: 'LeaseExpired', message: reason, code: 'LEASE_LOST' };
-    if ((await this.write(run, 'dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written') return;
+    if ((await this.write(run, 'dead-letter', () => this.deps.store.deadLetter(lease.ref, { reason, error, now: this.deps.clock.now() }))).kind !== 'written')
+      return;
     log.error({ event: 'job:dead' }, `Job ${job.id}: moved to the dead letters: ${reason}`);
     run.telemetry.end('expired', reason);
     this.deps.events.emit('job:dead', { job: info, reason });

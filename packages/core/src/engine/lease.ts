@@ -153,9 +153,12 @@ export class RunLease {
     await this.beatInFlight;
     await this.renewBeforeHold();
     const generation = this.generation;
-    const cancelLateBeat = this.deps.clock.setTimer(() => {
-      if (this.generation === generation && this.state === 'held') this.resumeBeats();
-    }, Math.max(0, this.remaining() - this.interval()));
+    const cancelLateBeat = this.deps.clock.setTimer(
+      () => {
+        if (this.generation === generation && this.state === 'held') this.resumeBeats();
+      },
+      Math.max(0, this.remaining() - this.interval()),
+    );
     let committed = false;
     try {
       const result = await fn();
@@ -165,7 +168,8 @@ export class RunLease {
       cancelLateBeat();
       // `fn` may have ended the lease meanwhile (stop, lost): only a lease still held or beating goes on.
       const state = this.state as RunLease['state'];
-      if (committed && (state === 'held' || state === 'beating')) this.pauseBeats('settling'); // the job is complete: no lease left to keep
+      if (committed && (state === 'held' || state === 'beating'))
+        this.pauseBeats('settling'); // the job is complete: no lease left to keep
       else if (!committed && state === 'held') this.resumeBeats();
     }
   }
@@ -192,7 +196,10 @@ export class RunLease {
       }
       // The lease still runs until `leaseUntil`; the transaction's fenced completion decides.
       const error = toError(err);
-      this.log.warn({ err: error, jobId: this.ref.jobId }, `Job ${this.ref.jobId}: renewing the lease before ctx.transaction failed (${error.message}); going on with the lease as it stands`);
+      this.log.warn(
+        { err: error, jobId: this.ref.jobId },
+        `Job ${this.ref.jobId}: renewing the lease before ctx.transaction failed (${error.message}); going on with the lease as it stands`,
+      );
       this.deps.events.emit('worker:error', { error, operation: 'extendLease', jobId: this.ref.jobId });
     }
   }
@@ -240,7 +247,10 @@ export class RunLease {
         return { kind: 'written' };
       } catch (err) {
         if (LoomError.is(err, 'LEASE_LOST')) {
-          this.log.warn({ err, jobId }, `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`);
+          this.log.warn(
+            { err, jobId },
+            `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`,
+          );
           return { kind: 'lost' };
         }
         if (LoomError.is(err, 'CANCELLED')) {
@@ -298,9 +308,13 @@ export class RunLease {
   private armWatchdog(): void {
     this.disarmWatchdog();
     const generation = this.generation;
-    this.cancelWatchdog = this.deps.clock.setTimer(() => {
-      if (this.generation === generation && this.state === 'beating') this.lost(new LeaseLostError(this.ref.jobId, 'the lease ran out before this worker could extend it'));
-    }, Math.max(0, this.remaining()));
+    this.cancelWatchdog = this.deps.clock.setTimer(
+      () => {
+        if (this.generation === generation && this.state === 'beating')
+          this.lost(new LeaseLostError(this.ref.jobId, 'the lease ran out before this worker could extend it'));
+      },
+      Math.max(0, this.remaining()),
+    );
   }
 
   private disarmWatchdog(): void {

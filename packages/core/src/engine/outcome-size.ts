@@ -27,5 +27,8 @@ export function completedJobTooLarge(job: JobRecord, stepBytesAdded: number, res
   const detail = Object.entries(parts)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  return new JobTooLargeError(job.id, `its result would make the stored job about ${total} bytes (${detail}), over the ${MAX_JOB_RECORD_BYTES}-byte limit of one job record`);
+  return new JobTooLargeError(
+    job.id,
+    `its result would make the stored job about ${total} bytes (${detail}), over the ${MAX_JOB_RECORD_BYTES}-byte limit of one job record`,
+  );
 }

@@ -28,11 +28,16 @@ export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = 
   const [first, ...others] = issues;
   const shown = others.slice(0, PAYLOAD_ISSUES_SHOWN - 1).map((issue) => `; at ${issue.path || '(root)'}: ${issue.message}`);
   const more = others.length > shown.length ? `; and ${others.length - shown.length} more` : '';
-  throw new InvalidPayloadError(def.name, first?.path ?? pathPrefix, `${first?.message ?? 'does not match the payload schema'}${shown.join('')}${more}`, { cause: result.error });
+  throw new InvalidPayloadError(def.name, first?.path ?? pathPrefix, `${first?.message ?? 'does not match the payload schema'}${shown.join('')}${more}`, {
+    cause: result.error,
+  });
 }
 
 /** How many schema issues an `INVALID_PAYLOAD` message lists; the rest are counted ("and N more"). */
 export const PAYLOAD_ISSUES_SHOWN = 10;
 
 const issuePath = (path: readonly PropertyKey[]): string =>
-  path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');

@@ -155,7 +155,11 @@ export class RunContext implements JobContext {
     const step: StepRecord | undefined = recorded ? undefined : this.steps.stamp({ name, kind: 'sleep', status: 'pending', wakeAt, at: now });
     const store = this.deps.store;
     this.suspend(
-      new RunSuspension(`sleep "${name}"`, (lease, when) => store.sleep(lease, step ? { runAt: wakeAt, step, now: when } : { runAt: wakeAt, now: when }), wakeAt),
+      new RunSuspension(
+        `sleep "${name}"`,
+        (lease, when) => store.sleep(lease, step ? { runAt: wakeAt, step, now: when } : { runAt: wakeAt, now: when }),
+        wakeAt,
+      ),
     );
   }
 

@@ -82,11 +82,18 @@ export function createScheduling(deps: {
 async function describeSchedules(deps: { store: JobStore; clock: Clock; logger: Logger; registry: JobRegistry }, schedules: ScheduledJob[]): Promise<void> {
   for (const { jobName, schedule } of schedules) {
     const def = deps.registry.byName(jobName)!;
-    const description = { cron: schedule.cron, timezone: schedule.timezone, job: { queue: def.queue, payload: schedule.payload, priority: def.priority, maxAttempts: def.maxAttempts } };
+    const description = {
+      cron: schedule.cron,
+      timezone: schedule.timezone,
+      job: { queue: def.queue, payload: schedule.payload, priority: def.priority, maxAttempts: def.maxAttempts },
+    };
     try {
       await deps.store.describeSchedule(jobName, description, deps.clock.now());
     } catch (err) {
-      deps.logger.warn({ err, schedule: jobName }, `schedule ${jobName}: could not store its description (the loom command line cannot trigger or resume it until the next start)`);
+      deps.logger.warn(
+        { err, schedule: jobName },
+        `schedule ${jobName}: could not store its description (the loom command line cannot trigger or resume it until the next start)`,
+      );
     }
   }
 }

@@ -53,6 +53,9 @@ export class StoreOutage {
     this.#since = undefined;
     this.#failures = 0;
     this.#failed.clear();
-    this.deps.logger.warn({ outageMs: seconds * 1000, failures }, `The store answers again after ${seconds.toFixed(1)} s (${failures} operation(s) failed meanwhile and were retried)`);
+    this.deps.logger.warn(
+      { outageMs: seconds * 1000, failures },
+      `The store answers again after ${seconds.toFixed(1)} s (${failures} operation(s) failed meanwhile and were retried)`,
+    );
   }
 }

@@ -254,7 +254,15 @@ export class WorkerPool {
       try {
         const now = clock.now();
         const limits = flow?.claimFlow(plan.names, now.getTime());
-        const req: ClaimRequest = { owner, queues, names: plan.names, excludeNames: plan.excludeNames, limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+        const req: ClaimRequest = {
+          owner,
+          queues,
+          names: plan.names,
+          excludeNames: plan.excludeNames,
+          limit,
+          leaseUntil: new Date(now.getTime() + leaseMs),
+          now,
+        };
         const onHeld = (holds: FlowHold[]): void => {
           for (const hold of holds) passedOver.push(hold.name);
           flow!.onHeld(holds);

@@ -18,7 +18,9 @@ const count = (max: number) =>
     .max(max, { message: `must be <= ${max}` });
 /** A function option that must be given. */
 const requiredFn = (what: string) =>
-  z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { error: (issue) => `${issue.input === undefined ? 'is required' : 'must be'}: a function ${what}` });
+  z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', {
+    error: (issue) => `${issue.input === undefined ? 'is required' : 'must be'}: a function ${what}`,
+  });
 /** A duration longer than 0 that must be given. */
 const requiredDuration = (example: string) =>
   z.custom<Duration>((v) => isDuration(v) && toMs(v) > 0, {
@@ -27,10 +29,29 @@ const requiredDuration = (example: string) =>
 
 /** The `@Job` options schema. `schedule` is checked by the cron module (`compileSchedule`). */
 export const jobOptionsSchema = z.strictObject({
-  name: z.string({ message: 'must be a string' }).trim().min(1, { message: 'must be a non-empty string' }).max(200, { message: 'must be at most 200 characters' }).optional(),
-  queue: z.string({ message: 'must be a string' }).trim().min(1, { message: 'must be a non-empty string' }).max(200, { message: 'must be at most 200 characters' }).optional(),
-  payload: z.custom<z.ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', { message: 'must be a zod schema, e.g. z.object({ ... })' }).optional(),
-  retries: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(0, { message: 'must be >= 0' }).max(10_000, { message: 'must be <= 10000' }).optional(),
+  name: z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, { message: 'must be a non-empty string' })
+    .max(200, { message: 'must be at most 200 characters' })
+    .optional(),
+  queue: z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, { message: 'must be a non-empty string' })
+    .max(200, { message: 'must be at most 200 characters' })
+    .optional(),
+  payload: z
+    .custom<z.ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', {
+      message: 'must be a zod schema, e.g. z.object({ ... })',
+    })
+    .optional(),
+  retries: z
+    .number({ message: 'must be a number' })
+    .int({ message: 'must be an integer' })
+    .min(0, { message: 'must be >= 0' })
+    .max(10_000, { message: 'must be <= 10000' })
+    .optional(),
   backoff: z.unknown().optional(),
   timeout: positiveDuration.optional(),
   priority: z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(-1_000_000).max(1_000_000).optional(),
@@ -53,7 +74,10 @@ export const jobOptionsSchema = z.strictObject({
   debounce: z
     .strictObject(
       { key: requiredFn('(payload) => string'), delay: requiredDuration("'5s'") },
-      { error: (issue) => (issue.code === 'invalid_type' ? "must be { key: (payload) => string, delay }, e.g. { key: (p) => p.docId, delay: '5s' }" : undefined) },
+      {
+        error: (issue) =>
+          issue.code === 'invalid_type' ? "must be { key: (payload) => string, delay }, e.g. { key: (p) => p.docId, delay: '5s' }" : undefined,
+      },
     )
     .optional(),
 });
@@ -79,7 +103,13 @@ function parseBackoff(className: string, raw: unknown): BackoffStrategy | Backof
   if (raw === undefined) return DEFAULT_BACKOFF;
   if (typeof raw === 'function') return raw as BackoffFunction;
   if (typeof raw !== 'object' || raw === null) {
-    return fail(new InvalidJobOptionsError(className, 'backoff', "must be { type: 'fixed' | 'linear' | 'exponential', delay, max?, jitter? } or (attempt, error) => Duration"));
+    return fail(
+      new InvalidJobOptionsError(
+        className,
+        'backoff',
+        "must be { type: 'fixed' | 'linear' | 'exponential', delay, max?, jitter? } or (attempt, error) => Duration",
+      ),
+    );
   }
   const parsed = backoffObjectSchema.safeParse(raw);
   if (!parsed.success) throw firstIssue(className, parsed.error, ['backoff']);
@@ -101,7 +131,11 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
   if (!parsed.success) throw firstIssue(className, parsed.error);
   const o = parsed.data;
   if (o.debounce && o.idempotencyKey) {
-    throw new InvalidJobOptionsError(className, 'debounce', 'cannot be combined with idempotencyKey: a debounced enqueue updates the queued job of its key; keep one of them');
+    throw new InvalidJobOptionsError(
+      className,
+      'debounce',
+      'cannot be combined with idempotencyKey: a debounced enqueue updates the queued job of its key; keep one of them',
+    );
   }
   if (o.debounce && o.schedule !== undefined) {
     throw new InvalidJobOptionsError(className, 'debounce', 'cannot be combined with schedule: each cron slot is its own run; keep one of them');
@@ -122,8 +156,16 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
     ...(o.globalConcurrency === undefined ? {} : { globalConcurrency: o.globalConcurrency }),
     ...(o.rateLimit === undefined
       ? {}
-      : { rateLimit: { limit: o.rateLimit.limit, perMs: toMs(o.rateLimit.per), ...(o.rateLimit.key ? { key: o.rateLimit.key as (payload: unknown) => string } : {}) } }),
+      : {
+          rateLimit: {
+            limit: o.rateLimit.limit,
+            perMs: toMs(o.rateLimit.per),
+            ...(o.rateLimit.key ? { key: o.rateLimit.key as (payload: unknown) => string } : {}),
+          },
+        }),
     ...(o.group === undefined ? {} : { group: { key: o.group.key as (payload: unknown) => string, concurrency: o.group.concurrency } }),
-    ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),
+    ...(o.debounce === undefined
+      ? {}
+      : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),
   };
 }

@@ -82,7 +82,11 @@ export class OtelTelemetry implements Telemetry {
     const attributes = messagingAttributes('process', job.queue, job.name);
     attributes[ATTR.messageId] = job.id;
     attributes[ATTR.attempt] = job.attempt;
-    const span = this.tracer.startSpan(`process ${job.queue}`, links ? { kind: api.SpanKind.CONSUMER, attributes, links } : { kind: api.SpanKind.CONSUMER, attributes }, parent);
+    const span = this.tracer.startSpan(
+      `process ${job.queue}`,
+      links ? { kind: api.SpanKind.CONSUMER, attributes, links } : { kind: api.SpanKind.CONSUMER, attributes },
+      parent,
+    );
     return new OtelRun(this, job, span, api.trace.setSpan(parent, span), startedAt);
   }
 

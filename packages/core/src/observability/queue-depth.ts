@@ -21,7 +21,8 @@ export class QueueDepthGauge {
         // Dead letters are counted apart from their queues (MongoStore keeps them in a collection of their own).
         result.observe(stats.deadLetters, { [ATTR.status]: 'dead' });
       },
-      (err: unknown) => this.logger.warn({ err }, `Could not read queue depths for the ${METRIC.depth} metric (store.stats failed); this collection reports none`),
+      (err: unknown) =>
+        this.logger.warn({ err }, `Could not read queue depths for the ${METRIC.depth} metric (store.stats failed); this collection reports none`),
     );
   private reading: Promise<StoreStats> | undefined;
 

@@ -35,7 +35,6 @@ function bad(field: string, detail: string): InvalidArgumentError {
   return new InvalidArgumentError(`jobs.list filter.${field}`, `${detail}; nothing was read`);
 }
 
-
 function validDate(value: unknown, field: string): Date {
   if (value instanceof Date && !Number.isNaN(value.getTime())) return value;
   throw bad(field, 'must be a valid Date');
@@ -77,11 +76,13 @@ export function decodeCursor(cursor: unknown): JobPagePosition {
  */
 export function toPageQuery(filter: unknown): { query: JobPageQuery; limit: number } {
   if (filter === undefined) filter = {};
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw new InvalidArgumentError('jobs.list filter', 'must be an object; nothing was read');
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter))
+    throw new InvalidArgumentError('jobs.list filter', 'must be an object; nothing was read');
   const f = filter as Record<string, unknown>;
   for (const key of Object.keys(f)) if (!FILTER_KEYS.has(key)) throw bad(key, `is not a filter (use ${[...FILTER_KEYS].join(', ')})`);
   const limit = f.limit === undefined ? DEFAULT_JOB_PAGE : f.limit;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_JOB_PAGE) throw bad('limit', `must be an integer from 1 to ${MAX_JOB_PAGE}`);
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_JOB_PAGE)
+    throw bad('limit', `must be an integer from 1 to ${MAX_JOB_PAGE}`);
   const query: JobPageQuery = { statuses: parseStatuses(f.status), limit: limit + 1 };
   if (f.name !== undefined) query.name = plainString(f.name, 'jobs.list filter.name', 'nothing was read');
   if (f.queue !== undefined) query.queue = plainString(f.queue, 'jobs.list filter.queue', 'nothing was read');

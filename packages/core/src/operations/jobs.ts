@@ -132,7 +132,10 @@ export class Jobs {
     try {
       await wakeIfJobsFinished({ store, clock, onWoken: () => hooks?.onQueued?.() }, parentId, { id: childId, dead: true });
     } catch (err) {
-      logger?.error({ err, jobId: parentId, childId }, `Job ${parentId}: could not wake it after its child ${childId} was cancelled; it looks at its children again within minutes`);
+      logger?.error(
+        { err, jobId: parentId, childId },
+        `Job ${parentId}: could not wake it after its child ${childId} was cancelled; it looks at its children again within minutes`,
+      );
     }
   }
 }

@@ -68,7 +68,8 @@ export function assertFlowLimits(flow: unknown, store: string): asserts flow is 
   const bad = (what: string, detail: string): LoomError => new LoomError('INVALID_ARGUMENT', `${store}: claim flow ${what} ${detail}; nothing was claimed`);
   if (!Array.isArray(flow)) throw bad('', 'must be an array of { name, globalConcurrency?, rateLimit?, group? }');
   const count = (value: unknown, what: string, max: number): void => {
-    if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max)) throw bad(what, `must be an integer from 1 to ${max}, got ${String(value)}`);
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max))
+      throw bad(what, `must be an integer from 1 to ${max}, got ${String(value)}`);
   };
   for (const [i, limits] of flow.entries()) {
     if (typeof limits !== 'object' || limits === null) throw bad(`[${i}]`, 'must be an object');
@@ -79,7 +80,8 @@ export function assertFlowLimits(flow: unknown, store: string): asserts flow is 
       if (typeof rateLimit !== 'object' || rateLimit === null) throw bad(`[${i}].rateLimit`, 'must be { limit, perMs, keyed? }');
       count(rateLimit.limit, `[${i}].rateLimit.limit`, MAX_RATE_LIMIT);
       if (rateLimit.limit === undefined) throw bad(`[${i}].rateLimit.limit`, 'is required');
-      if (typeof rateLimit.perMs !== 'number' || !Number.isFinite(rateLimit.perMs) || rateLimit.perMs <= 0) throw bad(`[${i}].rateLimit.perMs`, `must be a number > 0, got ${String(rateLimit.perMs)}`);
+      if (typeof rateLimit.perMs !== 'number' || !Number.isFinite(rateLimit.perMs) || rateLimit.perMs <= 0)
+        throw bad(`[${i}].rateLimit.perMs`, `must be a number > 0, got ${String(rateLimit.perMs)}`);
       if (rateLimit.keyed !== undefined && typeof rateLimit.keyed !== 'boolean') throw bad(`[${i}].rateLimit.keyed`, 'must be a boolean');
     }
     if (group !== undefined) {

@@ -13,15 +13,7 @@ import type {
   WaitCondition,
 } from './job-record.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
-import type {
-  CancelOutcome,
-  DeadLetterReplayReport,
-  JobPageQuery,
-  JobSummary,
-  QueueSummary,
-  RemoveOutcome,
-  RetryOutcome,
-} from './operations.js';
+import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
 
 /**
  * The one interface between the engine and storage. Operations are named by intent, follow the

@@ -109,24 +109,32 @@ export class RateLimitedError extends LoomError {
 
 /** Bad `@Job(...)` options, named by class and option; raised when the engine is created. */
 export class InvalidJobOptionsError extends LoomError {
-  constructor(readonly className: string, readonly option: string, detail: string) {
+  constructor(
+    readonly className: string,
+    readonly option: string,
+    detail: string,
+  ) {
     super('INVALID_JOB_OPTIONS', `@Job on class ${className}: option "${option}" ${detail}`);
   }
 }
 
 /** Two `@Job` classes claim one job name; raised by `Loom.create`. */
 export class DuplicateJobNameError extends LoomError {
-  constructor(readonly jobName: string, readonly firstClass: string, readonly secondClass: string) {
-    super(
-      'DUPLICATE_JOB_NAME',
-      `Job name "${jobName}" is used by both ${firstClass} and ${secondClass}; give one of them another \`name\` in @Job({ name })`,
-    );
+  constructor(
+    readonly jobName: string,
+    readonly firstClass: string,
+    readonly secondClass: string,
+  ) {
+    super('DUPLICATE_JOB_NAME', `Job name "${jobName}" is used by both ${firstClass} and ${secondClass}; give one of them another \`name\` in @Job({ name })`);
   }
 }
 
 /** A class handed to the engine is not a usable job (no `@Job`, or no `run` method). */
 export class InvalidJobClassError extends LoomError {
-  constructor(readonly className: string, detail: string) {
+  constructor(
+    readonly className: string,
+    detail: string,
+  ) {
     super('INVALID_JOB_CLASS', `Job class ${className} ${detail}`);
   }
 }
@@ -145,21 +153,32 @@ export class JobNotRegisteredError extends LoomError {
 
 /** A bad argument to an engine method or option. */
 export class InvalidArgumentError extends LoomError {
-  constructor(readonly argument: string, detail: string) {
+  constructor(
+    readonly argument: string,
+    detail: string,
+  ) {
     super('INVALID_ARGUMENT', `Invalid ${argument}: ${detail}`);
   }
 }
 
 /** A payload failed its job's schema or is not plain data. `path` names the offending field. */
 export class InvalidPayloadError extends LoomError {
-  constructor(readonly jobName: string, readonly path: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly jobName: string,
+    readonly path: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super('INVALID_PAYLOAD', `Invalid payload for job "${jobName}" at ${path || '(root)'}: ${detail}`, options);
   }
 }
 
 /** An idempotency key that is not a non-empty string (objects are refused: that is how operator injection starts). */
 export class InvalidIdempotencyKeyError extends LoomError {
-  constructor(readonly jobName: string, detail: string) {
+  constructor(
+    readonly jobName: string,
+    detail: string,
+  ) {
     super('INVALID_IDEMPOTENCY_KEY', `Invalid idempotency key for job "${jobName}": ${detail}; use a non-empty string of business identity`);
   }
 }
@@ -169,15 +188,29 @@ export class InvalidIdempotencyKeyError extends LoomError {
  * string: the enqueue is refused and nothing is stored.
  */
 export class InvalidFlowKeyError extends LoomError {
-  constructor(readonly jobName: string, readonly option: 'rateLimit.key' | 'group.key' | 'debounce.key', detail: string) {
-    super('INVALID_FLOW_KEY', `Job "${jobName}": its ${option} function ${detail}; it must return a non-empty string (at most 1024 characters). Nothing was enqueued`);
+  constructor(
+    readonly jobName: string,
+    readonly option: 'rateLimit.key' | 'group.key' | 'debounce.key',
+    detail: string,
+  ) {
+    super(
+      'INVALID_FLOW_KEY',
+      `Job "${jobName}": its ${option} function ${detail}; it must return a non-empty string (at most 1024 characters). Nothing was enqueued`,
+    );
   }
 }
 
 /** A value the store must keep (step result, progress) is not plain data. */
 export class NotPlainDataError extends LoomError {
-  constructor(readonly what: string, readonly path: string, detail: string) {
-    super('NOT_PLAIN_DATA', `${what} is not plain data at ${path || '(root)'}: ${detail}; return plain objects, arrays, strings, numbers, booleans, null or Date`);
+  constructor(
+    readonly what: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(
+      'NOT_PLAIN_DATA',
+      `${what} is not plain data at ${path || '(root)'}: ${detail}; return plain objects, arrays, strings, numbers, booleans, null or Date`,
+    );
   }
 }
 
@@ -200,7 +233,10 @@ export class JobNotFoundError extends LoomError {
 
 /** `loom.schedules.pause/resume` named a schedule this engine does not know. */
 export class ScheduleNotFoundError extends LoomError {
-  constructor(readonly scheduleName: string, known: readonly string[]) {
+  constructor(
+    readonly scheduleName: string,
+    known: readonly string[],
+  ) {
     super(
       'SCHEDULE_NOT_FOUND',
       `No schedule named "${scheduleName}" in this engine; known schedules: ${known.length > 0 ? known.join(', ') : '(none)'}. ` +
@@ -216,7 +252,10 @@ export class ScheduleNotFoundError extends LoomError {
  * took the job over (the lease expired), so this worker must stop touching it. Nothing changed.
  */
 export class LeaseLostError extends LoomError {
-  constructor(readonly jobId: string, detail = 'its lease expired and another worker may have taken it over') {
+  constructor(
+    readonly jobId: string,
+    detail = 'its lease expired and another worker may have taken it over',
+  ) {
     super('LEASE_LOST', `Job ${jobId}: lease lost (${detail}); this worker's write was refused and nothing changed`);
   }
 }
@@ -225,11 +264,15 @@ export class LeaseLostError extends LoomError {
  * Why a heartbeat was refused although the job still runs under its token: the lease had already
  * run out. Its concurrency slot may have gone to another run meanwhile, so the run must end.
  */
-export const LEASE_EXPIRED_BEFORE_HEARTBEAT = 'it had run out before this heartbeat arrived (the worker stalled, e.g. was stopped); another run may hold its slot';
+export const LEASE_EXPIRED_BEFORE_HEARTBEAT =
+  'it had run out before this heartbeat arrived (the worker stalled, e.g. was stopped); another run may hold its slot';
 
 /** A handler ran past its `timeout`; `ctx.signal` was aborted and the attempt failed. */
 export class JobTimeoutError extends LoomError {
-  constructor(readonly jobId: string, readonly timeoutMs: number) {
+  constructor(
+    readonly jobId: string,
+    readonly timeoutMs: number,
+  ) {
     super('JOB_TIMEOUT', `Job ${jobId} timed out after ${timeoutMs} ms; raise the job's \`timeout\` option or make the handler honour ctx.signal`);
   }
 }
@@ -240,7 +283,11 @@ export class JobTimeoutError extends LoomError {
  * requested tries to write anything but a lease extension or the cancel itself (nothing changed).
  */
 export class CancelledError extends LoomError {
-  constructor(readonly jobId: string, readonly reason?: string, detail = 'the run was aborted and its outcome is discarded') {
+  constructor(
+    readonly jobId: string,
+    readonly reason?: string,
+    detail = 'the run was aborted and its outcome is discarded',
+  ) {
     super('CANCELLED', `Job ${jobId} was cancelled${reason ? ` (${reason})` : ''}: ${detail}`);
   }
 }
@@ -254,7 +301,10 @@ export class EngineStoppedError extends LoomError {
 
 /** A handler threw something that is not an `Error` (a string, undefined, an object); this carries it. */
 export class JobFailedError extends LoomError {
-  constructor(message: string, readonly thrown: unknown) {
+  constructor(
+    message: string,
+    readonly thrown: unknown,
+  ) {
     super('JOB_FAILED', message);
   }
 }
@@ -265,14 +315,21 @@ export class JobFailedError extends LoomError {
  * return a reference), or keep less in steps.
  */
 export class JobTooLargeError extends LoomError {
-  constructor(readonly jobId: string, detail: string) {
+  constructor(
+    readonly jobId: string,
+    detail: string,
+  ) {
     super('JOB_TOO_LARGE', `Job ${jobId}: ${detail}; store large data elsewhere (a bucket, a collection of your own) and keep a reference in the job`);
   }
 }
 
 /** The store refused an outcome write for good (not a lost lease, not a transient error): the attempt fails with this. */
 export class OutcomeNotStoredError extends LoomError {
-  constructor(readonly jobId: string, operation: string, cause: Error) {
+  constructor(
+    readonly jobId: string,
+    operation: string,
+    cause: Error,
+  ) {
     super('OUTCOME_NOT_STORED', `Job ${jobId}: the store refused to ${operation} it: ${cause.message}`, { cause });
   }
 }
@@ -298,14 +355,22 @@ export class EngineStateError extends LoomError {
 
 /** One step name used twice in one run: steps are memoized by name, so names must be unique. */
 export class DuplicateStepError extends LoomError {
-  constructor(readonly jobId: string, readonly stepName: string) {
+  constructor(
+    readonly jobId: string,
+    readonly stepName: string,
+  ) {
     super('DUPLICATE_STEP', `Job ${jobId}: step name "${stepName}" is used twice in one run; give every ctx.step / ctx.sleep its own name`);
   }
 }
 
 /** A replayed run reached a recorded step of another kind under the same name. */
 export class NonDeterminismError extends LoomError {
-  constructor(readonly jobId: string, readonly stepName: string, recorded: string, requested: string) {
+  constructor(
+    readonly jobId: string,
+    readonly stepName: string,
+    recorded: string,
+    requested: string,
+  ) {
     super(
       'NON_DETERMINISM',
       `Job ${jobId}: "${stepName}" was recorded as a ${recorded} but this run uses it as a ${requested}; a handler must reach its steps the same way on every attempt`,
@@ -342,7 +407,10 @@ function describeStep(step: { name: string; kind: string }): string {
 
 /** A step result (or signal data, or fan-in of child results) is over {@link MAX_STEP_RESULT_BYTES}. */
 export class StepResultTooLargeError extends LoomError {
-  constructor(readonly stepName: string, detail: string) {
+  constructor(
+    readonly stepName: string,
+    detail: string,
+  ) {
     super('STEP_RESULT_TOO_LARGE', `${detail}; store large data elsewhere (a bucket, a collection) and return a reference from step "${stepName}"`);
   }
 }
@@ -352,7 +420,10 @@ export class StepResultTooLargeError extends LoomError {
  * on, it is final: later attempts get the same error at the same step and take the same path.
  */
 export class WaitTimeoutError extends LoomError {
-  constructor(readonly stepName: string, message: string) {
+  constructor(
+    readonly stepName: string,
+    message: string,
+  ) {
     super('WAIT_TIMEOUT', message);
   }
 }
@@ -363,7 +434,11 @@ export class WaitTimeoutError extends LoomError {
  * looks again, so replaying the dead child and then the parent can still succeed).
  */
 export class ChildFailedError extends LoomError {
-  constructor(readonly stepName: string, readonly childId: string, message: string) {
+  constructor(
+    readonly stepName: string,
+    readonly childId: string,
+    message: string,
+  ) {
     super('CHILD_FAILED', message);
   }
 }
@@ -373,7 +448,11 @@ export class ChildFailedError extends LoomError {
  * catch it to go on without the child (final from then on), or let it fail the parent's attempt.
  */
 export class ChildCancelledError extends LoomError {
-  constructor(readonly stepName: string, readonly childId: string, message: string) {
+  constructor(
+    readonly stepName: string,
+    readonly childId: string,
+    message: string,
+  ) {
     super('CHILD_CANCELLED', message);
   }
 }

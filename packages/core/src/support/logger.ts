@@ -85,7 +85,6 @@ function resolveSettings(options: ConsoleLoggerOptions): Settings {
     color: options.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR),
     now: options.now ?? (() => new Date()),
     write:
-      options.write ??
-      ((line, level) => (format === 'pretty' && (level === 'warn' || level === 'error') ? process.stderr : process.stdout).write(`${line}\n`)),
+      options.write ?? ((line, level) => (format === 'pretty' && (level === 'warn' || level === 'error') ? process.stderr : process.stdout).write(`${line}\n`)),
   };
 }

@@ -27,7 +27,10 @@ export function childIdempotencyKey(parentId: string, stepName: string): string 
 export async function enqueueChild(run: RunScope, jobClass: JobClass, payload: unknown, opts: ChildEnqueueOptions = {}): Promise<EnqueueResult> {
   if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('ctx.enqueue options', 'must be an object');
   if ((opts as { session?: unknown }).session !== undefined) {
-    throw new InvalidArgumentError('ctx.enqueue options', 'a child enqueue cannot take a session: it is memoized as a step of its own, outside the transaction');
+    throw new InvalidArgumentError(
+      'ctx.enqueue options',
+      'a child enqueue cannot take a session: it is memoized as a step of its own, outside the transaction',
+    );
   }
   const def = run.services.registry.byClass(jobClass);
   const { step, ...enqueueOptions } = opts;
@@ -71,8 +74,18 @@ export async function waitForJobs(run: RunScope, ids: string | readonly string[]
   if (outcome && deadline) outcome.wakeAt = deadline; // a failure stays pending: keep its deadline for the next look
   if (outcome) return run.outcomes.settle(outcome);
   if (deadline && deadline.getTime() <= now.getTime()) {
-    const error = new WaitTimeoutError(name, `Job ${run.jobId}: ${name} timed out at ${deadline.toISOString()} waiting for job(s) ${unfinishedIds(jobs).join(', ')}`);
-    return run.outcomes.settle({ name, kind: 'wait', status: 'completed', error: toErrorRecord(error, run.attempt, now), at: now, ...(deadline ? { wakeAt: deadline } : {}) });
+    const error = new WaitTimeoutError(
+      name,
+      `Job ${run.jobId}: ${name} timed out at ${deadline.toISOString()} waiting for job(s) ${unfinishedIds(jobs).join(', ')}`,
+    );
+    return run.outcomes.settle({
+      name,
+      kind: 'wait',
+      status: 'completed',
+      error: toErrorRecord(error, run.attempt, now),
+      at: now,
+      ...(deadline ? { wakeAt: deadline } : {}),
+    });
   }
   const unfinished = unfinishedIds(jobs);
   // The wait began when its step was first recorded (pending); this is its first park otherwise.
@@ -90,7 +103,10 @@ export async function waitForJobs(run: RunScope, ids: string | readonly string[]
         try {
           await wakeIfJobsFinished({ store, clock, onWoken: services.wakeWorkers }, run.jobId);
         } catch (err) {
-          log.error({ err, jobId: run.jobId }, `Job ${run.jobId}: re-checking its awaited jobs after parking failed; it looks again at ${timeoutAt.toISOString()}`);
+          log.error(
+            { err, jobId: run.jobId },
+            `Job ${run.jobId}: re-checking its awaited jobs after parking failed; it looks again at ${timeoutAt.toISOString()}`,
+          );
         }
       },
       deadline,

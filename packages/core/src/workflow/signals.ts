@@ -67,7 +67,12 @@ export async function waitForSignal(run: RunScope, signal: string, opts: WaitFor
     new RunSuspension(
       `${name} for signal "${signal}"`,
       async (lease, when) => {
-        const waited = await store.wait(lease, { for: { signal }, now: when, ...(deadline ? { timeoutAt: deadline } : {}), ...(pending ? { step: run.steps.stamp(pending) } : {}) });
+        const waited = await store.wait(lease, {
+          for: { signal },
+          now: when,
+          ...(deadline ? { timeoutAt: deadline } : {}),
+          ...(pending ? { step: run.steps.stamp(pending) } : {}),
+        });
         // It arrived after consumeSignal looked: hand the job back at once, the next run takes it.
         if (waited === 'signal-pending') await store.release(lease, when);
       },

@@ -27,7 +27,10 @@ export function checkStepValue(what: string, stepName: string, value: unknown): 
     throw new NotPlainDataError(what, problem.path, problem.reason);
   }
   if (size > MAX_STEP_RESULT_BYTES) {
-    throw new StepResultTooLargeError(stepName, `${what} is about ${size} bytes serialized, over the ${MAX_STEP_RESULT_BYTES}-byte limit of one step (MAX_STEP_RESULT_BYTES)`);
+    throw new StepResultTooLargeError(
+      stepName,
+      `${what} is about ${size} bytes serialized, over the ${MAX_STEP_RESULT_BYTES}-byte limit of one step (MAX_STEP_RESULT_BYTES)`,
+    );
   }
   return size;
 }

@@ -39,4 +39,13 @@ await bothDone;
 await loom.stop();
 const job = await store.getJob(id);
 const children = await store.listJobs({ parentId: id });
-console.log(JSON.stringify({ apiImport, status: job.status, result: job.result, progress, trace: job.trace ?? null, children: children.map((c) => [c.status, c.trace ?? null]) }));
+console.log(
+  JSON.stringify({
+    apiImport,
+    status: job.status,
+    result: job.result,
+    progress,
+    trace: job.trace ?? null,
+    children: children.map((c) => [c.status, c.trace ?? null]),
+  }),
+);

@@ -17,9 +17,32 @@ import { batchSizeOf, optionalDoc, letVariables, rejectCollation } from './argum
 import { assertKnownStage } from '../query/pipeline-stages.js';
 
 const MINGO_STAGES = new Set([
-  '$addFields', '$bucket', '$bucketAuto', '$count', '$densify', '$documents', '$facet', '$fill', '$graphLookup', '$group',
-  '$limit', '$lookup', '$match', '$project', '$redact', '$replaceRoot', '$replaceWith', '$sample', '$set', '$setWindowFields',
-  '$skip', '$sort', '$sortByCount', '$unionWith', '$unset', '$unwind',
+  '$addFields',
+  '$bucket',
+  '$bucketAuto',
+  '$count',
+  '$densify',
+  '$documents',
+  '$facet',
+  '$fill',
+  '$graphLookup',
+  '$group',
+  '$limit',
+  '$lookup',
+  '$match',
+  '$project',
+  '$redact',
+  '$replaceRoot',
+  '$replaceWith',
+  '$sample',
+  '$set',
+  '$setWindowFields',
+  '$skip',
+  '$sort',
+  '$sortByCount',
+  '$unionWith',
+  '$unset',
+  '$unwind',
 ]);
 
 function stageName(stage: unknown): string {
@@ -123,7 +146,8 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
     if (ctx.txn) throw new CommandError('OperationNotSupportedInTransaction', 'Cannot run $changeStream in a multi-document transaction.');
     const stage = (stages[0].$changeStream ?? {}) as Doc;
     const cluster = stage.allChangesForCluster === true;
-    if (cluster && ctx.db !== 'admin') throw new CommandError('InvalidOptions', "$changeStream may not be opened on the internal admin database unless allChangesForCluster is set");
+    if (cluster && ctx.db !== 'admin')
+      throw new CommandError('InvalidOptions', '$changeStream may not be opened on the internal admin database unless allChangesForCluster is set');
     const scope = isCollection ? { db: ctx.db, coll: target as string } : cluster ? {} : { db: ctx.db };
     const source = new ChangeStreamSource(engine.changeLog, engine.catalog, scope, stage, stages.slice(1));
     const reply = await openCursor(engine.cursors, ns, source, batchSize, ctx.sessionKey);
@@ -156,7 +180,8 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
   } else if (readStages.length > 0 && '$listLocalSessions' in readStages[0]) {
     docs = runStages(engine.sessions.localSessions(), readStages.slice(1), ctx, variables);
   } else {
-    if (readStages.length === 0 || !('$documents' in readStages[0])) throw notImplemented('aggregate: 1 without $documents, $listLocalSessions or $changeStream');
+    if (readStages.length === 0 || !('$documents' in readStages[0]))
+      throw notImplemented('aggregate: 1 without $documents, $listLocalSessions or $changeStream');
     docs = runStages([], readStages, ctx, variables);
   }
   if (write) {

@@ -15,7 +15,11 @@ export function collectionName(ctx: { body: Doc; name: string }): string {
 export function optionalDoc(body: Doc, command: string, field: string): Doc | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (!isPlainObject(v)) throw new CommandError('TypeMismatch', `BSON field '${command}.${field}' is the wrong type '${Array.isArray(v) ? 'array' : typeof v}', expected type 'object'`);
+  if (!isPlainObject(v))
+    throw new CommandError(
+      'TypeMismatch',
+      `BSON field '${command}.${field}' is the wrong type '${Array.isArray(v) ? 'array' : typeof v}', expected type 'object'`,
+    );
   return v;
 }
 
@@ -23,7 +27,8 @@ export function optionalNumber(body: Doc, command: string, field: string): numbe
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   const n = Number(numericValue(v));
-  if (Number.isNaN(n)) throw new CommandError('TypeMismatch', `BSON field '${command}.${field}' is the wrong type '${typeof v}', expected types '[long, int, decimal, double']`);
+  if (Number.isNaN(n))
+    throw new CommandError('TypeMismatch', `BSON field '${command}.${field}' is the wrong type '${typeof v}', expected types '[long, int, decimal, double']`);
   return n;
 }
 

@@ -8,7 +8,23 @@ import { isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
 import { batchSizeOf, collectionName, optionalDoc } from './arguments.js';
 
-const CREATE_UNSUPPORTED = ['capped', 'size', 'max', 'validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'timeseries', 'clusteredIndex', 'expireAfterSeconds', 'collation', 'storageEngine', 'indexOptionDefaults', 'encryptedFields'];
+const CREATE_UNSUPPORTED = [
+  'capped',
+  'size',
+  'max',
+  'validator',
+  'validationLevel',
+  'validationAction',
+  'viewOn',
+  'pipeline',
+  'timeseries',
+  'clusteredIndex',
+  'expireAfterSeconds',
+  'collation',
+  'storageEngine',
+  'indexOptionDefaults',
+  'encryptedFields',
+];
 
 /** `changeStreamPreAndPostImages: { enabled: <bool> }`, checked as mongod checks it. */
 export function preAndPostImagesOption(value: unknown, command: string): Doc {
@@ -25,7 +41,8 @@ function create(ctx: CommandContext): Doc {
     if (v !== undefined && v !== false) throw notImplemented(`option '${option}' of command 'create'`);
   }
   const options: Doc = {};
-  if (ctx.body.changeStreamPreAndPostImages !== undefined) options.changeStreamPreAndPostImages = preAndPostImagesOption(ctx.body.changeStreamPreAndPostImages, 'create');
+  if (ctx.body.changeStreamPreAndPostImages !== undefined)
+    options.changeStreamPreAndPostImages = preAndPostImagesOption(ctx.body.changeStreamPreAndPostImages, 'create');
   const ns = `${ctx.db}.${name}`;
   const exists = () => new CommandError('NamespaceExists', `Collection ${ns} already exists.`);
   if (ctx.txn) {
@@ -36,7 +53,13 @@ function create(ctx: CommandContext): Doc {
   }
   const { coll, created } = ctx.engine.catalog.getOrCreate(ctx.db, name, options);
   if (!created) throw exists();
-  ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'create', collectionUUID: coll.uuid, operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } });
+  ctx.engine.changeLog.append({
+    db: ctx.db,
+    coll: name,
+    operationType: 'create',
+    collectionUUID: coll.uuid,
+    operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+  });
   return { ok: 1 };
 }
 
@@ -114,7 +137,13 @@ async function listCollections(ctx: CommandContext): Promise<Doc> {
   let docs: Doc[] = ctx.engine.catalog.collections(ctx.db).map((c) =>
     nameOnly
       ? { name: c.name, type: 'collection' }
-      : { name: c.name, type: 'collection', options: { ...c.options }, info: { readOnly: false, uuid: c.uuid }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+      : {
+          name: c.name,
+          type: 'collection',
+          options: { ...c.options },
+          info: { readOnly: false, uuid: c.uuid },
+          idIndex: { v: 2, key: { _id: 1 }, name: '_id_' },
+        },
   );
   if (filter && Object.keys(filter).length > 0) {
     const q = new Query(filter);

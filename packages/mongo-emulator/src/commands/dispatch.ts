@@ -64,7 +64,13 @@ export class Dispatcher {
       if (name === '') throw new CommandError('FailedToParse', 'Command document is empty');
       engine.counts.set(name, (engine.counts.get(name) ?? 0) + 1);
       const spec = this.lookup(name, db, body);
-      const failure = this.failCommand(name, db, body, connectionId, (data) => data.closeConnection === true || data.blockConnection === true || data.errorCode !== undefined);
+      const failure = this.failCommand(
+        name,
+        db,
+        body,
+        connectionId,
+        (data) => data.closeConnection === true || data.blockConnection === true || data.errorCode !== undefined,
+      );
       if (failure) {
         if (Array.isArray(failure.errorLabels)) labelOverride = failure.errorLabels.map(String);
         if (failure.blockConnection === true) await sleep(Number(failure.blockTimeMS ?? 0));
@@ -97,7 +103,15 @@ export class Dispatcher {
         if (Array.isArray(wceFailure.errorLabels)) labelOverride = wceFailure.errorLabels.map(String);
       }
       if (writeConcernError) reply.writeConcernError = writeConcernError;
-      const labels = labelOverride ?? errorLabels({ commandName: name, body, writeConcernErrorCode: writeConcernError?.code as number | undefined, changeStream: false, noWritesPerformed: false });
+      const labels =
+        labelOverride ??
+        errorLabels({
+          commandName: name,
+          body,
+          writeConcernErrorCode: writeConcernError?.code as number | undefined,
+          changeStream: false,
+          noWritesPerformed: false,
+        });
       if (labels.length > 0) reply.errorLabels = labels;
     } catch (err) {
       if (err instanceof CloseConnection) throw err;

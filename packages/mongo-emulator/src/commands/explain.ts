@@ -18,7 +18,24 @@ import { nonNegative, optionalDoc, optionalNumber, rejectCollation } from './arg
 import type { CommandContext, CommandTable } from './context.js';
 
 const VERBOSITIES = ['queryPlanner', 'executionStats', 'allPlansExecution'];
-const FIND_FIELDS = new Set(['find', 'filter', 'sort', 'projection', 'skip', 'limit', 'batchSize', 'singleBatch', 'hint', 'let', 'collation', '$db', 'lsid', 'readConcern', 'maxTimeMS', 'comment']);
+const FIND_FIELDS = new Set([
+  'find',
+  'filter',
+  'sort',
+  'projection',
+  'skip',
+  'limit',
+  'batchSize',
+  'singleBatch',
+  'hint',
+  'let',
+  'collation',
+  '$db',
+  'lsid',
+  'readConcern',
+  'maxTimeMS',
+  'comment',
+]);
 
 /** The planner's plan name as mongod's stage tree. */
 function stages(plan: string): Doc {
@@ -62,7 +79,8 @@ function explain(ctx: CommandContext): Doc {
   const coll = inner[command];
   if (typeof coll !== 'string' || coll === '') throw new CommandError('InvalidNamespace', 'collection name has invalid type');
   const verbosity = ctx.body.verbosity ?? 'allPlansExecution';
-  if (typeof verbosity !== 'string' || !VERBOSITIES.includes(verbosity)) throw new CommandError('BadValue', `verbosity string must be one of {${VERBOSITIES.join(', ')}}`);
+  if (typeof verbosity !== 'string' || !VERBOSITIES.includes(verbosity))
+    throw new CommandError('BadValue', `verbosity string must be one of {${VERBOSITIES.join(', ')}}`);
   const view = ctx.view(coll);
   if (command !== 'find') {
     if (verbosity !== 'queryPlanner') throw notImplemented(`explain '${verbosity}' of command '${command}'`);
@@ -77,7 +95,12 @@ function explain(ctx: CommandContext): Doc {
   const skip = nonNegative(inner, 'find', 'skip') ?? 0;
   const limit = Math.abs(optionalNumber(inner, 'find', 'limit') ?? 0);
   const reply: Doc = {
-    queryPlanner: { namespace: `${ctx.db}.${coll}`, parsedQuery: filter, winningPlan: stages(view.candidates(filter, sort, inner.hint).plan), rejectedPlans: [] },
+    queryPlanner: {
+      namespace: `${ctx.db}.${coll}`,
+      parsedQuery: filter,
+      winningPlan: stages(view.candidates(filter, sort, inner.hint).plan),
+      rejectedPlans: [],
+    },
     ok: 1,
   };
   if (verbosity === 'queryPlanner') return reply;
@@ -89,7 +112,12 @@ function explain(ctx: CommandContext): Doc {
   for (const _ of items) {
     if (++matched === skip + limit && limit > 0) break;
   }
-  reply.executionStats = { executionSuccess: true, nReturned: Math.max(0, matched - skip), totalKeysExamined: keysWalked() - keysBefore, totalDocsExamined: docsExamined };
+  reply.executionStats = {
+    executionSuccess: true,
+    nReturned: Math.max(0, matched - skip),
+    totalKeysExamined: keysWalked() - keysBefore,
+    totalDocsExamined: docsExamined,
+  };
   return reply;
 }
 

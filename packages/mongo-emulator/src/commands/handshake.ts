@@ -42,7 +42,17 @@ function hello(ctx: CommandContext): Doc {
   return { ...reply, ok: 1 };
 }
 
-const HELLO_FIELDS = ['helloOk', 'client', 'compression', 'backpressure', 'saslSupportedMechs', 'speculativeAuthenticate', 'topologyVersion', 'maxAwaitTimeMS', 'loadBalanced'];
+const HELLO_FIELDS = [
+  'helloOk',
+  'client',
+  'compression',
+  'backpressure',
+  'saslSupportedMechs',
+  'speculativeAuthenticate',
+  'topologyVersion',
+  'maxAwaitTimeMS',
+  'loadBalanced',
+];
 
 const helloSpec: CommandSpec = { run: hello, fields: HELLO_FIELDS };
 

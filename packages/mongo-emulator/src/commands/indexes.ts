@@ -60,9 +60,22 @@ function createIndexes(ctx: CommandContext): Doc {
     for (const n of added) coll.indexes.delete(n);
     throw err;
   }
-  if (created) engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'create', collectionUUID: coll.uuid, operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } });
+  if (created)
+    engine.changeLog.append({
+      db: ctx.db,
+      coll: name,
+      operationType: 'create',
+      collectionUUID: coll.uuid,
+      operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+    });
   if (toCreate.length > 0) {
-    engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'createIndexes', collectionUUID: coll.uuid, operationDescription: { indexes: toCreate.map((spec) => ({ ...spec.description })) } });
+    engine.changeLog.append({
+      db: ctx.db,
+      coll: name,
+      operationType: 'createIndexes',
+      collectionUUID: coll.uuid,
+      operationDescription: { indexes: toCreate.map((spec) => ({ ...spec.description })) },
+    });
   }
   const reply: Doc = { numIndexesBefore: before, numIndexesAfter: coll.indexes.size };
   if (created) reply.createdCollectionAutomatically = true;
@@ -86,7 +99,8 @@ function createIndexesInTransaction(ctx: CommandContext, name: string, specs: In
   const before = pending.indexes.length + 1;
   for (const spec of specs) {
     const same = pending.indexes.find((s) => s.name === spec.name);
-    if (same && !sameKey(same, spec)) throw new CommandError('IndexKeySpecsConflict', `An existing index has the same name as the requested index: ${spec.name}`);
+    if (same && !sameKey(same, spec))
+      throw new CommandError('IndexKeySpecsConflict', `An existing index has the same name as the requested index: ${spec.name}`);
     if (!same) pending.indexes.push(spec);
   }
   const createdCollectionAutomatically = !txn.created.has(ns);
@@ -124,7 +138,14 @@ function dropIndexes(ctx: CommandContext): Doc {
   }
   const dropped = names.map((n) => ({ ...coll.indexes.get(n)!.spec.description }));
   for (const n of names) coll.indexes.delete(n);
-  if (dropped.length > 0) ctx.engine.changeLog.append({ db: ctx.db, coll: name, operationType: 'dropIndexes', collectionUUID: coll.uuid, operationDescription: { indexes: dropped } });
+  if (dropped.length > 0)
+    ctx.engine.changeLog.append({
+      db: ctx.db,
+      coll: name,
+      operationType: 'dropIndexes',
+      collectionUUID: coll.uuid,
+      operationDescription: { indexes: dropped },
+    });
   return { nIndexesWas: was, ok: 1 };
 }
 
@@ -163,7 +184,10 @@ function collModIndex(ctx: CommandContext, coll: CollectionData): Doc {
         ? [...coll.indexes.values()].find((i) => valueKey(i.spec.description.key) === valueKey(change.keyPattern))
         : undefined;
   if (!table) {
-    throw new CommandError('IndexNotFound', `cannot find index ${formatDoc(change.name !== undefined ? { name: change.name } : { keyPattern: change.keyPattern })} for ns ${ctx.db}.${name}`);
+    throw new CommandError(
+      'IndexNotFound',
+      `cannot find index ${formatDoc(change.name !== undefined ? { name: change.name } : { keyPattern: change.keyPattern })} for ns ${ctx.db}.${name}`,
+    );
   }
   const spec = table.spec;
   const reply: Doc = {};
@@ -182,7 +206,7 @@ function collModIndex(ctx: CommandContext, coll: CollectionData): Doc {
     spec.description.expireAfterSeconds = ttl;
   }
   if (change.hidden !== undefined) {
-    if (spec.name === '_id_') throw new CommandError('BadValue', 'can\'t hide _id index');
+    if (spec.name === '_id_') throw new CommandError('BadValue', "can't hide _id index");
     reply.hidden_old = spec.description.hidden === true;
     reply.hidden_new = change.hidden === true;
     if (change.hidden === true) spec.description.hidden = true;
@@ -192,7 +216,21 @@ function collModIndex(ctx: CommandContext, coll: CollectionData): Doc {
 }
 
 /** collMod options mongod 7.0 has and the emulator refuses (NotImplemented) rather than ignore. */
-const COLLMOD_UNSUPPORTED = ['validator', 'validationLevel', 'validationAction', 'viewOn', 'pipeline', 'expireAfterSeconds', 'timeseries', 'cappedSize', 'cappedMax', 'dryRun', 'prepareUnique', 'unique', 'recordIdsReplicated'];
+const COLLMOD_UNSUPPORTED = [
+  'validator',
+  'validationLevel',
+  'validationAction',
+  'viewOn',
+  'pipeline',
+  'expireAfterSeconds',
+  'timeseries',
+  'cappedSize',
+  'cappedMax',
+  'dryRun',
+  'prepareUnique',
+  'unique',
+  'recordIdsReplicated',
+];
 
 export const indexCommands: CommandTable = {
   collMod: {

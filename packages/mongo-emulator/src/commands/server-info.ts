@@ -69,14 +69,18 @@ function replSetStepDown(ctx: CommandContext): Doc {
   const { engine, body } = ctx;
   if (!engine.replicaSet) throw new CommandError('NoReplicationEnabled', 'not running with --replSet');
   const seconds = body.replSetStepDown;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) throw new CommandError('TypeMismatch', "BSON field 'replSetStepDown' must be a number of seconds");
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds))
+    throw new CommandError('TypeMismatch', "BSON field 'replSetStepDown' must be a number of seconds");
   if (seconds <= 0) throw new CommandError('BadValue', 'Must specify a positive number of seconds for stepDownSecs');
   const catchUp = body.secondaryCatchUpPeriodSecs ?? 10;
   if (typeof catchUp !== 'number' || catchUp < 0) throw new CommandError('BadValue', 'secondaryCatchUpPeriodSecs must be a non-negative number');
   if (catchUp > seconds) throw new CommandError('BadValue', `stepdown period must be longer than secondaryCatchUpPeriodSecs (${catchUp} > ${seconds})`);
-  if (!engine.repl.isPrimary) throw new CommandError(10107, 'not primary so can\'t step down');
+  if (!engine.repl.isPrimary) throw new CommandError(10107, "not primary so can't step down");
   if (body.force !== true) {
-    throw new CommandError(262, 'No electable secondaries caught up as of the stepdown deadline. Please use the replSetStepDown command with the argument {force: true} to force node to step down.');
+    throw new CommandError(
+      262,
+      'No electable secondaries caught up as of the stepdown deadline. Please use the replSetStepDown command with the argument {force: true} to force node to step down.',
+    );
   }
   // After the reply: the command's own connection sees ok: 1, as on mongod 4.2+.
   setImmediate(() => void engine.stepDown(seconds * 1000));
@@ -89,7 +93,12 @@ export const serverInfoCommands: CommandTable = {
   buildinfo: { run: buildInfo, fields: [] },
   serverStatus: { run: serverStatus, fields: ['repl', 'metrics', 'locks', 'opcounters', 'wiredTiger', 'tcmalloc', 'sharding', 'mirroredReads'] },
   hostInfo: {
-    run: () => ({ system: { currentTime: new Date(), hostname: '127.0.0.1', cpuArch: process.arch, numCores: 1 }, os: { type: process.platform }, extra: {}, ok: 1 }),
+    run: () => ({
+      system: { currentTime: new Date(), hostname: '127.0.0.1', cpuArch: process.arch, numCores: 1 },
+      os: { type: process.platform },
+      extra: {},
+      ok: 1,
+    }),
     fields: [],
   },
   whatsmyuri: { run: () => ({ you: '127.0.0.1:0', ok: 1 }), fields: [] },

@@ -32,7 +32,8 @@ function enableSharding(ctx: CommandContext): Doc {
   if (typeof db !== 'string' || db === '' || db.includes('.')) throw new CommandError('InvalidNamespace', `invalid db name specified: ${String(db)}`);
   if (db === 'admin' || db === 'local' || db === 'config') throw new CommandError('IllegalOperation', `Enabling sharding on the ${db} database is not allowed`);
   const primary = ctx.body.primaryShard;
-  if (primary !== undefined && typeof primary !== 'string') throw new CommandError('TypeMismatch', "BSON field 'enableSharding.primaryShard' is the wrong type, expected type 'string'");
+  if (primary !== undefined && typeof primary !== 'string')
+    throw new CommandError('TypeMismatch', "BSON field 'enableSharding.primaryShard' is the wrong type, expected type 'string'");
   cluster.enableSharding(db, primary);
   return { ok: 1 };
 }
@@ -49,25 +50,39 @@ function shardCollection(ctx: CommandContext): Doc {
   const key = ShardKey.parse(ctx.body.key);
   const unique = ctx.body.unique === true;
   if (key.isHashed && unique) {
-    throw new CommandError('InvalidOptions', "Hashed shard keys cannot be declared unique. It's possible to ensure uniqueness on the hashed field by declaring an additional (non-hashed) unique index on the field.");
+    throw new CommandError(
+      'InvalidOptions',
+      "Hashed shard keys cannot be declared unique. It's possible to ensure uniqueness on the hashed field by declaring an additional (non-hashed) unique index on the field.",
+    );
   }
   if (ctx.body.presplitHashedZones === true) throw notImplemented("option 'presplitHashedZones' of command 'shardCollection' (zones are not simulated)");
   const collation = ctx.body.collation;
-  if (collation !== undefined && !(isPlainObject(collation) && collation.locale === 'simple')) throw notImplemented("option 'collation' of command 'shardCollection' other than { locale: 'simple' }");
+  if (collation !== undefined && !(isPlainObject(collation) && collation.locale === 'simple'))
+    throw notImplemented("option 'collation' of command 'shardCollection' other than { locale: 'simple' }");
   const numInitialChunks = ctx.body.numInitialChunks;
-  if (numInitialChunks !== undefined && (typeof numInitialChunks !== 'number' || !Number.isInteger(numInitialChunks) || numInitialChunks < 0 || numInitialChunks > 8192)) {
+  if (
+    numInitialChunks !== undefined &&
+    (typeof numInitialChunks !== 'number' || !Number.isInteger(numInitialChunks) || numInitialChunks < 0 || numInitialChunks > 8192)
+  ) {
     throw new CommandError('InvalidOptions', 'numInitialChunks cannot be more than either: 8192, 8192 * number of shards; or 1000000');
   }
   const existing = cluster.get(ns);
   if (existing) {
-    if (formatDoc(existing.key.pattern) === formatDoc(key.pattern) && existing.unique === unique) return { collectionsharded: ns, collectionUUID: existing.uuid, ok: 1 };
-    throw new CommandError('AlreadyInitialized', `sharding already enabled for collection ${ns} with options { key: ${formatDoc(existing.key.pattern)}, unique: ${String(existing.unique)} }`);
+    if (formatDoc(existing.key.pattern) === formatDoc(key.pattern) && existing.unique === unique)
+      return { collectionsharded: ns, collectionUUID: existing.uuid, ok: 1 };
+    throw new CommandError(
+      'AlreadyInitialized',
+      `sharding already enabled for collection ${ns} with options { key: ${formatDoc(existing.key.pattern)}, unique: ${String(existing.unique)} }`,
+    );
   }
   const current = ctx.engine.catalog.get(db, name);
   const indexes = [...(current?.indexes.values() ?? [])].map((i) => i.spec);
   for (const spec of indexes) {
     if (spec.unique && !key.allowsUniqueIndex(spec.description.key as Doc)) {
-      throw new CommandError('InvalidOptions', `can't shard collection '${ns}' with unique index on ${formatDoc(spec.description.key as Doc)} and proposed shard key ${formatDoc(key.pattern)}. Uniqueness can't be maintained unless shard key is a prefix`);
+      throw new CommandError(
+        'InvalidOptions',
+        `can't shard collection '${ns}' with unique index on ${formatDoc(spec.description.key as Doc)} and proposed shard key ${formatDoc(key.pattern)}. Uniqueness can't be maintained unless shard key is a prefix`,
+      );
     }
   }
   const supported = key.isHashed || indexes.some((spec) => key.supportedBy(spec.description.key as Doc) && !spec.partialFilterExpression && !spec.sparse);
@@ -75,11 +90,24 @@ function shardCollection(ctx: CommandContext): Doc {
     throw new CommandError('InvalidOptions', 'Please create an index that starts with the proposed shard key before sharding the collection');
   }
   const { coll, created } = ctx.engine.catalog.getOrCreate(db, name);
-  if (created) ctx.engine.changeLog.append({ db, coll: name, operationType: 'create', collectionUUID: coll.uuid, operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } } });
+  if (created)
+    ctx.engine.changeLog.append({
+      db,
+      coll: name,
+      operationType: 'create',
+      collectionUUID: coll.uuid,
+      operationDescription: { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+    });
   if (!supported) {
     const spec = parseIndexSpec({ key: key.pattern, name: defaultIndexName(key.pattern), ...(unique ? { unique: true } : {}) });
     coll.addIndex(spec);
-    ctx.engine.changeLog.append({ db, coll: name, operationType: 'createIndexes', collectionUUID: coll.uuid, operationDescription: { indexes: [{ ...spec.description }] } });
+    ctx.engine.changeLog.append({
+      db,
+      coll: name,
+      operationType: 'createIndexes',
+      collectionUUID: coll.uuid,
+      operationDescription: { indexes: [{ ...spec.description }] },
+    });
   }
   const sharded = cluster.shard(ns, key, unique, coll.uuid, numInitialChunks);
   return { collectionsharded: ns, collectionUUID: sharded.uuid, ok: 1 };
@@ -101,7 +129,10 @@ function shardedCollection(ctx: CommandContext): ShardedCollection {
 /** A chunk bound given as a document of the shard key's fields, as it is (key-space values). */
 function bound(coll: ShardedCollection, raw: unknown, field: string): KeyTuple {
   if (!isPlainObject(raw) || !coll.key.fields.every((f) => Object.hasOwn(raw, f))) {
-    throw new CommandError('InvalidOptions', `${field} ${isPlainObject(raw) ? formatDoc(raw) : String(raw)} is not valid for shard key pattern ${formatDoc(coll.key.pattern)}`);
+    throw new CommandError(
+      'InvalidOptions',
+      `${field} ${isPlainObject(raw) ? formatDoc(raw) : String(raw)} is not valid for shard key pattern ${formatDoc(coll.key.pattern)}`,
+    );
   }
   return coll.key.fields.map((f) => raw[f]);
 }

@@ -76,7 +76,12 @@ const UPDATE_FIELDS = ['q', 'u', 'upsert', 'multi', 'arrayFilters', 'hint', 'col
 const DELETE_FIELDS = ['q', 'limit', 'hint', 'collation'];
 
 /** Shared batch loop: per-statement errors, ordered/unordered, transaction abort on error, retry records. */
-async function runBatch<R>(ctx: CommandContext, items: Doc[], exec: (stmt: Doc, index: number) => Promise<R>, apply: (result: R, index: number) => void): Promise<Doc[]> {
+async function runBatch<R>(
+  ctx: CommandContext,
+  items: Doc[],
+  exec: (stmt: Doc, index: number) => Promise<R>,
+  apply: (result: R, index: number) => void,
+): Promise<Doc[]> {
   const ordered = ctx.body.ordered !== false;
   const writeErrors: Doc[] = [];
   for (let i = 0; i < items.length; i++) {
@@ -219,7 +224,8 @@ async function remove(ctx: CommandContext): Promise<Doc> {
       ctx.engine.sharding?.refuseStatement(ctx, index);
       return runStatement(ctx, () => {
         if (!isPlainObject(stmt.q)) throw new CommandError('TypeMismatch', "BSON field 'delete.deletes.q' is missing but a required field");
-        if (stmt.limit !== 0 && stmt.limit !== 1) throw new CommandError('FailedToParse', 'The limit field in delete objects must be 0 or 1. Got ' + String(stmt.limit));
+        if (stmt.limit !== 0 && stmt.limit !== 1)
+          throw new CommandError('FailedToParse', 'The limit field in delete objects must be 0 or 1. Got ' + String(stmt.limit));
         const matches = matchingItems(view, stmt.q, [], { variables, hint: stmt.hint });
         const items = stmt.limit === 1 ? firstOnly(matches) : [...matches];
         view.reserve(items);

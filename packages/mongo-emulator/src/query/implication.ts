@@ -93,6 +93,8 @@ function conditionImplies(qcond: unknown, pcond: unknown): boolean {
 export function impliesPartialFilter(filter: Doc, partial: Doc): boolean {
   const query = flattenAnd(filter);
   return Object.entries(flattenAnd(partial)).every(([field, pconds]) =>
-    pconds.every((pcond) => (query[field] ?? []).some((qcond) => (field.startsWith('$') ? valueKey(qcond) === valueKey(pcond) : conditionImplies(qcond, pcond)))),
+    pconds.every((pcond) =>
+      (query[field] ?? []).some((qcond) => (field.startsWith('$') ? valueKey(qcond) === valueKey(pcond) : conditionImplies(qcond, pcond))),
+    ),
   );
 }

@@ -325,7 +325,11 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
     const index = hintedIndex(coll, hint);
     if (index === 'natural') return scanAll(coll);
     const plan = planIndex(index, fieldConstraints(filter), sort, filter, true)!;
-    return { items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) }, sortedPrefix: plan.sortedPrefix, plan: `${index.spec.name} (hinted)` };
+    return {
+      items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) },
+      sortedPrefix: plan.sortedPrefix,
+      plan: `${index.spec.name} (hinted)`,
+    };
   }
   const ors = Array.isArray(filter.$or) ? (filter.$or as unknown[]).filter(isPlainObject) : undefined;
   const direct = choosePlan(coll, filter, sort);
@@ -348,7 +352,13 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
       const sortedPrefix = Math.min(...chosen.map((b) => b.sortedPrefix));
       const compare = sortedPrefix > 0 ? sortComparator(sort, sortedPrefix) : () => 0;
       return {
-        items: { [Symbol.iterator]: () => mergeStreams(chosen.map((b) => b.open()), compare) },
+        items: {
+          [Symbol.iterator]: () =>
+            mergeStreams(
+              chosen.map((b) => b.open()),
+              compare,
+            ),
+        },
         sortedPrefix,
         plan: `OR(${chosen.map((b) => b.name).join(',')})`,
       };
@@ -357,4 +367,3 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
   if (!direct) return scanAll(coll);
   return { items: { [Symbol.iterator]: () => direct.open() }, sortedPrefix: direct.sortedPrefix, plan: direct.name };
 }
-

@@ -13,7 +13,7 @@ const everything = new MongoQuery({});
 
 export function compileProjection(projection: unknown): Projector {
   if (projection === undefined || projection === null) return (d) => d;
-  if (!isPlainObject(projection)) throw new CommandError('TypeMismatch', "projection must be an object");
+  if (!isPlainObject(projection)) throw new CommandError('TypeMismatch', 'projection must be an object');
   if (Object.keys(projection).length === 0) return (d) => d;
   for (const [k, v] of Object.entries(projection)) {
     if (k.endsWith('.$')) throw notImplemented(`positional projection '${k}'`);

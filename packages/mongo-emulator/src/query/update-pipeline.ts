@@ -105,13 +105,19 @@ function compare(op: string, args: unknown): Expr {
   if (list.length !== 2) unhandled(`${op} with ${list.length} arguments`);
   const [a, b] = list.map(compile) as [Expr, Expr];
   const test: (c: number) => unknown =
-    op === '$eq' ? (c) => c === 0
-    : op === '$ne' ? (c) => c !== 0
-    : op === '$gt' ? (c) => c > 0
-    : op === '$gte' ? (c) => c >= 0
-    : op === '$lt' ? (c) => c < 0
-    : op === '$lte' ? (c) => c <= 0
-    : (c) => c; // $cmp
+    op === '$eq'
+      ? (c) => c === 0
+      : op === '$ne'
+        ? (c) => c !== 0
+        : op === '$gt'
+          ? (c) => c > 0
+          : op === '$gte'
+            ? (c) => c >= 0
+            : op === '$lt'
+              ? (c) => c < 0
+              : op === '$lte'
+                ? (c) => c <= 0
+                : (c) => c; // $cmp
   return (root, vars) => {
     return test(compareValues(a(root, vars), b(root, vars)));
   };

@@ -13,7 +13,23 @@ import { CommandError } from '../errors.js';
 import { compareBson, typeRank, TypeRank } from '../bson-order.js';
 import { cloneValue, formatDoc, getPath, idFirst, isPlainObject, setPath, type Doc } from '../values.js';
 
-const OPERATORS = new Set(['$set', '$unset', '$inc', '$mul', '$min', '$max', '$rename', '$push', '$addToSet', '$pop', '$pull', '$pullAll', '$bit', '$currentDate', '$setOnInsert']);
+const OPERATORS = new Set([
+  '$set',
+  '$unset',
+  '$inc',
+  '$mul',
+  '$min',
+  '$max',
+  '$rename',
+  '$push',
+  '$addToSet',
+  '$pop',
+  '$pull',
+  '$pullAll',
+  '$bit',
+  '$currentDate',
+  '$setOnInsert',
+]);
 const NUMERIC_OPS = new Set(['$inc', '$mul']);
 const ARRAY_OPS = new Set(['$push', '$addToSet', '$pop', '$pull', '$pullAll']);
 const PIPELINE_STAGES = new Set(['$addFields', '$set', '$project', '$unset', '$replaceRoot', '$replaceWith']);
@@ -60,7 +76,10 @@ function checkConflicts(update: Doc): void {
     for (const path of paths) {
       for (const other of seen) {
         if (path === other || path.startsWith(other + '.') || other.startsWith(path + '.')) {
-          throw new CommandError('ConflictingUpdateOperators', `Updating the path '${path}' would create a conflict at '${other.length < path.length ? other : path}'`);
+          throw new CommandError(
+            'ConflictingUpdateOperators',
+            `Updating the path '${path}' would create a conflict at '${other.length < path.length ? other : path}'`,
+          );
         }
       }
       seen.push(path);
@@ -71,17 +90,26 @@ function checkConflicts(update: Doc): void {
 function checkTypes(doc: Doc, update: Doc): void {
   for (const [op, args] of Object.entries(update)) {
     if (!isPlainObject(args)) {
-      throw new CommandError('FailedToParse', `Modifiers operate on fields but we found type ${typeName(args)} instead. For example: {$mod: {<field>: ...}} not {${op}: ${String(args)}}`);
+      throw new CommandError(
+        'FailedToParse',
+        `Modifiers operate on fields but we found type ${typeName(args)} instead. For example: {$mod: {<field>: ...}} not {${op}: ${String(args)}}`,
+      );
     }
     for (const [path, arg] of Object.entries(args)) {
       if (path.includes('$')) continue; // positional paths: mingo resolves them
       const current = getPath(doc, path);
       if (NUMERIC_OPS.has(op)) {
         if (!isNumeric(arg)) {
-          throw new CommandError('TypeMismatch', `Cannot ${op === '$inc' ? 'increment' : 'multiply'} with non-numeric argument: {${path}: ${JSON.stringify(arg)}}`);
+          throw new CommandError(
+            'TypeMismatch',
+            `Cannot ${op === '$inc' ? 'increment' : 'multiply'} with non-numeric argument: {${path}: ${JSON.stringify(arg)}}`,
+          );
         }
         if (current !== undefined && !isNumeric(current)) {
-          throw new CommandError('TypeMismatch', `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatDoc({ v: doc._id }).slice(5, -2)}} has the field '${path}' of non-numeric type ${typeName(current)}`);
+          throw new CommandError(
+            'TypeMismatch',
+            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatDoc({ v: doc._id }).slice(5, -2)}} has the field '${path}' of non-numeric type ${typeName(current)}`,
+          );
         }
       }
       if (ARRAY_OPS.has(op) && current !== undefined && !Array.isArray(current)) {
@@ -134,9 +162,7 @@ function normalizeOperators(update: Doc, options: UpdateOptions): Doc {
       const set: Doc = { ...(out.$set as Doc | undefined) };
       for (const [path, spec] of Object.entries(args)) {
         const wantsTimestamp = isPlainObject(spec) && spec.$type === 'timestamp';
-        set[path] = wantsTimestamp
-          ? new Timestamp({ t: Math.floor(options.now.getTime() / 1000), i: 1 })
-          : new Date(options.now.getTime());
+        set[path] = wantsTimestamp ? new Timestamp({ t: Math.floor(options.now.getTime() / 1000), i: 1 }) : new Date(options.now.getTime());
       }
       out.$set = set;
       continue;
@@ -168,7 +194,9 @@ function runPipeline(doc: Doc, pipeline: unknown[], options: UpdateOptions): Doc
       if (!(err instanceof Unhandled)) throw err;
     }
   }
-  const [out] = new Aggregator(withNow(pipeline as Doc[], options.now), options.variables ? { variables: options.variables } : {}).run([cloneValue(doc)]) as Doc[];
+  const [out] = new Aggregator(withNow(pipeline as Doc[], options.now), options.variables ? { variables: options.variables } : {}).run([
+    cloneValue(doc),
+  ]) as Doc[];
   return out ?? {};
 }
 
@@ -284,10 +312,17 @@ export function applyUpdate(doc: Doc, update: unknown, options: UpdateOptions): 
     return { doc: idFirst(after), modified: changed.length > 0, kind: 'update', changed };
   }
   for (const key of Object.keys(update)) {
-    if (key.startsWith('$')) throw new CommandError('FailedToParse', `The dollar ($) prefixed field '${key}' in '${key}' is not allowed in the context of an update's replacement document.`);
+    if (key.startsWith('$'))
+      throw new CommandError(
+        'FailedToParse',
+        `The dollar ($) prefixed field '${key}' in '${key}' is not allowed in the context of an update's replacement document.`,
+      );
   }
   if ('_id' in update && '_id' in doc && compareBson(update._id, doc._id) !== 0) {
-    throw new CommandError('ImmutableField', `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${formatDoc({ v: update._id }).slice(5, -2)}`);
+    throw new CommandError(
+      'ImmutableField',
+      `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${formatDoc({ v: update._id }).slice(5, -2)}`,
+    );
   }
   const after: Doc = '_id' in doc ? { _id: doc._id } : {};
   for (const [k, v] of Object.entries(update)) if (k !== '_id') after[k] = cloneValue(v);

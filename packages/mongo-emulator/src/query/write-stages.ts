@@ -63,7 +63,8 @@ function parseMerge(spec: unknown, db: string): MergeSpec {
   const raw = typeof spec === 'string' ? { into: spec } : spec;
   if (!isPlainObject(raw)) throw new CommandError('FailedToParse', '$merge needs a collection name or a specification object');
   for (const key of Object.keys(raw)) {
-    if (!['into', 'on', 'whenMatched', 'whenNotMatched', 'let'].includes(key)) throw new CommandError('IDLUnknownField', `BSON field '$merge.${key}' is an unknown field.`);
+    if (!['into', 'on', 'whenMatched', 'whenNotMatched', 'let'].includes(key))
+      throw new CommandError('IDLUnknownField', `BSON field '$merge.${key}' is an unknown field.`);
   }
   const on = raw.on === undefined ? ['_id'] : Array.isArray(raw.on) ? raw.on.map(String) : [String(raw.on)];
   const whenMatched = (raw.whenMatched as string | Doc[] | undefined) ?? 'merge';
@@ -87,7 +88,8 @@ export function runMerge(engine: Engine, db: string, spec: unknown, docs: Doc[],
     const match = findMatch(view, merge.on, source);
     if (!match) {
       if (merge.whenNotMatched === 'discard') continue;
-      if (merge.whenNotMatched === 'fail') throw new CommandError(13113, '$merge could not find a matching document in the target collection for at least one document in the source collection');
+      if (merge.whenNotMatched === 'fail')
+        throw new CommandError(13113, '$merge could not find a matching document in the target collection for at least one document in the source collection');
       const doc = withId(source);
       checkInsertable(doc);
       view.insert(doc);

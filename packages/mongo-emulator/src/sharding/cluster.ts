@@ -195,10 +195,28 @@ export class ShardedCluster {
     for (const name of this.shardNames) put('shards', { _id: name, host: `${name}/127.0.0.1`, state: 1, topologyTime: time });
     for (const [db, d] of this.databases) put('databases', { _id: db, primary: d.primary, version: { uuid: d.uuid, timestamp: time, lastMod: 1 } });
     for (const c of this.collections.values()) {
-      put('collections', { _id: c.ns, lastmodEpoch: c.epoch, lastmod: c.created, timestamp: time, uuid: c.uuid, key: c.key.pattern, unique: c.unique, noBalance: false });
+      put('collections', {
+        _id: c.ns,
+        lastmodEpoch: c.epoch,
+        lastmod: c.created,
+        timestamp: time,
+        uuid: c.uuid,
+        key: c.key.pattern,
+        unique: c.unique,
+        noBalance: false,
+      });
       const bound = (t: KeyTuple) => Object.fromEntries(c.key.fields.map((f, i) => [f, t[i]]));
       for (const ch of c.chunks) {
-        put('chunks', { _id: ch.id, uuid: c.uuid, min: bound(ch.min), max: bound(ch.max), shard: ch.shard, lastmod: ch.lastmod, onCurrentShardSince: time, history: [{ validAfter: time, shard: ch.shard }] });
+        put('chunks', {
+          _id: ch.id,
+          uuid: c.uuid,
+          min: bound(ch.min),
+          max: bound(ch.max),
+          shard: ch.shard,
+          lastmod: ch.lastmod,
+          onCurrentShardSince: time,
+          history: [{ validAfter: time, shard: ch.shard }],
+        });
       }
     }
     this.configCache = catalog;

@@ -146,7 +146,11 @@ export class ShardRouter {
 
   /** Counts one command sent to `shards`: by default every shard for a sharded collection, else the primary shard. */
   private count(ns: string, coll: ShardedCollection | undefined, command: string, shards?: string[]): Target {
-    const target: Target = { ns, sharded: coll !== undefined, shards: shards ?? (coll ? this.cluster.allShards() : [this.cluster.primaryOf(ns.slice(0, ns.indexOf('.')))]) };
+    const target: Target = {
+      ns,
+      sharded: coll !== undefined,
+      shards: shards ?? (coll ? this.cluster.allShards() : [this.cluster.primaryOf(ns.slice(0, ns.indexOf('.')))]),
+    };
     this.cluster.stats.record(ns, target.sharded, command, target.shards);
     return target;
   }
@@ -200,7 +204,10 @@ export class ShardRouter {
     const shards = this.shardsForFilter(coll, filter);
     if (!single) return shards;
     if (upsert && !hasFullKeyEquality(coll.key, filter)) {
-      throw new CommandError('ShardKeyNotFound', `Failed to target upsert by query :: could not extract exact shard key from ${formatDoc(filter)} for shard key pattern ${formatDoc(coll.key.pattern)}`);
+      throw new CommandError(
+        'ShardKeyNotFound',
+        `Failed to target upsert by query :: could not extract exact shard key from ${formatDoc(filter)} for shard key pattern ${formatDoc(coll.key.pattern)}`,
+      );
     }
     if (shards.length === 1 || this.cluster.writesWithoutShardKey || isExactIdQuery(filter)) return shards;
     const which = kind === 'update' ? 'update' : 'delete';
@@ -226,7 +233,10 @@ export class ShardRouter {
       if (!isPlainObject(raw) || raw.unique !== true || !isPlainObject(raw.key)) continue;
       parseIndexSpec(raw);
       if (!coll.key.allowsUniqueIndex(raw.key)) {
-        throw new CommandError('CannotCreateIndex', `cannot create unique index over ${formatDoc(raw.key)} with shard key pattern ${formatDoc(coll.key.pattern)}`);
+        throw new CommandError(
+          'CannotCreateIndex',
+          `cannot create unique index over ${formatDoc(raw.key)} with shard key pattern ${formatDoc(coll.key.pattern)}`,
+        );
       }
     }
   }

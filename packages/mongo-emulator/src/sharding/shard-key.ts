@@ -30,7 +30,10 @@ export class ShardKey {
     for (const [field, v] of Object.entries(raw)) {
       if (v === 'hashed') hashedCount++;
       else if (v !== 1 && !(typeof v === 'number' && v === 1)) {
-        throw new CommandError('BadValue', `Shard key ${formatDoc(raw)} is not valid: Values in the shard key pattern must be 1 or 'hashed' (field '${field}')`);
+        throw new CommandError(
+          'BadValue',
+          `Shard key ${formatDoc(raw)} is not valid: Values in the shard key pattern must be 1 or 'hashed' (field '${field}')`,
+        );
       }
     }
     if (hashedCount > 1) throw new CommandError('BadValue', `Shard key ${formatDoc(raw)} is not valid: A shard key pattern can have at most one hashed field`);

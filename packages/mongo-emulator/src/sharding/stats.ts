@@ -65,7 +65,9 @@ export class ShardStats {
         sharded: s.sharded,
         targeted: Object.fromEntries(s.targeted),
         broadcast: Object.fromEntries(s.broadcast),
-        shards: Object.fromEntries([...s.shards].map(([shard, c]) => [shard, { targeted: Object.fromEntries(c.targeted), broadcast: Object.fromEntries(c.broadcast) }])),
+        shards: Object.fromEntries(
+          [...s.shards].map(([shard, c]) => [shard, { targeted: Object.fromEntries(c.targeted), broadcast: Object.fromEntries(c.broadcast) }]),
+        ),
       };
     });
     return { shards: [...this.shardNames], totals, namespaces };

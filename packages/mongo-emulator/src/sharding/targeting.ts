@@ -80,7 +80,13 @@ function fieldCondition(filter: Doc, field: string): FieldCondition | undefined 
 
 function isEquality(v: unknown): boolean {
   // Arrays, regular expressions and MinKey/MaxKey do not pin a shard key value.
-  return !Array.isArray(v) && !(v instanceof RegExp) && !(v instanceof MinKey) && !(v instanceof MaxKey) && !(isPlainObject(v) && Object.keys(v).some((k) => k.startsWith('$')));
+  return (
+    !Array.isArray(v) &&
+    !(v instanceof RegExp) &&
+    !(v instanceof MinKey) &&
+    !(v instanceof MaxKey) &&
+    !(isPlainObject(v) && Object.keys(v).some((k) => k.startsWith('$')))
+  );
 }
 
 function conditionOf(value: unknown): FieldCondition | undefined {

@@ -159,9 +159,7 @@ export function duplicateKeyError(ns: string, spec: IndexSpec, key: unknown[]): 
     keyPattern[f] = spec.directions[i];
     keyValue[f] = key[i];
   });
-  return new CommandError(
-    'DuplicateKey',
-    `E11000 duplicate key error collection: ${ns} index: ${spec.name} dup key: ${formatDoc(keyValue)}`,
-    { extra: { keyPattern, keyValue } },
-  );
+  return new CommandError('DuplicateKey', `E11000 duplicate key error collection: ${ns} index: ${spec.name} dup key: ${formatDoc(keyValue)}`, {
+    extra: { keyPattern, keyValue },
+  });
 }

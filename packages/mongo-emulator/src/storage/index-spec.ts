@@ -19,18 +19,20 @@ export interface IndexSpec {
   description: Doc;
 }
 
-const KNOWN_OPTIONS = new Set([
-  'key',
-  'name',
-  'unique',
-  'sparse',
-  'partialFilterExpression',
-  'expireAfterSeconds',
-  'v',
-  'background',
-  'hidden',
+const KNOWN_OPTIONS = new Set(['key', 'name', 'unique', 'sparse', 'partialFilterExpression', 'expireAfterSeconds', 'v', 'background', 'hidden']);
+const UNSUPPORTED_OPTIONS = new Set([
+  'collation',
+  'wildcardProjection',
+  'weights',
+  'default_language',
+  'language_override',
+  'textIndexVersion',
+  '2dsphereIndexVersion',
+  'bits',
+  'min',
+  'max',
+  'storageEngine',
 ]);
-const UNSUPPORTED_OPTIONS = new Set(['collation', 'wildcardProjection', 'weights', 'default_language', 'language_override', 'textIndexVersion', '2dsphereIndexVersion', 'bits', 'min', 'max', 'storageEngine']);
 
 /** The name the driver and mongod derive from a key pattern: `a_1_b_-1`. */
 export function defaultIndexName(key: Doc): string {
@@ -81,7 +83,7 @@ export function parseIndexSpec(raw: Doc): IndexSpec {
     throw new CommandError('CannotCreateIndex', 'TTL indexes are single-field indexes, compound indexes do not support TTL');
   }
   if (name === '_id_' && (raw.unique === false || fields.join() !== '_id')) {
-    throw new CommandError('CannotCreateIndex', "The _id index must be { _id: 1 } and unique");
+    throw new CommandError('CannotCreateIndex', 'The _id index must be { _id: 1 } and unique');
   }
   const description: Doc = { v: 2, key: { ...key }, name };
   if (raw.unique) description.unique = true;

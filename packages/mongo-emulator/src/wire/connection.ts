@@ -75,7 +75,13 @@ export class WireConnection {
       encoded = encodeReply(request, reply);
     } catch (err) {
       // A reply BSON cannot hold (over 16 MiB) is an error for this command, never a crash.
-      encoded = encodeReply(request, new CommandError('BSONObjectTooLarge', `BSONObj size is invalid: the reply cannot be encoded (${err instanceof Error ? err.message : String(err)})`).toReply());
+      encoded = encodeReply(
+        request,
+        new CommandError(
+          'BSONObjectTooLarge',
+          `BSONObj size is invalid: the reply cannot be encoded (${err instanceof Error ? err.message : String(err)})`,
+        ).toReply(),
+      );
     }
     this.socket.write(encoded);
   }

@@ -55,7 +55,10 @@ export function parseMessage(msg: Buffer): Request {
   } catch (err) {
     if (!(err instanceof OversizedDocument)) throw err;
     const opCode = msg.readInt32LE(12) === OP_QUERY ? OP_QUERY : OP_MSG;
-    const error = new CommandError('BSONObjectTooLarge', `BSONObj size: ${err.size} (0x${err.size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${MAX_INTERNAL_SIZE}(16MB)`);
+    const error = new CommandError(
+      'BSONObjectTooLarge',
+      `BSONObj size: ${err.size} (0x${err.size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and ${MAX_INTERNAL_SIZE}(16MB)`,
+    );
     const noReply = opCode === OP_MSG && (msg.readUInt32LE(16) & MORE_TO_COME) !== 0;
     return { requestId: msg.readInt32LE(4), opCode, body: {}, db: 'admin', noReply, error };
   }

@@ -42,7 +42,8 @@ export function claimGroups(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
   for (let q = 0; q < queues.length; q += MAX_MERGED_SCANS) {
     const someQueues = queues.slice(q, q + MAX_MERGED_SCANS);
     const namesPerGroup = Math.floor(MAX_MERGED_SCANS / someQueues.length);
-    for (let n = 0; n < names.length; n += namesPerGroup) groups.push({ queues: someQueues, names: names.slice(n, n + namesPerGroup), now: req.now, setAside: req.setAside });
+    for (let n = 0; n < names.length; n += namesPerGroup)
+      groups.push({ queues: someQueues, names: names.slice(n, n + namesPerGroup), now: req.now, setAside: req.setAside });
   }
   return groups;
 }
@@ -91,7 +92,13 @@ export async function claimJobs(
   }
 }
 
-async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest & SetAside, logger: StoreLogger, flow: FlowClaims | undefined, maxTimeMS: number | undefined): Promise<JobRecord[]> {
+async function claimWithin(
+  jobs: Collection<JobDocument>,
+  req: ClaimRequest & SetAside,
+  logger: StoreLogger,
+  flow: FlowClaims | undefined,
+  maxTimeMS: number | undefined,
+): Promise<JobRecord[]> {
   const limit = requireNumber(req?.limit, 'claim limit', true);
   if (limit < 1) throw new StoreArgumentError(`claim limit must be >= 1, got ${limit}`);
   const lease = { owner: requireString(req.owner, 'claim owner'), until: requireDate(req.leaseUntil, 'claim leaseUntil') };
@@ -112,9 +119,20 @@ async function claimWithin(jobs: Collection<JobDocument>, req: ClaimRequest & Se
  * index. If the command fails, a lease it may have written anyway is given back (as in
  * {@link takeCandidates}) before the error surfaces.
  */
-export async function claimBest(jobs: Collection<JobDocument>, group: ClaimGroup, lease: { owner: string; token: string; until: Date }, now: Date, maxTimeMS?: number): Promise<JobDocument | null> {
+export async function claimBest(
+  jobs: Collection<JobDocument>,
+  group: ClaimGroup,
+  lease: { owner: string; token: string; until: Date },
+  now: Date,
+  maxTimeMS?: number,
+): Promise<JobDocument | null> {
   try {
-    return await jobs.findOneAndUpdate(claimFilter(group), claimUpdate(lease, now), { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, returnDocument: 'after', ...bounded(maxTimeMS) });
+    return await jobs.findOneAndUpdate(claimFilter(group), claimUpdate(lease, now), {
+      sort: CLAIM_SORT,
+      hint: CLAIM_INDEX_KEY,
+      returnDocument: 'after',
+      ...bounded(maxTimeMS),
+    });
   } catch (err) {
     // Found by its queue, name and lease (running jobs of the claim's queues are indexed), never by a scan.
     const ours = { queue: { $in: group.queues }, name: { $in: group.names }, claimAt: leaseExpiredAt(lease.until), 'lease.token': lease.token };
@@ -123,7 +141,12 @@ export async function claimBest(jobs: Collection<JobDocument>, group: ClaimGroup
 }
 
 /** Up to `wanted` candidates in claim order: one query per group, merged. With `withName`, each says its job's name. */
-export async function readCandidates(jobs: Collection<JobDocument>, groups: ClaimGroup[], wanted: number, withName = false): Promise<Pick<JobDocument, '_id' | 'name'>[]> {
+export async function readCandidates(
+  jobs: Collection<JobDocument>,
+  groups: ClaimGroup[],
+  wanted: number,
+  withName = false,
+): Promise<Pick<JobDocument, '_id' | 'name'>[]> {
   const options = { sort: CLAIM_SORT, hint: CLAIM_INDEX_KEY, limit: wanted };
   if (groups.length === 1) return jobs.find(claimFilter(groups[0]), { ...options, projection: withName ? { _id: 1, name: 1 } : { _id: 1 } }).toArray();
   const projection = withName ? { _id: 1, name: 1, priority: 1, runAt: 1 } : { _id: 1, priority: 1, runAt: 1 };
@@ -163,7 +186,17 @@ async function claimBatch(
     try {
       const candidates = await readCandidates(jobs, groups, wanted);
       found = candidates.length;
-      if (found > 0) claimed.push(...(await takeCandidates(jobs, req, candidates.map(({ _id }) => ({ _id, token: randomUUID() })), lease, now, maxTimeMS)));
+      if (found > 0)
+        claimed.push(
+          ...(await takeCandidates(
+            jobs,
+            req,
+            candidates.map(({ _id }) => ({ _id, token: randomUUID() })),
+            lease,
+            now,
+            maxTimeMS,
+          )),
+        );
     } catch (err) {
       if (claimed.length === 0) throw err;
       // Jobs of earlier rounds are leased and read back: hand them out rather than strand them.
@@ -198,7 +231,10 @@ export async function takeCandidates(
   const ours = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
   try {
     if (leases.length === 1) {
-      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), { returnDocument: 'after', ...bounded(maxTimeMS) });
+      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), {
+        returnDocument: 'after',
+        ...bounded(maxTimeMS),
+      });
       return doc ? [doc] : [];
     }
     const taken = await jobs.bulkWrite(
@@ -222,7 +258,8 @@ async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>
     await jobs.updateMany({ ...ours, status: 'running' }, releaseClaimPipeline(now));
     return err;
   } catch (releaseErr) {
-    return new StoreOperationError(`claim failed (${(err as Error)?.message ?? String(err)}) after leasing ${leased}, and giving it back failed too ` +
+    return new StoreOperationError(
+      `claim failed (${(err as Error)?.message ?? String(err)}) after leasing ${leased}, and giving it back failed too ` +
         `(${(releaseErr as Error)?.message ?? String(releaseErr)}): leased jobs run once their lease expires, one attempt spent`,
       { cause: err },
     );
@@ -236,7 +273,5 @@ function bounded(maxTimeMS: number | undefined): { maxTimeMS?: number } {
 
 /** Claim order (priority desc, runAt, enqueue order) for jobs read back in arbitrary order. */
 export function sortForClaim<T extends Pick<JobDocument, '_id' | 'priority' | 'runAt'>>(docs: T[]): T[] {
-  return docs.sort(
-    (a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()),
-  );
+  return docs.sort((a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a._id.toHexString().localeCompare(b._id.toHexString()));
 }

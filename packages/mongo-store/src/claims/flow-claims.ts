@@ -58,7 +58,14 @@ class RoundGrants {
 
   /** Hands back every permit whose token is not in `won`. */
   async giveBackUnused(permits: FlowPermits, won: Set<string>): Promise<void> {
-    await Promise.all([...this.#byDoc.values()].map(({ id, tokens }) => permits.giveBack(id, tokens.filter((t) => !won.has(t)))));
+    await Promise.all(
+      [...this.#byDoc.values()].map(({ id, tokens }) =>
+        permits.giveBack(
+          id,
+          tokens.filter((t) => !won.has(t)),
+        ),
+      ),
+    );
   }
 }
 
@@ -268,7 +275,14 @@ export class MongoFlowClaims implements FlowClaims {
       const groupOf = new Map<string, FlowId>();
       const keys = [...byKey.values()];
       const slots = await this.#acquireGroups(ctx, name, limits, keys, grants, skip);
-      const kept = await this.#acquireRates(ctx, name, limits, keys.map((list, i) => list.slice(0, slots[i])), grants, skip);
+      const kept = await this.#acquireRates(
+        ctx,
+        name,
+        limits,
+        keys.map((list, i) => list.slice(0, slots[i])),
+        grants,
+        skip,
+      );
       keys.forEach((list, i) => {
         for (const { candidate, token } of list.slice(0, kept[i])) {
           leases.push({ _id: candidate._id, token });
@@ -309,10 +323,12 @@ export class MongoFlowClaims implements FlowClaims {
     const filter: Filter<JobDocument> = { queue: { $in: queues }, name, flowKey, claimAt: { $lte: now }, status: { $in: CLAIMABLE } };
     if (setAside !== undefined && setAside.length > 0) filter._id = { $nin: [...setAside] };
     return this.jobs
-      .find(
-        filter,
-        { sort: { flowKey: 1, priority: -1, runAt: 1, _id: 1 }, hint: FLOW_KEY_INDEX, limit: wanted, projection: { _id: 1, flowKey: 1, groupKey: 1, rateLimitKey: 1 } },
-      )
+      .find(filter, {
+        sort: { flowKey: 1, priority: -1, runAt: 1, _id: 1 },
+        hint: FLOW_KEY_INDEX,
+        limit: wanted,
+        projection: { _id: 1, flowKey: 1, groupKey: 1, rateLimitKey: 1 },
+      })
       .toArray();
   }
 
@@ -322,13 +338,26 @@ export class MongoFlowClaims implements FlowClaims {
    * keys the round met). Returns, per key, how many of its candidates (a prefix) got a slot; a key
    * refused is reported held and left out of this claim's later rounds.
    */
-  async #acquireGroups(ctx: ClaimContext, name: string, limits: FlowLimits, keys: { candidate: KeyedCandidate; token: string }[][], grants: RoundGrants, skip: string[]): Promise<number[]> {
+  async #acquireGroups(
+    ctx: ClaimContext,
+    name: string,
+    limits: FlowLimits,
+    keys: { candidate: KeyedCandidate; token: string }[][],
+    grants: RoundGrants,
+    skip: string[],
+  ): Promise<number[]> {
     const group = limits.group;
     const grouped = keys.map((list) => (group && list[0]!.candidate.groupKey !== undefined ? list[0]!.candidate.groupKey : undefined));
-    const asked = keys.flatMap((list, i) => (grouped[i] === undefined ? [] : [{ i, id: flowId(name, { group: grouped[i]! }), tokens: list.map((g) => g.token) }]));
+    const asked = keys.flatMap((list, i) =>
+      grouped[i] === undefined ? [] : [{ i, id: flowId(name, { group: grouped[i]! }), tokens: list.map((g) => g.token) }],
+    );
     if (asked.length === 0) return keys.map((list) => list.length);
     const rules: PermitRules = { concurrency: group!.concurrency, concurrencyKind: 'group' };
-    const got = await this.permits.acquireMany(asked.map(({ id, tokens }) => ({ id, tokens, rules })), ctx.now, ctx.lease.until);
+    const got = await this.permits.acquireMany(
+      asked.map(({ id, tokens }) => ({ id, tokens, rules })),
+      ctx.now,
+      ctx.lease.until,
+    );
     const slots = keys.map((list) => list.length);
     asked.forEach(({ i, id }, j) => {
       const grant = got[j]!;
@@ -351,7 +380,14 @@ export class MongoFlowClaims implements FlowClaims {
    * list's prefix go back with the round's unused permits. A key refused is reported held (and,
    * without a group, left out of this claim's later rounds).
    */
-  async #acquireRates(ctx: ClaimContext, name: string, limits: FlowLimits, lists: { candidate: KeyedCandidate; token: string }[][], grants: RoundGrants, skip: string[]): Promise<number[]> {
+  async #acquireRates(
+    ctx: ClaimContext,
+    name: string,
+    limits: FlowLimits,
+    lists: { candidate: KeyedCandidate; token: string }[][],
+    grants: RoundGrants,
+    skip: string[],
+  ): Promise<number[]> {
     const rateLimit = limits.rateLimit;
     if (!rateLimit?.keyed) return lists.map((list) => list.length);
     const byKey = groupBy(lists.flat(), ({ candidate }) => candidate.rateLimitKey ?? '');
@@ -381,7 +417,12 @@ export class MongoFlowClaims implements FlowClaims {
    * Leases `leases`; the round's permits of jobs lost to another claim go back. If leasing fails,
    * every permit of the round goes back before the error surfaces.
    */
-  async #take(ctx: ClaimContext, query: { queues: string[]; names: string[]; now: Date }, leases: { _id: ObjectId; token: string }[], grants: RoundGrants): Promise<JobDocument[]> {
+  async #take(
+    ctx: ClaimContext,
+    query: { queues: string[]; names: string[]; now: Date },
+    leases: { _id: ObjectId; token: string }[],
+    grants: RoundGrants,
+  ): Promise<JobDocument[]> {
     let won: JobDocument[] = [];
     try {
       if (leases.length > 0) won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now, this.maxTimeMS);

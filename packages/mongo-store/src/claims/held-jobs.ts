@@ -76,7 +76,9 @@ export class JobsHeldByTransactions {
       throw err;
     } finally {
       // An unaborted probe that wrote would hold the job itself until the server's transaction limit.
-      await session.abortTransaction().catch((err: unknown) => this.logger.warn({ err, jobId: id.toHexString() }, 'aborting a lock probe failed; ending its session aborts it'));
+      await session
+        .abortTransaction()
+        .catch((err: unknown) => this.logger.warn({ err, jobId: id.toHexString() }, 'aborting a lock probe failed; ending its session aborts it'));
       await session.endSession();
     }
   }

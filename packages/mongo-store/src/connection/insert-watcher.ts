@@ -41,10 +41,7 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
     timer = undefined;
     if (stopped) return;
     const current = jobs.watch(
-      [
-        { $match: { operationType: 'insert' } },
-        { $project: { operationType: 1, 'fullDocument._id': 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } },
-      ],
+      [{ $match: { operationType: 'insert' } }, { $project: { operationType: 1, 'fullDocument._id': 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } }],
       resumeToken === undefined ? {} : { startAfter: resumeToken },
     );
     stream = current;

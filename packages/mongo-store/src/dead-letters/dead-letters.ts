@@ -74,7 +74,12 @@ const PURGE_BATCH = 500;
  * letters. Between the read and the delete a letter can be replayed and its job die again: the new
  * letter has the same id but another lease token, and it is not the one this purge chose, so it stays.
  */
-export async function purgeNewestDeadLetters(deadLetters: Collection<DeadLetterDocument>, where: Filter<DeadLetterDocument>, limit: number, hint: string): Promise<number> {
+export async function purgeNewestDeadLetters(
+  deadLetters: Collection<DeadLetterDocument>,
+  where: Filter<DeadLetterDocument>,
+  limit: number,
+  hint: string,
+): Promise<number> {
   const read = await deadLetters.find(where, { sort: { diedAt: -1, _id: -1 }, limit, projection: { _id: 1, leaseToken: 1, diedAt: 1 }, hint }).toArray();
   let deleted = 0;
   for (let i = 0; i < read.length; i += PURGE_BATCH) {
@@ -93,13 +98,12 @@ export async function purgeNewestDeadLetters(deadLetters: Collection<DeadLetterD
 export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date): Promise<string | null> {
   const { jobs, deadLetters } = ctx.collections;
   return maybeTransaction(ctx, async (session) => {
-    const dead = session
-      ? await deadLetters.findOneAndDelete({ _id: id }, { session })
-      : await deadLetters.findOne({ _id: id });
+    const dead = session ? await deadLetters.findOneAndDelete({ _id: id }, { session }) : await deadLetters.findOne({ _id: id });
     if (!dead) return null;
     const key = dead.job.idempotencyKey;
     const keyHeld = (cause?: unknown) =>
-      new StoreArgumentError(`Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
+      new StoreArgumentError(
+        `Dead letter ${id.toHexString()} cannot be replayed: its idempotency key ${JSON.stringify(key)} is now held by another job; ` +
           'nothing changed. Let that job finish, or purge this dead letter if it is obsolete',
         { cause },
       );
@@ -152,9 +156,7 @@ export async function reconcileDeadLetters(ctx: MoveContext): Promise<ReconcileR
     .batchSize(RECONCILE_BATCH);
   let batch: Pick<DeadLetterDocument, '_id' | 'leaseToken'>[] = [];
   const flush = async () => {
-    const live = await jobs
-      .find({ _id: { $in: batch.map((d) => d._id) } }, { projection: { _id: 1, status: 1, 'lease.token': 1 } })
-      .toArray();
+    const live = await jobs.find({ _id: { $in: batch.map((d) => d._id) } }, { projection: { _id: 1, status: 1, 'lease.token': 1 } }).toArray();
     for (const dead of batch) {
       const job = live.find((j) => j._id.equals(dead._id));
       const letter = { _id: dead._id, leaseToken: dead.leaseToken };

@@ -29,12 +29,14 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
   const docs = jobs.map((job) => newJobDocument(job, now));
   if (docs.some((doc) => doc.debounceKey !== undefined)) {
     if (ctx.session) {
-      throw new StoreArgumentError('MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
+      throw new StoreArgumentError(
+        'MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
       );
     }
     // In order, one by one: a later job of the batch may debounce into an earlier one.
     const results: EnqueueResult[] = [];
-    for (const doc of docs) results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc));
+    for (const doc of docs)
+      results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc));
     return results;
   }
   const results: (EnqueueResult | undefined)[] = new Array(docs.length);
@@ -45,11 +47,17 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
     if (round === MAX_KEY_ROUNDS) {
       throw new StoreOperationError(`enqueue: idempotency keys kept changing hands during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
     }
-    const duplicates = await insertReportingDuplicates(ctx, pending.map((i) => docs[i]));
+    const duplicates = await insertReportingDuplicates(
+      ctx,
+      pending.map((i) => docs[i]),
+    );
     const inserted = pending.filter((_, j) => !duplicates.has(j));
     for (const i of inserted) results[i] = { id: docs[i]._id.toHexString(), deduplicated: false };
     const dupIndexes = pending.filter((_, j) => duplicates.has(j));
-    const holders = await findKeyHolders(ctx, dupIndexes.map((i) => docs[i].idempotencyKey!));
+    const holders = await findKeyHolders(
+      ctx,
+      dupIndexes.map((i) => docs[i].idempotencyKey!),
+    );
     for (const i of dupIndexes) {
       const holder = holders.get(docs[i].idempotencyKey!);
       if (holder) results[i] = { id: holder.toHexString(), deduplicated: true };
@@ -80,7 +88,9 @@ async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<
       if (!isDuplicateKey(err)) throw err;
     }
   }
-  throw new StoreOperationError(`enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`);
+  throw new StoreOperationError(
+    `enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`,
+  );
 }
 
 /**
@@ -119,7 +129,10 @@ async function claimKeys(ctx: EnqueueContext, docs: JobDocument[], results: (Enq
   const finals: { key: string; from: ObjectId; jobId: ObjectId }[] = [];
   const released: ObjectId[] = [];
   if (othersPending.length > 0) {
-    const holders = await findKeyHolders(ctx, othersPending.map((p) => p.key));
+    const holders = await findKeyHolders(
+      ctx,
+      othersPending.map((p) => p.key),
+    );
     const gone = othersPending.filter((p) => !holders.has(p.key)).map((p) => p.owner);
     const dead = new Set(
       gone.length === 0

@@ -50,7 +50,8 @@ const liveGrants = (input: string, windowStart: Date): Document => ({ $filter: {
 const startsInWindow = (windowStart: Date): Document => ({ $let: { vars: { live: liveGrants('$s', windowStart) }, in: { $sum: '$$live.c' } } });
 
 /** The grants of `entries` still in the window at `now` (one entry per grant). */
-const liveIn = <T extends { a: Date }>(entries: T[] | undefined, now: Date, perMs: number): T[] => (entries ?? []).filter((entry) => entry.a.getTime() > now.getTime() - perMs);
+const liveIn = <T extends { a: Date }>(entries: T[] | undefined, now: Date, perMs: number): T[] =>
+  (entries ?? []).filter((entry) => entry.a.getTime() > now.getTime() - perMs);
 
 /** Starts in `entries` (one entry per grant). */
 const startsIn = (entries: { c: number }[] | undefined): number => (entries ?? []).reduce((sum, entry) => sum + entry.c, 0);
@@ -72,7 +73,12 @@ export function acquirePipeline(tokens: string[], rules: PermitRules, now: Date,
   const windowStart = rules.rate === undefined ? undefined : new Date(now.getTime() - rules.rate.perMs);
   if (rules.rate !== undefined) {
     // Grants that left the window are dropped once STALE_STARTS_KEPT of them have (see there).
-    const kept = { $let: { vars: { live: liveGrants('$$all', windowStart!) }, in: { $cond: [{ $gte: [{ $subtract: [{ $size: '$$all' }, { $size: '$$live' }] }, STALE_STARTS_KEPT] }, '$$live', '$$all'] } } };
+    const kept = {
+      $let: {
+        vars: { live: liveGrants('$$all', windowStart!) },
+        in: { $cond: [{ $gte: [{ $subtract: [{ $size: '$$all' }, { $size: '$$live' }] }, STALE_STARTS_KEPT] }, '$$live', '$$all'] },
+      },
+    };
     prune.s = { $let: { vars: { all: { $ifNull: ['$s', []] } }, in: kept } };
     limits.push({ $subtract: [rules.rate.limit, startsInWindow(windowStart!)] });
     // Starts are granted in time order (`t`: the latest `now` the window was judged at). A claim whose
@@ -192,14 +198,18 @@ export class FlowPermits {
     let pending = asked;
     for (let round = 0; pending.length > 0; round++) {
       const statements = pending.map((r) => ({
-        updateOne: { filter: { _id: r.id }, update: acquirePipeline(r.tokens, r.rules, now, leaseUntil, r.id.g !== undefined || r.id.r !== undefined), upsert: true },
+        updateOne: {
+          filter: { _id: r.id },
+          update: acquirePipeline(r.tokens, r.rules, now, leaseUntil, r.id.g !== undefined || r.id.r !== undefined),
+          upsert: true,
+        },
       }));
       try {
         await this.flow.bulkWrite(statements, { ordered: false });
         pending = [];
       } catch (err) {
         // Claims creating a document at once: the losers' updates now find it, so they go again.
-        const writeErrors = err instanceof MongoBulkWriteError ? [(err.writeErrors as WriteError[] | WriteError)].flat() : [];
+        const writeErrors = err instanceof MongoBulkWriteError ? [err.writeErrors as WriteError[] | WriteError].flat() : [];
         if (writeErrors.length === 0 || !writeErrors.every((e) => e.code === DUPLICATE_KEY) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;
         pending = writeErrors.map((e) => pending[e.index]!);
       }
@@ -229,7 +239,17 @@ export class FlowPermits {
     // A grant's entry of starts loses only these tokens (others of it may have started); an entry left empty goes.
     const startsKept = {
       $filter: {
-        input: { $map: { input: '$s', in: { $let: { vars: { kept: { $filter: { input: '$$this.t', as: 'token', cond: { $not: [{ $in: ['$$token', tokens] }] } } } }, in: { t: '$$kept', c: { $size: '$$kept' }, a: '$$this.a' } } } } },
+        input: {
+          $map: {
+            input: '$s',
+            in: {
+              $let: {
+                vars: { kept: { $filter: { input: '$$this.t', as: 'token', cond: { $not: [{ $in: ['$$token', tokens] }] } } } },
+                in: { t: '$$kept', c: { $size: '$$kept' }, a: '$$this.a' },
+              },
+            },
+          },
+        },
         cond: { $gt: ['$$this.c', 0] },
       },
     };
@@ -315,7 +335,9 @@ export class FlowPermits {
         void (async () => {
           if (stillRunning && (await stillRunning())) return;
           await this.free([{ token, jobId }]);
-        })().catch((err: unknown) => this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a job completed in a transaction; it frees when its lease ends'));
+        })().catch((err: unknown) =>
+          this.logger.warn({ err, jobId }, 'could not free the concurrency slot of a job completed in a transaction; it frees when its lease ends'),
+        );
       });
       return;
     }
@@ -349,7 +371,7 @@ export class FlowPermits {
       await this.flow.updateMany({ _id: { $in: [...ids.values()] } }, { $pull: { h: { t: { $in: tokens } } }, $unset: { f: '' } });
     } catch (err) {
       const ended = leases.length === 1 ? { jobId: leases[0]!.jobId } : { jobIds: leases.map((lease) => lease.jobId) };
-      this.logger.warn({ err, ...ended }, 'could not free the concurrency slots of finished jobs; each frees when its job\'s lease ends');
+      this.logger.warn({ err, ...ended }, "could not free the concurrency slots of finished jobs; each frees when its job's lease ends");
     }
   }
 
@@ -357,7 +379,11 @@ export class FlowPermits {
    * What holds back each due `queued` job of a page, as far as the flow documents tell (a paused
    * queue first). One read of the documents of the page's names and keys.
    */
-  async heldBy(docs: Pick<JobDocument, 'name' | 'queue' | 'status' | 'runAt' | 'groupKey' | 'rateLimitKey'>[], now: Date, paused: () => Promise<string[]>): Promise<(FlowHeldBy | undefined)[]> {
+  async heldBy(
+    docs: Pick<JobDocument, 'name' | 'queue' | 'status' | 'runAt' | 'groupKey' | 'rateLimitKey'>[],
+    now: Date,
+    paused: () => Promise<string[]>,
+  ): Promise<(FlowHeldBy | undefined)[]> {
     const due = docs.map((doc) => doc.status === 'queued' && doc.runAt.getTime() <= now.getTime());
     if (!due.includes(true)) return docs.map(() => undefined);
     const ids = new Map<string, FlowId>();

@@ -12,7 +12,11 @@ import { StoreArgumentError } from '../store-errors.js';
  * every completed job, so the store answers null instead. Completed jobs under a retention hold
  * are counted on their own index (two index ranges in all).
  */
-export async function countFinished(collections: StoreCollections, options: Pick<ResolvedOptions, 'retentionSeconds'>, req: FinishedCountQuery): Promise<number | null> {
+export async function countFinished(
+  collections: StoreCollections,
+  options: Pick<ResolvedOptions, 'retentionSeconds'>,
+  req: FinishedCountQuery,
+): Promise<number | null> {
   const from = requireDate(req?.from, 'countFinished from');
   const to = requireDate(req?.to, 'countFinished to');
   if (req.status === 'dead') return collections.deadLetters.countDocuments({ diedAt: { $gte: from, $lt: to } }, { hint: DEAD_LETTER_INDEX.died });

@@ -115,7 +115,12 @@ export class JobControl {
       live.length === 0
         ? []
         : this.jobs
-            .find(jobPageFilter(query, live, after), { sort: JOB_PAGE_SORT, limit, projection: query.now === undefined ? JOB_SUMMARY_PROJECTION : FLOW_SUMMARY_PROJECTION, hint: liveIndex })
+            .find(jobPageFilter(query, live, after), {
+              sort: JOB_PAGE_SORT,
+              limit,
+              projection: query.now === undefined ? JOB_SUMMARY_PROJECTION : FLOW_SUMMARY_PROJECTION,
+              hint: liveIndex,
+            })
             .toArray(),
       !statuses.includes('dead')
         ? []
@@ -147,7 +152,9 @@ export class JobControl {
       const cancellable = { $or: [{ status: { $in: ['queued', 'waiting'] } }, { status: 'running', 'lease.until': { $lt: now } }] } as Filter<JobDocument>;
       const cancelled = await this.jobs.findOneAndUpdate({ _id, ...cancellable }, cancelledUpdate(reason, now), options);
       if (cancelled) return { outcome: 'cancelled', job: toJobSummaryOf(cancelled) };
-      const request: UpdateFilter<JobDocument> = { $set: { cancelRequestedAt: now, updatedAt: now, ...(reason === undefined ? {} : { cancelReason: reason }) } };
+      const request: UpdateFilter<JobDocument> = {
+        $set: { cancelRequestedAt: now, updatedAt: now, ...(reason === undefined ? {} : { cancelReason: reason }) },
+      };
       const requested = await this.jobs.findOneAndUpdate({ _id, status: 'running', cancelRequestedAt: { $exists: false } }, request, options);
       if (requested) return { outcome: 'requested', job: toJobSummaryOf(requested) };
       const current = await this.jobs.findOne({ _id }, { projection: JOB_SUMMARY_PROJECTION });
@@ -203,7 +210,10 @@ export class JobControl {
       // After the last letter read: the bound on diedAt narrows the index scan, the $nor drops ties.
       const keyset: Filter<DeadLetterDocument> = last ? { diedAt: { $lte: last.diedAt }, $nor: [{ diedAt: last.diedAt, _id: { $gte: last._id } }] } : {};
       const batch = await this.deadLetters
-        .find({ $and: [where, keyset] }, { sort: { diedAt: -1, _id: -1 }, limit: Math.min(REPLAY_BATCH, max - handled), projection: { _id: 1, diedAt: 1 }, hint })
+        .find(
+          { $and: [where, keyset] },
+          { sort: { diedAt: -1, _id: -1 }, limit: Math.min(REPLAY_BATCH, max - handled), projection: { _id: 1, diedAt: 1 }, hint },
+        )
         .toArray();
       if (batch.length === 0) break;
       for (const letter of batch) {

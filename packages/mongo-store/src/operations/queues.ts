@@ -73,10 +73,7 @@ export class QueueRepository {
       queueNames(this.collections.jobs, JOB_LIST_INDEX.queue),
       queueNames(this.collections.deadLetters, DEAD_LETTER_INDEX.queueDied),
     ]);
-    const [counts, dead] = await Promise.all([
-      Promise.all(liveQueues.map((q) => this.liveCounts(q))),
-      Promise.all(deadQueues.map((q) => this.deadCount(q))),
-    ]);
+    const [counts, dead] = await Promise.all([Promise.all(liveQueues.map((q) => this.liveCounts(q))), Promise.all(deadQueues.map((q) => this.deadCount(q)))]);
     const queues: StoreStats['queues'] = {};
     liveQueues.forEach((q, i) => (queues[q] = counts[i]));
     return { queues, deadLetters: dead.reduce((a, b) => a + b, 0) };

@@ -76,10 +76,7 @@ export class ScheduleRepository {
 
   async setPaused(name: string, paused: boolean, now: Date): Promise<boolean> {
     if (typeof paused !== 'boolean') requireString(paused, 'paused (a boolean)');
-    const res = await this.schedules.updateOne(
-      { _id: requireString(name, 'schedule name') },
-      { $set: { paused, updatedAt: requireDate(now, 'now') } },
-    );
+    const res = await this.schedules.updateOne({ _id: requireString(name, 'schedule name') }, { $set: { paused, updatedAt: requireDate(now, 'now') } });
     return res.matchedCount === 1;
   }
 

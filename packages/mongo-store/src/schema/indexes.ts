@@ -175,7 +175,9 @@ function differences(existing: Document, spec: IndexSpec): string[] {
   if (!sameKey(existing.key, spec.key)) diffs.push(`key ${canonical(existing.key)} instead of ${canonical(spec.key)}`);
   if (Boolean(existing.unique) !== Boolean(spec.unique)) diffs.push(`unique ${Boolean(existing.unique)} instead of ${Boolean(spec.unique)}`);
   if (canonical(existing.partialFilterExpression) !== canonical(spec.partialFilterExpression)) {
-    diffs.push(`partialFilterExpression ${canonical(existing.partialFilterExpression) || 'none'} instead of ${canonical(spec.partialFilterExpression) || 'none'}`);
+    diffs.push(
+      `partialFilterExpression ${canonical(existing.partialFilterExpression) || 'none'} instead of ${canonical(spec.partialFilterExpression) || 'none'}`,
+    );
   }
   if (existing.expireAfterSeconds !== spec.expireAfterSeconds) {
     diffs.push(`expireAfterSeconds ${existing.expireAfterSeconds ?? 'none'} instead of ${spec.expireAfterSeconds ?? 'none'}`);

@@ -1,4 +1,12 @@
-import { JOB_SUMMARY_OPTIONAL_FIELDS, toJobSummary, type DeadLetter, type JobRecord, type JobSummary, type ScheduleRecord, type SignalRecord } from '@loom/core';
+import {
+  JOB_SUMMARY_OPTIONAL_FIELDS,
+  toJobSummary,
+  type DeadLetter,
+  type JobRecord,
+  type JobSummary,
+  type ScheduleRecord,
+  type SignalRecord,
+} from '@loom/core';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument, StoredSignal } from './documents.js';
 
 /** Stored documents → the store-neutral records of `@loom/core` (string ids, no internal fields). */
@@ -69,7 +77,14 @@ export function toDeadLetter(doc: DeadLetterDocument): DeadLetter {
 
 /** A schedule's state. */
 export function toScheduleRecord(doc: ScheduleDocument): ScheduleRecord {
-  const record: ScheduleRecord = { name: doc._id, lastFireAt: doc.lastFireAt ?? null, firstSeenAt: doc.firstSeenAt, firing: doc.firing ?? [], paused: doc.paused, updatedAt: doc.updatedAt };
+  const record: ScheduleRecord = {
+    name: doc._id,
+    lastFireAt: doc.lastFireAt ?? null,
+    firstSeenAt: doc.firstSeenAt,
+    firing: doc.firing ?? [],
+    paused: doc.paused,
+    updatedAt: doc.updatedAt,
+  };
   if (doc.description !== undefined) record.description = doc.description;
   return record;
 }

@@ -127,10 +127,7 @@ export function debounceUpdate(doc: JobDocument): UpdateFilter<JobDocument> {
  */
 export function releaseClaimPipeline(now: Date): Document[] {
   requireDate(now, 'now');
-  return [
-    { $set: { status: 'queued', claimAt: '$runAt', attempt: { $subtract: ['$attempt', 1] }, updatedAt: now } },
-    { $unset: 'lease' },
-  ];
+  return [{ $set: { status: 'queued', claimAt: '$runAt', attempt: { $subtract: ['$attempt', 1] }, updatedAt: now } }, { $unset: 'lease' }];
 }
 
 /** Heartbeat. */

@@ -58,7 +58,18 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
     const own = batch.filter((i) => items[i]!.result !== undefined);
     const sharedStatements = shared.length === 0 ? 0 : 2;
     const statements = [
-      ...(shared.length === 0 ? [] : completionStatements(fencedManyFilter('complete', shared.map((i) => ids[i]!), shared.map((i) => items[i]!.lease.token)), completeUpdate(undefined, now), true, true)),
+      ...(shared.length === 0
+        ? []
+        : completionStatements(
+            fencedManyFilter(
+              'complete',
+              shared.map((i) => ids[i]!),
+              shared.map((i) => items[i]!.lease.token),
+            ),
+            completeUpdate(undefined, now),
+            true,
+            true,
+          )),
       ...own.flatMap((i) => completionStatements(fencedFilter('complete', ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
     ];
     const refused = new Map<number, Error>();
@@ -116,7 +127,10 @@ async function sortOut(
   outcomes: (CompletionOutcome | undefined)[],
 ): Promise<number[]> {
   const found = await jobs
-    .find({ _id: { $in: rest.map((i) => ids[i]!) } }, { projection: { status: 1, 'lease.token': 1, 'completedLease.token': 1, finishedAt: 1, heldFinishedAt: 1 } })
+    .find(
+      { _id: { $in: rest.map((i) => ids[i]!) } },
+      { projection: { status: 1, 'lease.token': 1, 'completedLease.token': 1, finishedAt: 1, heldFinishedAt: 1 } },
+    )
     .toArray();
   const byId = new Map(found.map((doc) => [doc._id.toHexString(), doc]));
   const slow: number[] = [];

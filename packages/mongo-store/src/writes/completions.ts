@@ -51,15 +51,9 @@ export function completionStatements(
   const held: UpdateFilter<JobDocument> = { ...update, $set: { ...set, heldFinishedAt: finishedAt } };
   const filter = childless ? { ...fence, ...NO_CHILDREN } : fence;
   if (many) {
-    return [
-      { updateMany: { filter: { ...filter, ...UNHELD }, update } },
-      { updateMany: { filter: { ...filter, ...HELD }, update: held } },
-    ];
+    return [{ updateMany: { filter: { ...filter, ...UNHELD }, update } }, { updateMany: { filter: { ...filter, ...HELD }, update: held } }];
   }
-  return [
-    { updateOne: { filter: { ...filter, ...UNHELD }, update } },
-    { updateOne: { filter: { ...filter, ...HELD }, update: held } },
-  ];
+  return [{ updateOne: { filter: { ...filter, ...UNHELD }, update } }, { updateOne: { filter: { ...filter, ...HELD }, update: held } }];
 }
 
 /**

@@ -106,7 +106,9 @@ export class FencedWrites {
   ): Promise<'done' | 'refused'> {
     let pendingStep = step;
     for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-      const written = pendingStep ? await this.tryWriteWithStep(name, lease, update, pendingStep, conditions) : await this.tryWrite(name, lease, update, conditions);
+      const written = pendingStep
+        ? await this.tryWriteWithStep(name, lease, update, pendingStep, conditions)
+        : await this.tryWrite(name, lease, update, conditions);
       if (written) return 'done';
       const job = await this.owned(name, lease);
       if (refuse(job)) return 'refused';

@@ -32,7 +32,9 @@ export interface HeartbeatManyDeps {
  * A single item goes through `extendLease` directly (one findAndModify, as before batching).
  */
 export async function heartbeatMany(deps: HeartbeatManyDeps, items: HeartbeatItem[], now: Date): Promise<HeartbeatOutcome[]> {
-  const valid = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
+  const valid =
+    Array.isArray(items) &&
+    items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
   if (!valid) throw new StoreArgumentError('heartbeatMany items must be an array of { lease, until: Date }');
   requireDate(now, 'now');
   const outcomes: (HeartbeatOutcome | undefined)[] = new Array(items.length);
@@ -65,7 +67,10 @@ async function extendInBulk(
 ): Promise<void> {
   const refused = new Map<number, Error>();
   const statements = pending.map((i) => ({
-    updateOne: { filter: fencedFilter('extendLease', ids[i]!, items[i]!.lease.token, { noCancelRequested: true, unexpiredAt: now }), update: extendLeaseUpdate(items[i]!.until, now) },
+    updateOne: {
+      filter: fencedFilter('extendLease', ids[i]!, items[i]!.lease.token, { noCancelRequested: true, unexpiredAt: now }),
+      update: extendLeaseUpdate(items[i]!.until, now),
+    },
   }));
   const { matched, refused: refusedStatements } = await bulkWriteFenced(deps.jobs, statements);
   for (const { index, message, cause } of refusedStatements) {

@@ -15,10 +15,11 @@ export function describeClaim(ctx: ConformanceContext): void {
     });
 
     it('never hands one job to two of many concurrent claims', async () => {
-      const results = await ctx.store.enqueue(Array.from({ length: 50 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
-      const claims = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => claimJobs(ctx.store, { limit: 4, owner: `worker-${i}`, now: at(1) })),
+      const results = await ctx.store.enqueue(
+        Array.from({ length: 50 }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
       );
+      const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => claimJobs(ctx.store, { limit: 4, owner: `worker-${i}`, now: at(1) })));
       const claimed = claims.flat();
       expect(claimed).toHaveLength(50);
       expect(new Set(idsOf(claimed))).toEqual(new Set(idsOf(results)));
@@ -26,7 +27,10 @@ export function describeClaim(ctx: ConformanceContext): void {
     });
 
     it('never hands one job to two concurrent single-job claims', async () => {
-      await ctx.store.enqueue(Array.from({ length: 10 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      await ctx.store.enqueue(
+        Array.from({ length: 10 }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const claims = await Promise.all(Array.from({ length: 25 }, () => claimJobs(ctx.store, { now: at(1) })));
       const claimed = claims.flat();
       expect(claimed).toHaveLength(10);
@@ -57,11 +61,17 @@ export function describeClaim(ctx: ConformanceContext): void {
     });
 
     it('keeps enqueue order for equal priority and runAt, within and across batches', async () => {
-      const batch = await ctx.store.enqueue(Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      const batch = await ctx.store.enqueue(
+        Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const later = await enqueueOne(ctx.store, {}, at(0));
       expect(idsOf(await claimJobs(ctx.store, { limit: 6, now: at(0) }))).toEqual([...idsOf(batch), later]);
       const oneByOne: string[] = [];
-      await ctx.store.enqueue(Array.from({ length: 4 }, (_, i) => newJob({ name: 'fifo', payload: { i } })), { now: at(1) });
+      await ctx.store.enqueue(
+        Array.from({ length: 4 }, (_, i) => newJob({ name: 'fifo', payload: { i } })),
+        { now: at(1) },
+      );
       for (let i = 0; i < 4; i++) {
         const { job } = await claimOne(ctx.store, { names: ['fifo'], now: at(1) });
         oneByOne.push(String((job.payload as { i: number }).i));
@@ -84,14 +94,15 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(await claimJobs(ctx.store, { names: ['a', 'b'], queues: ['q3'], limit: 10 })).toEqual([]);
       expect(await claimJobs(ctx.store, { names: ['z'], queues: ['q1', 'q2'], limit: 10 })).toEqual([]);
       expect(await claimJobs(ctx.store, { names: ['a', 'b'], queues: ['q1'], excludeNames: ['a', 'b'], limit: 10 })).toEqual([]);
-      expect(idsOf(await claimJobs(ctx.store, { names: ['a', 'b'], queues: ['q1', 'q2'], excludeNames: ['b'], limit: 10 })).sort()).toEqual(
-        [a, c].sort(),
-      );
+      expect(idsOf(await claimJobs(ctx.store, { names: ['a', 'b'], queues: ['q1', 'q2'], excludeNames: ['b'], limit: 10 })).sort()).toEqual([a, c].sort());
       expect(idsOf(await claimJobs(ctx.store, { names: ['a', 'b'], queues: ['q1'], limit: 10 }))).toEqual([b]);
     });
 
     it('returns at most limit jobs', async () => {
-      await ctx.store.enqueue(Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      await ctx.store.enqueue(
+        Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       expect(await claimJobs(ctx.store, { limit: 2 })).toHaveLength(2);
       expect(await claimJobs(ctx.store, { limit: 10 })).toHaveLength(3);
       expect(await claimJobs(ctx.store, { limit: 10 })).toHaveLength(0);

@@ -6,7 +6,10 @@ export function describeCompleteMany(ctx: ConformanceContext): void {
   describe('completeMany (group commit of completions, fenced per job)', () => {
     /** Enqueues `n` jobs and claims them all in one claim. */
     async function claimed(n: number): Promise<JobRecord[]> {
-      await ctx.store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      await ctx.store.enqueue(
+        Array.from({ length: n }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const jobs = await claimJobs(ctx.store, { limit: n, now: at(1) });
       expect(jobs).toHaveLength(n);
       return jobs;

@@ -59,7 +59,16 @@ export function describeDeadLetters(ctx: ConformanceContext): void {
       await ctx.store.deadLetter(lease, { reason: 'email bounced', error: sampleError(1), now: at(100) });
       expect(await ctx.store.replayDeadLetter(id, at(500))).toBe(id);
       const job = await mustGet(ctx.store, id);
-      expect(job).toMatchObject({ id, status: 'queued', attempt: 0, priorAttempts: 1, runAt: at(500), errors: [sampleError(1)], steps: [charged], idempotencyKey: 'replay-key' });
+      expect(job).toMatchObject({
+        id,
+        status: 'queued',
+        attempt: 0,
+        priorAttempts: 1,
+        runAt: at(500),
+        errors: [sampleError(1)],
+        steps: [charged],
+        idempotencyKey: 'replay-key',
+      });
       expect(job.lease).toBeUndefined();
       expect(job.deadReason).toBeUndefined();
       expect(await ctx.store.listDeadLetters({})).toEqual([]);

@@ -37,7 +37,7 @@ export function describeEnqueue(ctx: ConformanceContext): void {
       expect(job.lease).toBeUndefined();
     });
 
-    it('keeps a job\'s trace context as given: getJob, claim, retry and the dead letter return it', async () => {
+    it("keeps a job's trace context as given: getJob, claim, retry and the dead letter return it", async () => {
       const trace = { traceparent: TRACEPARENT, tracestate: 'vendor=abc', link: true };
       const id = await enqueueOne(ctx.store, { trace });
       const plain = await enqueueOne(ctx.store, { trace: { traceparent: TRACEPARENT } });
@@ -78,10 +78,7 @@ export function describeEnqueue(ctx: ConformanceContext): void {
     });
 
     it('gives every job its own string id and returns results in input order', async () => {
-      const results = await ctx.store.enqueue(
-        [newJob({ payload: { n: 1 } }), newJob({ payload: { n: 2 } }), newJob({ payload: { n: 3 } })],
-        { now: at(0) },
-      );
+      const results = await ctx.store.enqueue([newJob({ payload: { n: 1 } }), newJob({ payload: { n: 2 } }), newJob({ payload: { n: 3 } })], { now: at(0) });
       expect(results.map((r) => r.deduplicated)).toEqual([false, false, false]);
       expect(new Set(results.map((r) => r.id)).size).toBe(3);
       for (const [i, r] of results.entries()) {
@@ -141,7 +138,7 @@ export function describeEnqueue(ctx: ConformanceContext): void {
       expect(await ctx.store.listJobs({})).toHaveLength(3);
     });
 
-    it('keeps a completed job\'s key taken', async () => {
+    it("keeps a completed job's key taken", async () => {
       const id = await enqueueOne(ctx.store, { idempotencyKey: 'once' });
       const [job] = await ctx.store.claim({ owner: 'w', queues: ['default'], names: ['send'], limit: 1, leaseUntil: at(30_000), now: at(0) });
       await ctx.store.complete({ jobId: job.id, token: job.lease!.token }, { now: at(1) });

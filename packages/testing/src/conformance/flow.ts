@@ -1,6 +1,18 @@
 /// <reference types="jest" />
 import type { FlowHold, FlowLimits, JobRecord, JobStore, NewJob } from '@loom/core';
-import { at, claimJobs, expectLeaseLost, HEAVY_TEST_MS, idsOf, LEASE_MS, leaseOf, mustGet, newJob, type ClaimOptions, type ConformanceContext } from './harness.js';
+import {
+  at,
+  claimJobs,
+  expectLeaseLost,
+  HEAVY_TEST_MS,
+  idsOf,
+  LEASE_MS,
+  leaseOf,
+  mustGet,
+  newJob,
+  type ClaimOptions,
+  type ConformanceContext,
+} from './harness.js';
 
 /** A claim with flow limits: the jobs, and what the store reported holding back. */
 async function claimFlow(store: JobStore, flow: FlowLimits[], opts: ClaimOptions = {}): Promise<{ jobs: JobRecord[]; holds: FlowHold[] }> {
@@ -105,7 +117,10 @@ export function describeFlow(ctx: ConformanceContext): void {
         // `taken`'s lease runs out and worker-b takes it over: its slot is now worker-b's.
         const again = await claimFlow(peer, limits, { now: at(40_000), owner: 'worker-b' });
         expect(idsOf(again.jobs)).toEqual([taken.id]);
-        const outcomes = await ctx.store.completeMany(jobs.map((job) => ({ lease: leaseOf(job) })), at(40_001));
+        const outcomes = await ctx.store.completeMany(
+          jobs.map((job) => ({ lease: leaseOf(job) })),
+          at(40_001),
+        );
         expect(outcomes).toEqual(['lost', 'completed', 'completed', 'completed']);
         // Three slots free, the fourth still worker-b's.
         const next = await claimFlow(peer, limits, { now: at(40_002), owner: 'worker-b' });
@@ -239,7 +254,7 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect((await claimFlow(ctx.store, limits, { now: at(1_000) })).jobs).toHaveLength(1);
       });
 
-      it('with a group too, each rate-limit key of a group\'s jobs counts on its own; the group\'s jobs start in claim order', async () => {
+      it("with a group too, each rate-limit key of a group's jobs counts on its own; the group's jobs start in claim order", async () => {
         // One group, jobs of rate-limit keys x, x, y, y in claim order; one start per key per window.
         for (const [i, key] of ['x', 'x', 'y', 'y'].entries()) await enqueueMany(ctx.store, 1, { groupKey: 'g', rateLimitKey: key, priority: 10 - i });
         const limits: FlowLimits[] = [{ name: 'send', group: { concurrency: 5 }, rateLimit: { limit: 1, perMs: 1_000, keyed: true } }];
@@ -281,7 +296,10 @@ export function describeFlow(ctx: ConformanceContext): void {
         await enqueueMany(ctx.store, 2, { groupKey: 'a', rateLimitKey: 'a' });
         await enqueueMany(ctx.store, 2, { groupKey: 'b', rateLimitKey: 'b' });
         await ctx.store.holdFlow({ name: 'send', until: at(30_000), now: at(0) });
-        const keyedOnly: FlowLimits[][] = [[{ name: 'send', group: { concurrency: 1 } }], [{ name: 'send', rateLimit: { limit: 1, perMs: 60_000, keyed: true } }]];
+        const keyedOnly: FlowLimits[][] = [
+          [{ name: 'send', group: { concurrency: 1 } }],
+          [{ name: 'send', rateLimit: { limit: 1, perMs: 60_000, keyed: true } }],
+        ];
         for (const limits of keyedOnly) {
           expect(await claimFlow(ctx.store, limits, { now: at(29_999) })).toEqual({ jobs: [], holds: [{ name: 'send', by: 'rateLimit', until: at(30_000) }] });
         }
@@ -289,7 +307,12 @@ export function describeFlow(ctx: ConformanceContext): void {
         const open = await claimFlow(ctx.store, keyedOnly[0], { now: at(30_000) });
         expect(countBy(open.jobs, 'groupKey')).toEqual({ a: 1, b: 1 });
         expect(open.holds).toHaveLength(2);
-        expect(open.holds).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'send', key: 'a', by: 'group' }), expect.objectContaining({ name: 'send', key: 'b', by: 'group' })]));
+        expect(open.holds).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ name: 'send', key: 'a', by: 'group' }),
+            expect.objectContaining({ name: 'send', key: 'b', by: 'group' }),
+          ]),
+        );
       });
 
       it('a hold on one rate-limit key holds only that key', async () => {
@@ -305,7 +328,9 @@ export function describeFlow(ctx: ConformanceContext): void {
       });
 
       it('refuses a malformed hold and changes nothing', async () => {
-        await expect(ctx.store.holdFlow({ name: { $ne: null } as unknown as string, until: at(1), now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        await expect(ctx.store.holdFlow({ name: { $ne: null } as unknown as string, until: at(1), now: at(0) })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
         await expect(ctx.store.holdFlow({ name: 'send', until: 'soon' as unknown as Date, now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
         expect(await ctx.store.flowHolds(at(0))).toEqual([]);
       });
@@ -342,13 +367,17 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(countBy(claimed, 'groupKey')).toEqual({ a: 2, b: 2, c: 2 });
       });
 
-      it('serves a key with one job within the next claims, however many jobs another key has queued', async () => {
-        await enqueueMany(ctx.store, 1_000, { groupKey: 'big', runAt: at(-60_000) });
-        const [small] = await enqueueMany(ctx.store, 1, { groupKey: 'small' }, at(1));
-        const served: JobRecord[] = [];
-        for (let i = 0; i < 2; i++) served.push(...(await claimFlow(ctx.store, limits(100), { now: at(2), limit: 1 })).jobs);
-        expect(idsOf(served)).toContain(small);
-      }, HEAVY_TEST_MS); // 1,000 inserts: well past jest's 30 s on a loaded machine's emulator
+      it(
+        'serves a key with one job within the next claims, however many jobs another key has queued',
+        async () => {
+          await enqueueMany(ctx.store, 1_000, { groupKey: 'big', runAt: at(-60_000) });
+          const [small] = await enqueueMany(ctx.store, 1, { groupKey: 'small' }, at(1));
+          const served: JobRecord[] = [];
+          for (let i = 0; i < 2; i++) served.push(...(await claimFlow(ctx.store, limits(100), { now: at(2), limit: 1 })).jobs);
+          expect(idsOf(served)).toContain(small);
+        },
+        HEAVY_TEST_MS,
+      ); // 1,000 inserts: well past jest's 30 s on a loaded machine's emulator
 
       it('a claim with room for more goes on to the next keys when a key is at its limit', async () => {
         await enqueueMany(ctx.store, 50, { groupKey: 'big', runAt: at(-60_000) });
@@ -366,7 +395,7 @@ export function describeFlow(ctx: ConformanceContext): void {
         expect(new Set(served.slice(4, 8)).size).toBe(4);
       });
 
-      it('an expired lease frees its key\'s slot', async () => {
+      it("an expired lease frees its key's slot", async () => {
         await enqueueMany(ctx.store, 2, { groupKey: 'a' });
         const [job] = (await claimFlow(ctx.store, limits(1), { now: at(0) })).jobs;
         expect((await claimFlow(ctx.store, limits(1), { now: at(LEASE_MS) })).jobs).toEqual([]);
@@ -396,7 +425,15 @@ export function describeFlow(ctx: ConformanceContext): void {
           expect(again).toEqual({ id: first.id, deduplicated: false, debounced: true });
         }
         expect(await ctx.store.listJobs({ status: ['queued'] })).toHaveLength(1);
-        expect(await mustGet(ctx.store, first.id)).toMatchObject({ payload: { v: 5 }, runAt: at(10_000), priority: 5, groupKey: 'g5', createdAt: at(0), updatedAt: at(5_000), attempt: 0 });
+        expect(await mustGet(ctx.store, first.id)).toMatchObject({
+          payload: { v: 5 },
+          runAt: at(10_000),
+          priority: 5,
+          groupKey: 'g5',
+          createdAt: at(0),
+          updatedAt: at(5_000),
+          attempt: 0,
+        });
         expect(await claimJobs(ctx.store, { now: at(9_999) })).toEqual([]);
         const [job] = await claimJobs(ctx.store, { now: at(10_000) });
         expect(job).toMatchObject({ id: first.id, payload: { v: 5 } });
@@ -428,7 +465,9 @@ export function describeFlow(ctx: ConformanceContext): void {
 
       it('concurrent enqueues of one key through two stores leave one queued job', async () => {
         const peer = await ctx.peer();
-        const results = await Promise.all(Array.from({ length: 10 }, (_, v) => (v % 2 === 0 ? ctx.store : peer).enqueue([debounced({ v }, 5_000)], { now: at(v) })));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, v) => (v % 2 === 0 ? ctx.store : peer).enqueue([debounced({ v }, 5_000)], { now: at(v) })),
+        );
         expect(new Set(results.map(([r]) => r.id)).size).toBe(1);
         expect(results.filter(([r]) => r.debounced !== true)).toHaveLength(1);
         expect(await ctx.store.listJobs({ status: ['queued'] })).toHaveLength(1);
@@ -459,7 +498,8 @@ export function describeFlow(ctx: ConformanceContext): void {
       };
       await ctx.store.holdFlow({ name: 'held', until: at(60_000), now: at(0) });
       await ctx.store.setQueuePaused('paused-queue', true, at(0));
-      for (const name of ['conc', 'rated']) expect(await claimFlow(ctx.store, limits, { queues: ['flow'], names: [name], now: at(1), limit: 1 })).toMatchObject({ jobs: [{ name }] });
+      for (const name of ['conc', 'rated'])
+        expect(await claimFlow(ctx.store, limits, { queues: ['flow'], names: [name], now: at(1), limit: 1 })).toMatchObject({ jobs: [{ name }] });
       expect((await claimFlow(ctx.store, limits, { queues: ['flow'], names: ['grouped'], now: at(1), limit: 1 })).jobs.map((j) => j.groupKey)).toEqual(['a']);
       const page = await ctx.store.listJobPage({ statuses: ['queued'], limit: 50, now: at(2) });
       const heldBy = Object.fromEntries(page.map((job) => [job.id, job.heldBy ?? null]));

@@ -6,7 +6,10 @@ export function describeHeartbeatMany(ctx: ConformanceContext): void {
   describe('heartbeatMany (batched heartbeats, fenced per job)', () => {
     /** Enqueues `n` jobs and claims them all in one claim at 0 (leases end at 30 s). */
     async function claimed(n: number, flow?: FlowLimits[]): Promise<JobRecord[]> {
-      await ctx.store.enqueue(Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), { now: at(0) });
+      await ctx.store.enqueue(
+        Array.from({ length: n }, (_, i) => newJob({ payload: { i } })),
+        { now: at(0) },
+      );
       const jobs = await claimJobs(ctx.store, { limit: n, now: at(0), ...(flow ? { flow } : {}) });
       expect(jobs).toHaveLength(n);
       return jobs;
@@ -66,7 +69,12 @@ export function describeHeartbeatMany(ctx: ConformanceContext): void {
       const flow: FlowLimits[] = [{ name: 'send', globalConcurrency: 2 }];
       const jobs = await claimed(2, flow);
       await ctx.store.enqueue([newJob({ payload: { i: 'third' } })], { now: at(0) });
-      expect(await ctx.store.heartbeatMany(jobs.map((job) => ({ lease: leaseOf(job), until: at(50_000) })), at(20_000))).toEqual(['extended', 'extended']);
+      expect(
+        await ctx.store.heartbeatMany(
+          jobs.map((job) => ({ lease: leaseOf(job), until: at(50_000) })),
+          at(20_000),
+        ),
+      ).toEqual(['extended', 'extended']);
       const peer = await ctx.peer();
       expect(await claimJobs(peer, { limit: 3, now: at(40_000), owner: 'worker-b', flow })).toEqual([]);
       // Both leases (and slots) end at 50 s: then two of the three jobs run again.

@@ -106,7 +106,14 @@ async function fenced(write: Promise<unknown>): Promise<Applied> {
 
 /** Whether `store.claim` at `now` handed out the subject's job. */
 async function claimed(store: JobStore, subject: Subject, now: Date): Promise<Applied> {
-  const jobs = await store.claim({ owner: 'worker-b', queues: ['default'], names: [subject.name], limit: 1, leaseUntil: new Date(now.getTime() + LEASE_MS), now });
+  const jobs = await store.claim({
+    owner: 'worker-b',
+    queues: ['default'],
+    names: [subject.name],
+    limit: 1,
+    leaseUntil: new Date(now.getTime() + LEASE_MS),
+    now,
+  });
   return jobs.some((job) => job.id === subject.id) ? 'applied' : 'refused';
 }
 
@@ -121,7 +128,10 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   debounce: {
     job: (name) => ({ debounceKey: `k-${name}` }),
     async apply(store, subject, now) {
-      const [result] = await store.enqueue([{ name: subject.name, queue: 'default', payload: { v: 2 }, priority: 0, runAt: now, maxAttempts: 3, debounceKey: `k-${subject.name}` }], { now });
+      const [result] = await store.enqueue(
+        [{ name: subject.name, queue: 'default', payload: { v: 2 }, priority: 0, runAt: now, maxAttempts: 3, debounceKey: `k-${subject.name}` }],
+        { now },
+      );
       return result.id === subject.id ? 'applied' : 'refused';
     },
   },
@@ -140,7 +150,13 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   complete: { apply: (store, s, now) => fenced(store.complete(s.lease, { result: 'done', now })) },
   retry: {
     apply: (store, s, now) =>
-      fenced(store.retry(s.lease, { runAt: new Date(now.getTime() + 5_000), error: { attempt: 1, at: now, name: 'Error', message: 'failed', code: 'JOB_FAILED' }, now })),
+      fenced(
+        store.retry(s.lease, {
+          runAt: new Date(now.getTime() + 5_000),
+          error: { attempt: 1, at: now, name: 'Error', message: 'failed', code: 'JOB_FAILED' },
+          now,
+        }),
+      ),
   },
   sleep: { apply: (store, s, now) => fenced(store.sleep(s.lease, { runAt: new Date(now.getTime() + 60_000), now })) },
   wait: { apply: (store, s, now) => fenced(store.wait(s.lease, { for: { signal: 'never' }, now })) },
@@ -149,8 +165,14 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   wake: { apply: async (store, s, now) => ((await store.wake(s.id, now)) ? 'applied' : 'refused') },
   signal: { sameOperationAs: SIGNALS, apply: async (store, s, now) => ((await store.signal(s.id, { name: 'other', data: 1, now })) ? 'applied' : 'refused') },
   signalWake: { sameOperationAs: SIGNALS, apply: async (store, s, now) => ((await store.signal(s.id, { name: 'go', data: 1, now })) ? 'applied' : 'refused') },
-  cancel: { sameOperationAs: CANCELS, apply: async (store, s, now) => ((await store.cancelJob(s.id, { now }))?.outcome === 'cancelled' ? 'applied' : 'refused') },
-  requestCancel: { sameOperationAs: CANCELS, apply: async (store, s, now) => ((await store.cancelJob(s.id, { now }))?.outcome === 'requested' ? 'applied' : 'refused') },
+  cancel: {
+    sameOperationAs: CANCELS,
+    apply: async (store, s, now) => ((await store.cancelJob(s.id, { now }))?.outcome === 'cancelled' ? 'applied' : 'refused'),
+  },
+  requestCancel: {
+    sameOperationAs: CANCELS,
+    apply: async (store, s, now) => ((await store.cancelJob(s.id, { now }))?.outcome === 'requested' ? 'applied' : 'refused'),
+  },
   cancelExpired: {
     now: LEASES_EXPIRED_AT,
     sameOperationAs: CANCELS,

@@ -284,7 +284,9 @@ export function describeOperations(ctx: ConformanceContext): void {
     it('stores what a schedule enqueues, creating the schedule if needed, and keeps its state', async () => {
       const description = { cron: '0 3 * * *', timezone: 'Europe/Paris', job: { queue: 'reports', payload: { full: true }, priority: 2, maxAttempts: 4 } };
       await ctx.store.describeSchedule('nightly', description, at(10));
-      expect(await ctx.store.listSchedules()).toEqual([{ name: 'nightly', lastFireAt: null, firstSeenAt: at(10), firing: [], paused: false, updatedAt: at(10), description }]);
+      expect(await ctx.store.listSchedules()).toEqual([
+        { name: 'nightly', lastFireAt: null, firstSeenAt: at(10), firing: [], paused: false, updatedAt: at(10), description },
+      ]);
       await ctx.store.advanceSchedule('nightly', null, at(20), at(21));
       await ctx.store.setSchedulePaused('nightly', true, at(22));
       const changed = { ...description, cron: '0 4 * * *' };

@@ -23,9 +23,7 @@ export function describeSchedules(ctx: ConformanceContext): void {
 
     it('lets exactly one of many concurrent advances with the same expected value win', async () => {
       await ctx.store.ensureSchedule('hourly', at(0));
-      const wins = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => ctx.store.advanceSchedule('hourly', null, at(3_600_000 + i), at(3_600_000))),
-      );
+      const wins = await Promise.all(Array.from({ length: 8 }, (_, i) => ctx.store.advanceSchedule('hourly', null, at(3_600_000 + i), at(3_600_000))));
       expect(wins.filter(Boolean)).toHaveLength(1);
       const winner = wins.indexOf(true);
       expect((await ctx.store.ensureSchedule('hourly', at(1))).lastFireAt).toEqual(at(3_600_000 + winner));
@@ -34,7 +32,11 @@ export function describeSchedules(ctx: ConformanceContext): void {
     it('advanceSchedule records the slots to fire in the same write; markScheduleFired clears them only for that advance', async () => {
       await ctx.store.ensureSchedule('report', at(0));
       expect(await ctx.store.advanceSchedule('report', null, at(2_000), at(2_001), [at(1_000), at(2_000)])).toBe(true);
-      expect(await ctx.store.ensureSchedule('report', at(2_002))).toMatchObject({ lastFireAt: at(2_000), firing: [at(1_000), at(2_000)], updatedAt: at(2_001) });
+      expect(await ctx.store.ensureSchedule('report', at(2_002))).toMatchObject({
+        lastFireAt: at(2_000),
+        firing: [at(1_000), at(2_000)],
+        updatedAt: at(2_001),
+      });
       // A losing advance changes nothing, firing included.
       expect(await ctx.store.advanceSchedule('report', null, at(3_000), at(3_001), [at(3_000)])).toBe(false);
       expect((await ctx.store.ensureSchedule('report', at(3_002))).firing).toEqual([at(1_000), at(2_000)]);

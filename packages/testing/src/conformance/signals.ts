@@ -87,22 +87,26 @@ export function describeSignals(ctx: ConformanceContext): void {
       expect((await mustGet(ctx.store, id)).signals.map((s) => s.data)).toEqual(['second', 'third']);
     });
 
-    it(`refuses a signal past MAX_PENDING_SIGNALS (${MAX_PENDING_SIGNALS}) with TOO_MANY_SIGNALS and stores nothing`, async () => {
-      const { id, lease } = await enqueueAndClaim(ctx.store);
-      for (let i = 0; i < MAX_PENDING_SIGNALS - 1; i++) await ctx.store.signal(id, { name: 'tick', data: i, now: at(i) });
-      await ctx.store.wait(lease, { for: { signal: 'go' }, now: at(200) });
-      expect(await ctx.store.signal(id, { name: 'tick', data: 'last that fits', now: at(201) })).toBe(true);
-      const full = await mustGet(ctx.store, id);
-      expect(full.signals).toHaveLength(MAX_PENDING_SIGNALS);
-      // Refused whatever the name, even the one the job waits for; a duplicate id is still just a duplicate.
-      for (const name of ['tick', 'go']) {
-        const refused = await ctx.store.signal(id, { name, data: 'too many', now: at(202) }).catch((err: unknown) => err);
-        expect(refused).toMatchObject({ code: 'TOO_MANY_SIGNALS' });
-        expect(LoomError.is(refused, 'TOO_MANY_SIGNALS')).toBe(true);
-      }
-      expect(await mustGet(ctx.store, id)).toEqual(full);
-      expect(full.status).toBe('waiting');
-    }, HEAVY_TEST_MS);
+    it(
+      `refuses a signal past MAX_PENDING_SIGNALS (${MAX_PENDING_SIGNALS}) with TOO_MANY_SIGNALS and stores nothing`,
+      async () => {
+        const { id, lease } = await enqueueAndClaim(ctx.store);
+        for (let i = 0; i < MAX_PENDING_SIGNALS - 1; i++) await ctx.store.signal(id, { name: 'tick', data: i, now: at(i) });
+        await ctx.store.wait(lease, { for: { signal: 'go' }, now: at(200) });
+        expect(await ctx.store.signal(id, { name: 'tick', data: 'last that fits', now: at(201) })).toBe(true);
+        const full = await mustGet(ctx.store, id);
+        expect(full.signals).toHaveLength(MAX_PENDING_SIGNALS);
+        // Refused whatever the name, even the one the job waits for; a duplicate id is still just a duplicate.
+        for (const name of ['tick', 'go']) {
+          const refused = await ctx.store.signal(id, { name, data: 'too many', now: at(202) }).catch((err: unknown) => err);
+          expect(refused).toMatchObject({ code: 'TOO_MANY_SIGNALS' });
+          expect(LoomError.is(refused, 'TOO_MANY_SIGNALS')).toBe(true);
+        }
+        expect(await mustGet(ctx.store, id)).toEqual(full);
+        expect(full.status).toBe('waiting');
+      },
+      HEAVY_TEST_MS,
+    );
 
     it('signal returns false for unknown and finished jobs', async () => {
       expect(await ctx.store.signal('no-such-job', { name: 'x', data: 1, now: at(1) })).toBe(false);

@@ -28,7 +28,7 @@ export function describeTransactions(ctx: ConformanceContext): void {
       const before = await mustGet(ctx.store, id);
       const outcome = transactional(ctx.store)(async (session) => {
         await ctx.store.complete(lease, { result: 'paid', now: at(10), session });
-        throw new HandlerFailed('the handler\'s own write failed');
+        throw new HandlerFailed("the handler's own write failed");
       });
       await expect(outcome).rejects.toBeInstanceOf(HandlerFailed);
       expect(await mustGet(ctx.store, id)).toEqual(before);

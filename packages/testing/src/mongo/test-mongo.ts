@@ -217,7 +217,9 @@ async function fromMemoryServer(topology: string, timeoutMs: number, reasons: st
  * file; each file still gets databases of its own. With `MONGODB_URI` set it starts nothing (the
  * files use that), and returns undefined.
  */
-export async function startSharedTestMongo(options: Pick<StartTestMongoOptions, 'memoryServer' | 'memoryServerTimeoutMs'> = {}): Promise<SharedTestMongo | undefined> {
+export async function startSharedTestMongo(
+  options: Pick<StartTestMongoOptions, 'memoryServer' | 'memoryServerTimeoutMs'> = {},
+): Promise<SharedTestMongo | undefined> {
   if (process.env.MONGODB_URI) return undefined;
   /** Why mongodb-memory-server was not used for the replica set (MONGODB_URI's reason each file finds itself). */
   const notUsed: string[] = [];

@@ -41,7 +41,8 @@ export function assertNewJob(job: NewJob, now: Date): void {
   for (const field of ['rateLimitKey', 'groupKey', 'debounceKey'] as const) {
     if (job[field] !== undefined && typeof job[field] !== 'string') throw invalid(`job "${job.name}": ${field}`, `must be a string, got ${typeof job[field]}`);
   }
-  if (job.debounceKey !== undefined && job.idempotencyKey !== undefined) throw invalid(`job "${job.name}"`, 'cannot have both a debounceKey and an idempotencyKey');
+  if (job.debounceKey !== undefined && job.idempotencyKey !== undefined)
+    throw invalid(`job "${job.name}"`, 'cannot have both a debounceKey and an idempotencyKey');
   const key: unknown = job.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length === 0)) {
     throw new LoomError(
@@ -53,7 +54,8 @@ export function assertNewJob(job: NewJob, now: Date): void {
 
 /** A {@link JobTraceContext}: `traceparent` a string, `tracestate` a string, `link` a boolean, nothing else. */
 function assertTraceContext(value: unknown, what: string): asserts value is JobTraceContext {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(what, `must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(what, `must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
   const { traceparent, tracestate, link, ...rest } = value as Record<string, unknown>;
   if (typeof traceparent !== 'string') throw invalid(`${what}.traceparent`, `must be a string, got ${typeof traceparent}`);
   if (tracestate !== undefined && typeof tracestate !== 'string') throw invalid(`${what}.tracestate`, `must be a string, got ${typeof tracestate}`);

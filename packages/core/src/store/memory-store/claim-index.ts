@@ -189,7 +189,8 @@ export class ClaimIndex {
   /** How many entries (live and stale) the index holds: what compaction keeps bounded. */
   get size(): number {
     let size = 0;
-    for (const byName of this.#lanes.values()) for (const group of byName.values()) for (const lane of group.lanes.values()) size += lane.ready.size + lane.timers.size;
+    for (const byName of this.#lanes.values())
+      for (const group of byName.values()) for (const lane of group.lanes.values()) size += lane.ready.size + lane.timers.size;
     return size;
   }
 

@@ -25,7 +25,11 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
   const now = req.now.getTime();
   const gate = req.flow !== undefined && req.flow.length > 0 ? state.flow.gate(req.flow, now, req.leaseUntil.getTime()) : undefined;
   const jobs = state.index.take({ queues: req.queues, names: req.names, excludeNames: req.excludeNames, limit: req.limit, now, gate });
-  if (gate) reportFlowHolds(req.onHeld, gate.holds.map((hold) => clonePlain(hold)));
+  if (gate)
+    reportFlowHolds(
+      req.onHeld,
+      gate.holds.map((hold) => clonePlain(hold)),
+    );
   // One copy of each date for the whole batch: stored dates are never mutated and copies go out,
   // so sharing them saves memory (every finished job keeps its startedAt) and garbage collection
   // (a new Date per job, referenced from old records, is copied by every young-generation GC).
@@ -80,7 +84,9 @@ export function extendLease(state: MemoryState, lease: LeaseRef, until: Date, no
 }
 
 export function heartbeatMany(state: MemoryState, items: HeartbeatItem[], now: Date): HeartbeatOutcome[] {
-  const valid = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
+  const valid =
+    Array.isArray(items) &&
+    items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
   if (!valid) throw new LoomError('INVALID_ARGUMENT', 'heartbeatMany items must be an array of { lease, until: Date }');
   assertDate(now, 'heartbeatMany now');
   return items.map(({ lease, until }) => {

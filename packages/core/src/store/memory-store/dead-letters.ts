@@ -33,7 +33,11 @@ export function replayDeadLetter(state: MemoryState, id: string, now: Date, name
   return replay(state, id, now, name);
 }
 
-export function replayDeadLetters(state: MemoryState, filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): DeadLetterReplayReport {
+export function replayDeadLetters(
+  state: MemoryState,
+  filter: DeadLetterFilter,
+  req: { now: Date; onProgress?: (handled: number) => void },
+): DeadLetterReplayReport {
   assertDate(req.now, 'replayDeadLetters now');
   const report: DeadLetterReplayReport = { replayed: 0, skipped: [] };
   const letters = matching(state, filter);

@@ -74,7 +74,8 @@ export class FlowTable {
     const limits = this.#known.get(name);
     const rate = limits?.rateLimit;
     const rateKey = rate?.keyed ? (rateLimitKey ?? '') : undefined;
-    if (this.heldUntil(name, undefined, now) !== undefined || (rateLimitKey !== undefined && this.heldUntil(name, rateLimitKey, now) !== undefined)) return 'rateLimit';
+    if (this.heldUntil(name, undefined, now) !== undefined || (rateLimitKey !== undefined && this.heldUntil(name, rateLimitKey, now) !== undefined))
+      return 'rateLimit';
     if (!limits) return undefined;
     if (rate && this.starts(name, rateKey ?? '', rate.perMs, now).length >= rate.limit) return 'rateLimit';
     if (limits.globalConcurrency !== undefined && this.running(name, undefined, now).count >= limits.globalConcurrency) return 'globalConcurrency';
@@ -169,7 +170,8 @@ export class ClaimGate {
     if (limits.globalConcurrency !== undefined) {
       const running = table.running(name, undefined, now);
       const taken = this.#taken.get(name) ?? 0;
-      if (running.count + taken >= limits.globalConcurrency) return this.#report(withUntil({ name, by: 'globalConcurrency' }, this.#firstEnd(running.firstEnd, taken)));
+      if (running.count + taken >= limits.globalConcurrency)
+        return this.#report(withUntil({ name, by: 'globalConcurrency' }, this.#firstEnd(running.firstEnd, taken)));
     }
     return null;
   }
@@ -186,13 +188,15 @@ export class ClaimGate {
       if (held !== undefined) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(held) });
       const log = table.starts(name, rateKey, limits.rateLimit!.perMs, now);
       const later = table.behind(log, now);
-      if (log.length >= limits.rateLimit!.limit) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(Math.max(log[0]! + limits.rateLimit!.perMs, later ?? 0)) });
+      if (log.length >= limits.rateLimit!.limit)
+        return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(Math.max(log[0]! + limits.rateLimit!.perMs, later ?? 0)) });
       if (later !== undefined) return this.#report({ name, key: rateKey, by: 'rateLimit', until: new Date(later) });
     }
     if (limits.group && groupKey !== undefined) {
       const running = table.running(name, groupKey, now);
       const taken = this.#takenByGroup.get(name)?.get(groupKey) ?? 0;
-      if (running.count + taken >= limits.group.concurrency) return this.#report(withUntil({ name, key: groupKey, by: 'group' }, this.#firstEnd(running.firstEnd, taken)));
+      if (running.count + taken >= limits.group.concurrency)
+        return this.#report(withUntil({ name, key: groupKey, by: 'group' }, this.#firstEnd(running.firstEnd, taken)));
     }
     return null;
   }

@@ -23,15 +23,7 @@ import type {
   WaitCondition,
 } from '../job-record.js';
 import type { FlowHoldRecord } from '../flow.js';
-import type {
-  CancelOutcome,
-  DeadLetterReplayReport,
-  JobPageQuery,
-  JobSummary,
-  QueueSummary,
-  RemoveOutcome,
-  RetryOutcome,
-} from '../operations.js';
+import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
 import type {
   ClaimRequest,
   CompletionItem,
@@ -108,9 +100,7 @@ export class MemoryStore implements JobStore {
   readonly #state: MemoryState;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const listeners = new QueuedListeners(
-      options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error)),
-    );
+    const listeners = new QueuedListeners(options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error)));
     this.#state = new MemoryState(parseRetention(options.retention), listeners);
   }
 

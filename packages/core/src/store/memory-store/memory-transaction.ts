@@ -27,7 +27,7 @@ export class MemoryTransaction {
     if (session instanceof MemoryTransaction && session.owner === owner) return session;
     throw new LoomError(
       'INVALID_ARGUMENT',
-      'The session was not created by this MemoryStore: pass the session that this store\'s withTransaction gave your callback',
+      "The session was not created by this MemoryStore: pass the session that this store's withTransaction gave your callback",
     );
   }
 

@@ -31,7 +31,8 @@ export function listJobs(state: MemoryState, filter: JobFilter): JobRecord[] {
 function candidates(state: MemoryState, filter: JobFilter): Iterable<StoredJob>[] {
   if (filter.idempotencyKey !== undefined) {
     const holder = state.keys.get(filter.idempotencyKey);
-    const job = holder === undefined ? undefined : (state.active.get(holder) ?? state.completed.get(holder) ?? state.held.get(holder) ?? state.cancelled.get(holder));
+    const job =
+      holder === undefined ? undefined : (state.active.get(holder) ?? state.completed.get(holder) ?? state.held.get(holder) ?? state.cancelled.get(holder));
     return [job ? [job] : []];
   }
   if (filter.parentId !== undefined) return [state.byParent.get(filter.parentId)];
@@ -98,7 +99,8 @@ export function listQueues(state: MemoryState): QueueSummary[] {
 }
 
 export function countFinished(state: MemoryState, req: FinishedCountQuery): number {
-  if (req.status !== 'completed' && req.status !== 'dead') throw new LoomError('INVALID_ARGUMENT', `countFinished status must be 'completed' or 'dead', got ${JSON.stringify(req.status)}`);
+  if (req.status !== 'completed' && req.status !== 'dead')
+    throw new LoomError('INVALID_ARGUMENT', `countFinished status must be 'completed' or 'dead', got ${JSON.stringify(req.status)}`);
   assertDate(req.from, 'countFinished from');
   assertDate(req.to, 'countFinished to');
   const inRange = (t: Date | undefined) => t !== undefined && t >= req.from && t < req.to;

@@ -9,14 +9,7 @@
  */
 import { CancelledError, InvalidTransitionError, LeaseLostError } from '../../support/errors.js';
 import type { JobRecord, JobStatus, LeaseRef } from '../job-record.js';
-import {
-  LIFECYCLE,
-  attemptAfter,
-  holdsLease,
-  refusedAfterCancelRequest,
-  statusAfter,
-  type TransitionName,
-} from '../lifecycle.js';
+import { LIFECYCLE, attemptAfter, holdsLease, refusedAfterCancelRequest, statusAfter, type TransitionName } from '../lifecycle.js';
 import { copyDate } from './record-copy.js';
 import { releaseChildren } from './retention.js';
 import type { MemoryState } from './state.js';
@@ -38,7 +31,11 @@ export function leased(state: MemoryState, lease: LeaseRef, name: TransitionName
   const { record } = job;
   if (!holdsLease(record, lease)) throw new LeaseLostError(lease.jobId);
   if (record.cancelRequestedAt !== undefined && refusedAfterCancelRequest(name)) {
-    throw new CancelledError(lease.jobId, record.cancelReason, 'its cancel was requested, so this write was refused and nothing changed; the run ends cancelled');
+    throw new CancelledError(
+      lease.jobId,
+      record.cancelReason,
+      'its cancel was requested, so this write was refused and nothing changed; the run ends cancelled',
+    );
   }
   return job;
 }
