@@ -17,6 +17,7 @@ export function startStepDowns(client: MongoClient, everyMs: number, forMs: numb
   let count = 0;
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
+  let inFlight = false;
   const seconds = Math.max(1, Math.round(forMs / 1000));
   const step = async () => {
     try {
@@ -25,8 +26,12 @@ export function startStepDowns(client: MongoClient, everyMs: number, forMs: numb
       log(`step-down ${count}: the primary stepped down for ${seconds} s`);
     } catch (err) {
       // mongod answers a step-down by closing the connection that asked for it: that is success.
+      // "not primary so can't step down" is not: the node was still stepped down (the previous
+      // step-down's command took longer than the interval), so nothing happened.
       const message = (err as Error).message ?? String(err);
-      if (/closed|interrupted|ECONNRESET|not primary|NotWritablePrimary|InterruptedDueToReplStateChange/i.test(message)) {
+      if (/can't step down/i.test(message)) {
+        log(`a step-down was skipped: the node is not primary yet (${message})`);
+      } else if (/closed|interrupted|ECONNRESET|not primary|NotWritablePrimary|InterruptedDueToReplStateChange/i.test(message)) {
         count++;
         log(`step-down ${count}: the primary stepped down for ${seconds} s (${message})`);
       } else {
@@ -37,7 +42,13 @@ export function startStepDowns(client: MongoClient, everyMs: number, forMs: numb
   const timer =
     everyMs > 0
       ? setInterval(() => {
-          if (!stopped) current = current.then(step);
+          // A step-down whose command is still out (the driver retries through the election) makes
+          // this tick skip rather than queue a second one right behind it.
+          if (stopped || inFlight) return;
+          inFlight = true;
+          current = current.then(step).finally(() => {
+            inFlight = false;
+          });
         }, everyMs)
       : undefined;
   return {
