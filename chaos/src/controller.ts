@@ -230,7 +230,8 @@ async function injectFaults(): Promise<void> {
   const total = config.kills + config.pauses;
   while (faults.kills < config.kills || faults.pauses < config.pauses) {
     const due = Math.floor((config.jobs * (faults.kills + faults.pauses + 1)) / (total + 1));
-    await waitFor(async () => (await terminalJobs(db)) >= due, config.deadlineMs, `${due} jobs to finish before the next fault`, 250);
+    // The count reads every finished job: in a soak (hundreds of thousands) it is polled sparingly.
+    await waitFor(async () => (await terminalJobs(db)) >= due, config.deadlineMs, `${due} jobs to finish before the next fault`, soak ? 2_000 : 250);
     // Spacing between faults, not synchronisation: what happens next is checked by the oracle.
     await sleep(200 + random(600));
     const live = workers.filter((w) => w.ready && !w.paused && !(soak && w.slot === OBSERVER_SLOT));

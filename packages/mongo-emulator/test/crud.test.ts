@@ -341,6 +341,20 @@ describe('aggregate', () => {
       .toArray();
     expect(byStatus).toEqual([{ _id: { q: 'a', s: 'queued' }, n: 2 }]);
   });
+
+  it('counts a match with a constant group as mongod does: no group for no match, skip and limit first', async () => {
+    await coll.insertMany(Array.from({ length: 7 }, (_, i) => ({ i, even: i % 2 === 0 })));
+    const count = (pipeline: object[]) => coll.aggregate(pipeline).toArray();
+    expect(await count([{ $match: { even: true } }, { $group: { _id: 1, n: { $sum: 1 } } }])).toEqual([{ _id: 1, n: 4 }]);
+    expect(await count([{ $match: { even: true } }, { $group: { _id: null, total: { $sum: 1 } } }])).toEqual([{ _id: null, total: 4 }]);
+    expect(await count([{ $match: { i: { $gt: 99 } } }, { $group: { _id: 1, n: { $sum: 1 } } }])).toEqual([]);
+    expect(await count([{ $match: {} }, { $skip: 2 }, { $limit: 3 }, { $group: { _id: 1, n: { $sum: 1 } } }])).toEqual([{ _id: 1, n: 3 }]);
+    expect(await count([{ $match: {} }, { $skip: 6 }, { $group: { _id: 1, n: { $sum: 1 } } }])).toEqual([{ _id: 1, n: 1 }]);
+    // Shapes that only look like a count still compute what they say.
+    expect(await count([{ $match: { even: true } }, { $group: { _id: 1, n: { $sum: 2 } } }])).toEqual([{ _id: 1, n: 8 }]);
+    expect(await count([{ $match: { even: false } }, { $group: { _id: 1, n: { $sum: '$i' } } }])).toEqual([{ _id: 1, n: 9 }]);
+    expect(await coll.countDocuments({ even: false }, { skip: 1, limit: 5 })).toBe(2);
+  });
 });
 
 describe('bulkWrite', () => {

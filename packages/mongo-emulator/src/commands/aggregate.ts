@@ -78,6 +78,25 @@ export function leadingPrefix(pipeline: Doc[]): Prefix {
   return prefix;
 }
 
+/**
+ * The field name of a `{ $group: { _id: <constant>, <field>: { $sum: 1 } } }` stage (the shape the
+ * drivers' countDocuments sends after its $match/$skip/$limit), else undefined. Such a pipeline is
+ * answered by counting the planner's matches: no document is copied, where the general path copies
+ * every match for the stages that follow (a progress count over 100,000 documents, polled a few
+ * times a second, spent most of a soak's emulator CPU copying them).
+ */
+function countGroupField(stages: Doc[]): string | undefined {
+  if (stages.length !== 1 || Object.keys(stages[0]).length !== 1 || !isPlainObject(stages[0].$group)) return undefined;
+  const group = stages[0].$group;
+  const keys = Object.keys(group);
+  const id = group._id;
+  if (keys.length !== 2 || !('_id' in group) || (typeof id !== 'number' && id !== null)) return undefined;
+  const field = keys.find((k) => k !== '_id')!;
+  const accumulator = group[field];
+  if (!isPlainObject(accumulator) || Object.keys(accumulator).length !== 1 || accumulator.$sum !== 1) return undefined;
+  return field;
+}
+
 function runStages(docs: Doc[], rawStages: Doc[], ctx: CommandContext, variables?: Doc): Doc[] {
   const stages = withNow(rawStages, ctx.engine.clock.now());
   const resolver = (name: string) => [...matchingItems(ctx.view(name), {}, [])].map((i) => cloneValue(i.doc));
@@ -166,17 +185,22 @@ async function aggregate(ctx: CommandContext): Promise<Doc> {
   if (isCollection) {
     const prefix = leadingPrefix(readStages);
     const items = matchingItems(ctx.view(target as string), prefix.filter, parseSort(prefix.sort), { variables, hint: body.hint });
+    const countField = write ? undefined : countGroupField(prefix.rest);
     docs = [];
     let skipped = 0;
+    let taken = 0;
     for (const { doc } of items) {
       if (skipped < prefix.skip) {
         skipped++;
         continue;
       }
-      docs.push(cloneValue(doc));
-      if (prefix.limit > 0 && docs.length >= prefix.limit) break;
+      taken++;
+      if (countField === undefined) docs.push(cloneValue(doc));
+      if (prefix.limit > 0 && taken >= prefix.limit) break;
     }
-    docs = runStages(docs, prefix.rest, ctx, variables);
+    if (countField === undefined) docs = runStages(docs, prefix.rest, ctx, variables);
+    // $group over no documents yields no group, as on mongod.
+    else docs = taken === 0 ? [] : [{ _id: (prefix.rest[0].$group as Doc)._id, [countField]: taken }];
   } else if (readStages.length > 0 && '$listLocalSessions' in readStages[0]) {
     docs = runStages(engine.sessions.localSessions(), readStages.slice(1), ctx, variables);
   } else {
