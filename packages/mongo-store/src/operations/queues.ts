@@ -21,7 +21,10 @@ async function queueNames(collection: Collection<any>, hint: string): Promise<st
   const names: string[] = [];
   let last: string | undefined;
   while (names.length < MAX_QUEUES) {
-    const filter: Document = last === undefined ? {} : { queue: { $gt: last } };
+    // `$gte` the least string after `last` (itself plus NUL) says `$gt last`, and makes the range
+    // start past every key of `last` even on a server that treats a `$gt` bound as inclusive and
+    // then tests each key (the emulator did: the probe walked the whole previous queue).
+    const filter: Document = last === undefined ? {} : { queue: { $gte: `${last}\u0000` } };
     const doc = await collection.findOne<{ queue: string }>(filter, { sort: { queue: 1 }, projection: { _id: 0, queue: 1 }, hint });
     if (!doc) break;
     names.push(doc.queue);
