@@ -47,6 +47,7 @@ import { FlowPermits } from './flow/flow-permits.js';
 import { countFinished } from './operations/finished-counts.js';
 import { completeCancelUpdate, JobControl } from './operations/job-control.js';
 import { QueueRepository } from './operations/queues.js';
+import { CompletedCounts, COUNTS_RETENTION_INDEX, countsIndexPlan } from './operations/completed-counts.js';
 import { ScheduleRepository } from './operations/schedules.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { activeChildFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
@@ -90,6 +91,9 @@ export class MongoStore implements JobStore {
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly subscriptions: InsertSubscriptions;
+  private readonly completedCounts: CompletedCounts;
+  /** The queue of each run this store claimed, by lease token, until the run ends: what its completion is counted under. */
+  private readonly runQueues = new Map<string, string>();
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -100,7 +104,8 @@ export class MongoStore implements JobStore {
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
 
-    this.queues = new QueueRepository(this.collections);
+    this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
+    this.queues = new QueueRepository(this.collections, this.completedCounts);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
     this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
@@ -142,6 +147,7 @@ export class MongoStore implements JobStore {
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
+    await ensureIndexes(this.collections.counts, countsIndexPlan(this.options.retentionSeconds.completed), COUNTS_RETENTION_INDEX, this.options.logger);
     await this.reconcile();
   }
 
@@ -152,6 +158,9 @@ export class MongoStore implements JobStore {
 
   async close(): Promise<void> {
     this.subscriptions.close();
+    await this.completedCounts
+      .flush()
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'writing completed-job counts failed at close; they are lost'));
     if (this.ownsClient) await this.collections.client.close();
   }
 
@@ -164,7 +173,9 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
+    const jobs = await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
+    for (const job of jobs) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
+    return jobs;
   }
 
   async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {
@@ -209,7 +220,30 @@ export class MongoStore implements JobStore {
     await this.ending(lease, () =>
       completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session),
     );
+    await this.countCompleted([lease], outcome.now);
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
+  }
+
+  /**
+   * Counts completions (see {@link CompletedCounts}) under the queues their claims recorded; a run
+   * this store did not claim (another instance's lease) has its queue read, one read for all.
+   */
+  private async countCompleted(leases: LeaseRef[], now: Date): Promise<void> {
+    const unknown: ObjectId[] = [];
+    for (const lease of leases) {
+      const queue = this.runQueues.get(lease.token);
+      this.runQueues.delete(lease.token);
+      if (queue !== undefined) this.completedCounts.add(queue, now, 1);
+      else unknown.push(this.fenced.jobIdOf(lease));
+    }
+    if (unknown.length === 0) return;
+    const docs = await this.collections.jobs.find({ _id: { $in: unknown } }, { projection: { _id: 0, queue: 1 } }).toArray();
+    for (const doc of docs) this.completedCounts.add(doc.queue, now, 1);
+  }
+
+  /** A run that ended otherwise than completed: no completion to count under its queue. */
+  private runEnded(lease: LeaseRef): void {
+    if (typeof lease?.token === 'string') this.runQueues.delete(lease.token);
   }
 
   completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
@@ -220,6 +254,11 @@ export class MongoStore implements JobStore {
         completeOne: (item, at) => this.complete(item.lease, item.result === undefined ? { now: at } : { result: item.result, now: at }),
         settleSlots: async (completed, lost) => {
           for (const item of lost) this.permits.forget(item.lease.token);
+          for (const item of lost) this.runEnded(item.lease);
+          await this.countCompleted(
+            completed.map((item) => item.lease),
+            now,
+          );
           await this.permits.releaseMany(completed.map((item) => ({ token: item.lease.token, jobId: item.lease.jobId })));
         },
       },
@@ -230,12 +269,14 @@ export class MongoStore implements JobStore {
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
     await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
     await this.ending(lease, () => this.fenced.write('release', lease, requeueUpdate(now, now)));
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -244,12 +285,14 @@ export class MongoStore implements JobStore {
     requireString(outcome.reason, 'dead-letter reason');
     const context = await this.moveContext();
     await this.ending(lease, () => moveToDeadLetters(context, this.fenced.jobIdOf(lease), lease, outcome));
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
     await this.ending(lease, () => this.fenced.transition('sleep', lease, requeueUpdate(req.runAt, now, 'sleep'), req.step));
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -266,6 +309,7 @@ export class MongoStore implements JobStore {
       (job) => signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
     // Children that finished before the parent began waiting could not wake it: wake it now.
     if (children.length > 0 && !(await this.anyActive(children))) await this.wake(lease.jobId, now);
@@ -351,6 +395,7 @@ export class MongoStore implements JobStore {
     requireDate(now, 'now');
     await releaseChildrenOfRun(this.collections.jobs, this.fenced.jobIdOf(lease), lease.token);
     await this.fenced.write('completeCancel', lease, completeCancelUpdate(now));
+    this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -359,7 +404,7 @@ export class MongoStore implements JobStore {
   }
 
   removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
-    return this.control.removeJob(id, now);
+    return this.control.removeJob(id, now, (queue, finishedAt) => this.completedCounts.add(queue, finishedAt, -1));
   }
 
   replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {
@@ -491,7 +536,10 @@ export class MongoStore implements JobStore {
     try {
       return await write();
     } catch (err) {
-      if (LoomError.is(err, 'LEASE_LOST') && typeof lease?.token === 'string') this.permits.forget(lease.token);
+      if (LoomError.is(err, 'LEASE_LOST') && typeof lease?.token === 'string') {
+        this.permits.forget(lease.token);
+        this.runEnded(lease);
+      }
       throw err;
     }
   }

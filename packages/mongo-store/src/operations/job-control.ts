@@ -185,12 +185,20 @@ export class JobControl {
     throw tooManyRounds('retryJob', id);
   }
 
-  async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
+  /** `removedCompleted`: told the queue and finish time of a completed job it removed (its count goes down). */
+  async removeJob(id: string, now: Date, removedCompleted: (queue: string, finishedAt: Date) => void): Promise<RemoveOutcome | null> {
     const _id = parseJobId(id);
     requireDate(now, 'now');
     if (!_id) return null;
-    const finished = await this.jobs.findOneAndDelete({ _id, status: { $in: ['completed', 'cancelled'] } }, { projection: { status: 1 } });
-    if (finished) return { outcome: 'removed', status: finished.status };
+    const finished = await this.jobs.findOneAndDelete(
+      { _id, status: { $in: ['completed', 'cancelled'] } },
+      { projection: { status: 1, queue: 1, finishedAt: 1, heldFinishedAt: 1 } },
+    );
+    if (finished) {
+      const finishedAt = finished.finishedAt ?? finished.heldFinishedAt;
+      if (finished.status === 'completed' && finishedAt) removedCompleted(finished.queue, finishedAt);
+      return { outcome: 'removed', status: finished.status };
+    }
     if (await this.deadLetters.findOneAndDelete({ _id }, { projection: { _id: 1 } })) return { outcome: 'removed', status: 'dead' };
     const current = await this.jobs.findOne({ _id }, { projection: { status: 1 } });
     return current ? { outcome: 'unchanged', status: current.status } : null;

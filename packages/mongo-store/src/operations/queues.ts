@@ -5,6 +5,10 @@ import type { StoreCollections } from '../connection/collections.js';
 import type { JobDocument } from '../schema/documents.js';
 import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
 import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
+import type { CompletedCounts } from './completed-counts.js';
+
+/** The statuses counted from the jobs themselves: all but `completed` (see {@link CompletedCounts}) and `dead` (dead letters). */
+const COUNTED_STATUSES = ['queued', 'running', 'waiting', 'cancelled'] as const satisfies readonly JobStatus[];
 
 /** A safety bound on the queues one listing walks (a store has a handful, rarely hundreds). */
 const MAX_QUEUES = 10_000;
@@ -17,7 +21,10 @@ async function queueNames(collection: Collection<any>, hint: string): Promise<st
   const names: string[] = [];
   let last: string | undefined;
   while (names.length < MAX_QUEUES) {
-    const filter: Document = last === undefined ? {} : { queue: { $gt: last } };
+    // `$gte` the least string after `last` (itself plus NUL) says `$gt last`, and makes the range
+    // start past every key of `last` even on a server that treats a `$gt` bound as inclusive and
+    // then tests each key (the emulator did: the probe walked the whole previous queue).
+    const filter: Document = last === undefined ? {} : { queue: { $gte: `${last}\u0000` } };
     const doc = await collection.findOne<{ queue: string }>(filter, { sort: { queue: 1 }, projection: { _id: 0, queue: 1 }, hint });
     if (!doc) break;
     names.push(doc.queue);
@@ -28,11 +35,15 @@ async function queueNames(collection: Collection<any>, hint: string): Promise<st
 
 /**
  * Queue controls (pause/resume, persisted in their own small collection) and the per-queue counts
- * of `stats` and `listQueues`, each answered by index ranges of one queue: no query reads the
- * jobs or dead letters of the whole store.
+ * of `stats` and `listQueues`: each status but `completed` answered by its index range in one
+ * queue, `completed` by counters ({@link CompletedCounts}), so their cost does not grow with the
+ * completed jobs kept.
  */
 export class QueueRepository {
-  constructor(private readonly collections: StoreCollections) {}
+  constructor(
+    private readonly collections: StoreCollections,
+    private readonly completed: CompletedCounts,
+  ) {}
 
   async setPaused(queue: string, paused: boolean, now: Date): Promise<void> {
     const _id = requireString(queue, 'queue name');
@@ -54,14 +65,22 @@ export class QueueRepository {
     return docs.map((d) => d._id);
   }
 
-  /** Jobs per status in one queue (live jobs only), from the queue's range of its list index. */
-  private async liveCounts(queue: string): Promise<Partial<Record<JobStatus, number>>> {
-    const groups = await this.collections.jobs
-      .aggregate<{ _id: JobStatus; n: number }>([{ $match: { queue: { $eq: queue } } }, { $group: { _id: '$status', n: { $sum: 1 } } }], {
-        hint: JOB_LIST_INDEX.queue,
-      })
-      .toArray();
-    return Object.fromEntries(groups.map((g) => [g._id, g.n]));
+  /**
+   * Jobs per status in one queue (live jobs only): each status but `completed` counted exactly on
+   * its own range of the queue's list index (so completed jobs, however many, are never scanned),
+   * `completed` from the counters (`completed` here, from {@link CompletedCounts.perQueue}).
+   */
+  private async liveCounts(queue: string, completed: Map<string, number>): Promise<Partial<Record<JobStatus, number>>> {
+    const counts = await Promise.all(
+      COUNTED_STATUSES.map((status) => this.collections.jobs.countDocuments({ queue: { $eq: queue }, status }, { hint: JOB_LIST_INDEX.queue })),
+    );
+    const live: Partial<Record<JobStatus, number>> = {};
+    COUNTED_STATUSES.forEach((status, i) => {
+      if (counts[i]! > 0) live[status] = counts[i]!;
+    });
+    const done = completed.get(queue);
+    if (done !== undefined) live.completed = done;
+    return live;
   }
 
   private deadCount(queue: string): Promise<number> {
@@ -69,11 +88,15 @@ export class QueueRepository {
   }
 
   async stats(): Promise<StoreStats> {
-    const [liveQueues, deadQueues] = await Promise.all([
+    const [liveQueues, deadQueues, completed] = await Promise.all([
       queueNames(this.collections.jobs, JOB_LIST_INDEX.queue),
       queueNames(this.collections.deadLetters, DEAD_LETTER_INDEX.queueDied),
+      this.completed.perQueue(),
     ]);
-    const [counts, dead] = await Promise.all([Promise.all(liveQueues.map((q) => this.liveCounts(q))), Promise.all(deadQueues.map((q) => this.deadCount(q)))]);
+    const [counts, dead] = await Promise.all([
+      Promise.all(liveQueues.map((q) => this.liveCounts(q, completed))),
+      Promise.all(deadQueues.map((q) => this.deadCount(q))),
+    ]);
     const queues: StoreStats['queues'] = {};
     liveQueues.forEach((q, i) => (queues[q] = counts[i]));
     return { queues, deadLetters: dead.reduce((a, b) => a + b, 0) };
@@ -81,17 +104,18 @@ export class QueueRepository {
 
   async list(): Promise<QueueSummary[]> {
     const { jobs, deadLetters } = this.collections;
-    const [liveQueues, deadQueues, controls] = await Promise.all([
+    const [liveQueues, deadQueues, controls, completed] = await Promise.all([
       queueNames(jobs, JOB_LIST_INDEX.queue),
       queueNames(deadLetters, DEAD_LETTER_INDEX.queueDied),
       this.collections.queues.find({}, { projection: { _id: 1, paused: 1 } }).toArray(),
+      this.completed.perQueue(),
     ]);
     const paused = new Set(controls.filter((c) => c.paused).map((c) => c._id));
     const names = [...new Set([...liveQueues, ...deadQueues, ...controls.map((c) => c._id)])].sort();
     return Promise.all(
       names.map(async (name): Promise<QueueSummary> => {
         const [live, dead, oldest] = await Promise.all([
-          liveQueues.includes(name) ? this.liveCounts(name) : {},
+          liveQueues.includes(name) ? this.liveCounts(name, completed) : {},
           deadQueues.includes(name) ? this.deadCount(name) : 0,
           liveQueues.includes(name)
             ? jobs.findOne<Pick<JobDocument, 'createdAt'>>(

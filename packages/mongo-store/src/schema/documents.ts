@@ -78,6 +78,19 @@ export interface QueueDocument {
   updatedAt: Date;
 }
 
+/**
+ * How many jobs of queue `q` completed in the finish-time bucket starting at `b` (ms since the
+ * epoch; 0 when retention of completed jobs is off: one bucket for all time). `e`, the bucket's
+ * end, is what the TTL index of the collection expires it by, one retention period after the last
+ * job it counts was due for removal.
+ */
+export interface CompletedCountDocument {
+  _id: { q: string; b: number };
+  q: string;
+  n: number;
+  e?: Date;
+}
+
 /** `dedupe: 'forever'`: one document per idempotency key ever used; `_id` is the key. */
 export interface KeyTombstoneDocument {
   _id: string;

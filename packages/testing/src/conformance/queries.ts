@@ -70,5 +70,44 @@ export function describeQueries(ctx: ConformanceContext): void {
         deadLetters: 1,
       });
     });
+
+    it('counts every completion, one by one or in a batch, and takes off a completed job removed', async () => {
+      for (let i = 0; i < 4; i++) await enqueueOne(ctx.store, { payload: { i } }, at(i));
+      await enqueueOne(ctx.store, { queue: 'emails' }, at(5));
+      const alone = await claimOne(ctx.store, { now: at(10) });
+      await ctx.store.complete(alone.lease, { result: 'ok', now: at(11) });
+      const batch = [await claimOne(ctx.store, { now: at(10) }), await claimOne(ctx.store, { now: at(10) })];
+      const outcomes = await ctx.store.completeMany(
+        batch.map(({ lease }) => ({ lease })),
+        at(12),
+      );
+      expect(outcomes).toEqual(['completed', 'completed']);
+      const retried = await claimOne(ctx.store, { now: at(10) });
+      await ctx.store.retry(retried.lease, { runAt: at(20), error: { attempt: 1, at: at(13), name: 'Error', message: 'again' }, now: at(13) });
+      const other = await claimOne(ctx.store, { queues: ['emails'], now: at(10) });
+      await ctx.store.complete(other.lease, { now: at(14) });
+      // A write whose lease is lost completes nothing and counts nothing.
+      await expect(ctx.store.complete(alone.lease, { now: at(15) })).rejects.toThrow();
+
+      expect(nonZero(await ctx.store.stats())).toEqual({ queues: { default: { queued: 1, completed: 3 }, emails: { completed: 1 } }, deadLetters: 0 });
+      await ctx.store.removeJob(batch[0]!.job.id, at(16));
+      await ctx.store.removeJob(other.job.id, at(16));
+      expect(nonZero(await ctx.store.stats())).toEqual({ queues: { default: { queued: 1, completed: 2 } }, deadLetters: 0 });
+      // The same counts through the queue listing.
+      const listed = await ctx.store.listQueues();
+      expect(listed.find((q) => q.name === 'default')?.counts).toMatchObject({ queued: 1, running: 0, completed: 2 });
+    });
+
+    it('counts a peer store’s completions too', async () => {
+      const peer = await ctx.peer();
+      for (let i = 0; i < 2; i++) await enqueueOne(ctx.store, { payload: { i } }, at(i));
+      const mine = await claimOne(ctx.store, { now: at(10) });
+      const theirs = await claimOne(peer, { now: at(10) });
+      await ctx.store.complete(mine.lease, { now: at(11) });
+      await peer.complete(theirs.lease, { now: at(11) });
+      // What the peer completed is counted once it wrote its counts (at the latest when it closes).
+      if (peer !== ctx.store) await peer.close();
+      expect(nonZero(await ctx.store.stats())).toEqual({ queues: { default: { completed: 2 } }, deadLetters: 0 });
+    });
   });
 }

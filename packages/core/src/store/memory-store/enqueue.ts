@@ -3,10 +3,10 @@
  * open transaction and the batch itself), debounced onto the queued job holding their debounce key
  * (`debounce.ts`), or buffered in a transaction until it commits.
  */
-import { randomUUID } from 'node:crypto';
 import { LoomError } from '../../support/errors.js';
 import type { EnqueueResult, JobRecord, NewJob } from '../job-record.js';
 import { assertNewJob } from './arguments.js';
+import { newJobId } from './job-id.js';
 import { clonePlain } from './clone.js';
 import { debounceInTransaction, debouncedUpdate, hasDebounced } from './debounce.js';
 import { MemoryTransaction } from './memory-transaction.js';
@@ -89,7 +89,7 @@ function enqueueInTransaction(state: MemoryState, tx: MemoryTransaction, jobs: N
 
 function newRecord(job: NewJob, now: Date): JobRecord {
   const record: JobRecord = {
-    id: randomUUID(),
+    id: newJobId(),
     name: job.name,
     queue: job.queue,
     payload: clonePlain(job.payload),
