@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { SandboxCrashedError, SandboxModuleError } from '../support/errors.js';
 import type { SandboxResourceLimits } from '../jobs/job-options.js';
-import { fromWire, toWire, type FromThread, type ThreadData, type ToThread, type WireJob } from './wire.js';
+import { adoptIntoRealm, fromWire, toWire, type FromThread, type ThreadData, type ToThread, type WireJob } from './wire.js';
 
 /** What a run in a thread hears from it besides its end: `ctx` calls, step functions done, log entries. */
 export interface ThreadRunListener {
@@ -73,7 +73,7 @@ export class SandboxThread {
     });
     // The pool handles the rejection through `acquire`; an unused thread must not warn.
     this.ready.catch(() => {});
-    this.worker.on('message', (message: FromThread) => this.onMessage(message));
+    this.worker.on('message', (message: FromThread) => this.onMessage(adoptIntoRealm(message)));
     this.worker.on('error', (err) => {
       this.lastError = err;
     });

@@ -156,3 +156,30 @@ export function assertCloneable(what: string, value: unknown): void {
   const problem = findCloneProblem(value);
   if (problem) throw new NotCloneableError(what, problem.path, problem.reason);
 }
+
+/**
+ * `value` with its objects, arrays and Dates made in this realm. A message from a thread is built
+ * in the process's main realm; an engine running in another one (jest runs tests in a `vm`
+ * context) would find its plain objects not plain (`Object.prototype` differs) and its Dates not
+ * Dates. A value already of this realm, as always outside such a runner, is returned as it is: one
+ * prototype check.
+ */
+export function adoptIntoRealm<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto === Object.prototype || proto === Array.prototype || proto === Date.prototype || proto === null) return value;
+  return rebuild(value) as T;
+}
+
+function rebuild(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const tag = Object.prototype.toString.call(value);
+  if (tag === '[object Date]') return new Date((value as Date).getTime());
+  if (Array.isArray(value)) return value.map(rebuild);
+  if (tag !== '[object Object]') return value;
+  const proto = Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null;
+  if (proto !== null && Object.getPrototypeOf(proto) !== null) return value; // a class instance: kept as it came
+  const out: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {};
+  for (const key of Object.keys(value)) out[key] = rebuild((value as Record<string, unknown>)[key]);
+  return out;
+}
