@@ -63,6 +63,8 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
         lease: '3s',
         pollInterval: '1h',
         sandbox: { module: sandboxScenarioModule(), threads: 2 },
+        // A thread's start (loading the module) moves nothing the harness sees; on a loaded machine it takes seconds.
+        realIoTimeout: '60s',
       });
     });
 
