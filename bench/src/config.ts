@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The measurement groups, in the order they run; `--only` picks some. */
-export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim', 'list', 'bullmq', 'flow'] as const;
+export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim', 'list', 'bullmq', 'flow', 'sandbox'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** Sizes of one benchmark run. */
@@ -34,6 +34,10 @@ export interface BenchConfig {
   flowGlobalJobs: number;
   /** Jobs per variant of the engine-level claim cost of a flow-limited queue. */
   flowQueueJobs: number;
+  /** Sandbox group: how long each of the two CPU-bound handlers burns. */
+  sandboxBurnMs: number;
+  /** Sandbox group: no-op jobs per mode (sandboxed, in-thread) for the overhead per job. */
+  sandboxNoopJobs: number;
   /** Per scenario: a run that takes longer fails the benchmark. */
   timeoutMs: number;
   /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
@@ -79,6 +83,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         flowRateSeconds: 10,
         flowGlobalJobs: 100,
         flowQueueJobs: 300,
+        sandboxBurnMs: 2_000,
+        sandboxNoopJobs: 200,
         timeoutMs: 60_000,
       }
     : {
@@ -97,6 +103,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         flowRateSeconds: 60,
         flowGlobalJobs: 2_000,
         flowQueueJobs: 3_000,
+        sandboxBurnMs: 2_000,
+        sandboxNoopJobs: 2_000,
         timeoutMs: 900_000,
       };
   return {

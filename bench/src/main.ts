@@ -150,6 +150,12 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     const queueRep = await run(queueSpec, 'flow-queue-cost/loom', undefined);
     collector.add('loom', queueRep.metrics);
   }
+  if (c.groups.includes('sandbox')) {
+    for (let r = 0; r < c.runs; r++) {
+      const rep = await run({ kind: 'sandbox', burnMs: c.sandboxBurnMs, noopJobs: c.sandboxNoopJobs, timeoutMs }, 'sandbox/loom', r);
+      collector.add('loom-memory', rep.metrics);
+    }
+  }
   return breakdown;
 }
 
@@ -228,6 +234,13 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
       ['loom', 'flowQueueRateClaimOverPlain'],
       ['loom', 'flowQueueGroupClaimOverPlain'],
     );
+  if (c.groups.includes('sandbox'))
+    want.push(
+      ['loom-memory', 'sandboxLoopDelayP99Ms'],
+      ['loom-memory', 'inThreadLoopDelayP99Ms'],
+      ['loom-memory', 'sandboxNoopUsPerJob'],
+      ['loom-memory', 'inThreadNoopUsPerJob'],
+    );
   return want;
 }
 
@@ -270,7 +283,7 @@ function machine(): Record<string, unknown> {
 
 async function main(): Promise<void> {
   const c = readConfig(process.argv.slice(2), process.env);
-  const needsMongo = c.groups.some((g) => g !== 'memory' && g !== 'bullmq');
+  const needsMongo = c.groups.some((g) => g !== 'memory' && g !== 'bullmq' && g !== 'sandbox');
   log(`${c.quick ? 'QUICK mode (small counts, for smoke tests only)' : 'full run'}; ${c.runs} run(s) per figure; groups: ${c.groups.join(', ')}`);
   const target = needsMongo ? await openMongoTarget(process.env, c.profileDir) : undefined;
   if (c.profileDir !== undefined)

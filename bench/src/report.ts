@@ -101,6 +101,12 @@ function rows(c: BenchConfig): Row[] {
       cells: { loom: 'flowQueuePlainCommandsPerJob|flowQueueGlobalCommandsPerJob|flowQueueRateCommandsPerJob|flowQueueGroupCommandsPerJob' },
     },
     { label: '  jobs/s', cells: { loom: 'flowQueuePlainJobsPerSec|flowQueueGlobalJobsPerSec|flowQueueRateJobsPerSec|flowQueueGroupJobsPerSec' } },
+    {
+      label: `sandbox: engine loop delay p99 while 2 handlers burn ${c.sandboxBurnMs} ms, sandboxed / in-thread (ms)`,
+      cells: { 'loom-memory': 'sandboxLoopDelayP99Ms|inThreadLoopDelayP99Ms' },
+    },
+    { label: '  max (ms)', cells: { 'loom-memory': 'sandboxLoopDelayMaxMs|inThreadLoopDelayMaxMs' } },
+    { label: `sandbox: wall time per no-op job, sandboxed / in-thread (µs)`, cells: { 'loom-memory': 'sandboxNoopUsPerJob|inThreadNoopUsPerJob' } },
   ];
 }
 
@@ -156,6 +162,7 @@ export function checkTargets(m: Medians): TargetCheck[] {
     ['Loom p50 enqueue→start <= 5 ms', loom.latencyP50Ms, (v) => v <= 5],
     ['Loom p99 enqueue→start <= 15 ms', loom.latencyP99Ms, (v) => v <= 15],
     ['MemoryStore jobs/s >= 100,000', memory.jobsPerSec, (v) => v >= 100_000],
+    ['sandbox: engine loop delay p99 while 2 sandboxed handlers burn CPU < 20 ms', memory.sandboxLoopDelayP99Ms, (v) => v < 20],
     ['claim cost flat: large / small <= 1.5', loom.claimLargeOverSmall, (v) => v <= 1.5],
     ['claim skips other names: blocked / small <= 1.5', loom.claimBlockedOverSmall, (v) => v <= 1.5],
     ['list page cost flat: large / small <= 1.5 (worst page kind)', loom.listLargeOverSmall, (v) => v <= 1.5],

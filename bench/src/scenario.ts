@@ -32,6 +32,7 @@ export type ScenarioSpec =
   | ({ kind: 'flow-limits'; engines: number; rateSeconds: number; globalJobs: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-claim-cost'; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-queue-cost'; jobs: number; concurrency: number; rounds: number; timeoutMs: number } & MongoTargetRef)
+  | { kind: 'sandbox'; burnMs: number; noopJobs: number; timeoutMs: number }
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

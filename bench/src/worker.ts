@@ -14,6 +14,7 @@ import { bullmqLatency, bullmqThroughput } from './scenarios/bullmq.js';
 import { flowClaimCost } from './scenarios/flow-claim-cost.js';
 import { flowLimits } from './scenarios/flow-limits.js';
 import { flowQueueCost } from './scenarios/flow-queue-cost.js';
+import { sandboxCost } from './scenarios/sandbox.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -39,6 +40,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return flowClaimCost(spec);
     case 'flow-queue-cost':
       return flowQueueCost(spec);
+    case 'sandbox':
+      return sandboxCost(spec);
   }
 }
 

@@ -11,7 +11,7 @@ import { createHttpServer } from './http/http-server.js';
 import { shopRoutes } from './http/routes.js';
 import { CompactLogger } from './infra/compact-logger.js';
 import { JobQueue } from './infra/job-queue.js';
-import { SHOP_JOBS } from './shop-jobs.js';
+import { SANDBOX_MODULE, SHOP_JOBS } from './shop-jobs.js';
 import { shopModule } from './shop-module.js';
 
 export interface ShopAppOptions {
@@ -74,6 +74,7 @@ export class ShopApp {
       concurrency: config.concurrency,
       shutdownGrace: config.shutdownGrace,
       pollInterval: config.pollInterval,
+      sandbox: { module: SANDBOX_MODULE, threads: 2 },
     });
     container.get(JobQueue).attach(loom);
     const dashboard = loomDashboard({

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Container } from 'inversify';
 import type { RandomSource } from './jobs/backoff.js';
 import { SystemClock, type Clock } from './support/clock.js';
@@ -9,6 +11,7 @@ import type { JobClass } from './jobs/job-class.js';
 import type { JobInstanceSource, ResolveJob } from './jobs/discovery.js';
 import { ConsoleLogger, type Logger } from './support/logger.js';
 import type { JobStore } from './store/store.js';
+import type { ResolvedSandbox, SandboxOptions } from './sandbox/sandbox-options.js';
 
 /** Options of `Loom.create`. */
 export interface LoomOptions {
@@ -56,6 +59,14 @@ export interface LoomOptions {
    * fake clock in tests is far from the database's on purpose)
    */
   maxClockSkew?: Duration | false;
+  /**
+   * The pool of worker threads that runs `@Job({ sandbox })` jobs: `{ module, threads }` (see
+   * {@link SandboxOptions}). `'inline'` runs sandboxed jobs on the engine's thread through
+   * `container`/`resolve` instead, with the sandbox's rules still checked (results must be
+   * structured-cloneable, `ctx.transaction` is refused): for tests and debugging. Required when
+   * some job is sandboxed.
+   */
+  sandbox?: SandboxOptions | 'inline';
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -76,6 +87,8 @@ export interface ResolvedLoomOptions {
   keepAlive: boolean;
   /** Clock-skew limit in ms, or undefined when not checked. */
   maxClockSkewMs?: number;
+  /** The sandbox for `@Job({ sandbox })` jobs, when one was configured. */
+  sandbox?: ResolvedSandbox;
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -148,5 +161,23 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   }
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;
+  if (options.sandbox !== undefined) resolved.sandbox = resolveSandbox(options.sandbox, concurrency);
   return resolved;
+}
+
+/** `sandbox`: `'inline'`, or `{ module, threads? }` with the module made a `file:` URL. */
+function resolveSandbox(sandbox: SandboxOptions | 'inline', concurrency: number): ResolvedSandbox {
+  if (sandbox === 'inline') return { mode: 'inline' };
+  const what = 'Loom option "sandbox"';
+  if (typeof sandbox !== 'object' || sandbox === null) throw new InvalidArgumentError(what, "must be { module, threads? } or 'inline'");
+  const { module, threads } = sandbox;
+  let moduleHref: string;
+  if (module instanceof URL) moduleHref = module.href;
+  else if (typeof module === 'string' && module.startsWith('file:')) moduleHref = module;
+  else if (typeof module === 'string' && isAbsolute(module)) moduleHref = pathToFileURL(module).href;
+  else throw new InvalidArgumentError(`${what}.module`, "must be a file: URL or an absolute path, e.g. new URL('./sandbox-container.js', import.meta.url)");
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+    throw new InvalidArgumentError(`${what}.threads`, `${String(threads)} is not an integer >= 1`);
+  }
+  return { mode: 'threads', moduleHref, threads: threads ?? Math.max(1, Math.min(concurrency, availableParallelism())) };
 }

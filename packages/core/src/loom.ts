@@ -108,6 +108,8 @@ export class Loom {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);
     } finally {
+      // Runs have ended or were abandoned (their threads ended then): the idle threads go now.
+      this.engine.sandbox?.close();
       this.releaseProcess?.();
     }
   }

@@ -38,6 +38,10 @@ const samples: Record<string, () => LoomError> = {
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
   TooManySignalsError: () => new core.TooManySignalsError('j1', 'go', 100),
   InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
+  NotCloneableError: () => new core.NotCloneableError('The result', 'a', 'is a function'),
+  SandboxCrashedError: () => new core.SandboxCrashedError('j1', 'exited with code 1'),
+  SandboxModuleError: () => new core.SandboxModuleError('file:///x.js', 'failed to load'),
+  SandboxUnsupportedError: () => new core.SandboxUnsupportedError('ctx.transaction', 'no session'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

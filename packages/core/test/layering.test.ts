@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 // - cron/           schedules; engine/scheduling.ts wires them into the engine
 // - workflow/       steps, sleeps, children, signals; the suspension they throw and engine catches
 // - operations/     Jobs and Queues (loom.jobs, loom.queues; also the dashboard's and CLI's)
+// - sandbox/        @Job({ sandbox }): the pool of worker threads, the thread entry, the ctx bridge
 // - loom-options.ts the options of Loom.create and their defaults, read by the engine
 // - engine/         running jobs: wiring, worker pool, runs, leases, events
 // - loom.ts         the facade users touch
@@ -28,11 +29,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   cron: ['support', 'store', 'jobs'],
   workflow: ['support', 'store', 'jobs'],
   operations: ['support', 'store', 'jobs', 'workflow'],
-  'loom-options': ['support', 'store', 'jobs'],
-  engine: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options'],
-  loom: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine'],
-  internal: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine', 'loom'],
-  index: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'loom-options', 'engine', 'loom'],
+  sandbox: ['support', 'store', 'jobs', 'workflow'],
+  'loom-options': ['support', 'store', 'jobs', 'sandbox'],
+  engine: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'sandbox', 'loom-options'],
+  loom: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'sandbox', 'loom-options', 'engine'],
+  internal: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'sandbox', 'loom-options', 'engine', 'loom'],
+  index: ['support', 'store', 'jobs', 'observability', 'cron', 'workflow', 'operations', 'sandbox', 'loom-options', 'engine', 'loom'],
 };
 
 /** Packages core must not import: it talks to storage only through JobStore, and depends on no other Loom package. */

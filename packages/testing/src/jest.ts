@@ -15,3 +15,4 @@ export * from './conformance.js';
 export * from './workflow-scenarios.js';
 export * from './workflow-versioning.js';
 export * from './retention-scenarios.js';
+export * from './sandbox-scenarios.js';

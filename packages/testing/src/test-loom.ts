@@ -29,6 +29,14 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
    * @default '5s'
    */
   realIoTimeout?: Duration;
+  /**
+   * Where `@Job({ sandbox })` jobs run: `'inline'` (the default here) runs them on the engine's
+   * thread through `container`/`resolve`, with the sandbox's rules still checked (results must
+   * clone, `ctx.transaction` is refused); `{ module, threads }` runs them in real worker threads as
+   * in production (real time: wait on events such as `job:completed`, not on the FakeClock).
+   * @default 'inline'
+   */
+  sandbox?: LoomOptions['sandbox'];
 }
 
 /** Guards `advance` against a timer that keeps re-arming itself at the current instant. */
@@ -214,7 +222,7 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
   const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
   const { start, hungStoreCall, realIoTimeout, ...rest } = options;
   // `container` and `resolve` pass through as given: Loom.create defaults to a new Container.
-  const loom = await Loom.create({ pollInterval: '1m', ...rest, store, clock, logger });
+  const loom = await Loom.create({ pollInterval: '1m', ...rest, sandbox: rest.sandbox ?? 'inline', store, clock, logger });
   if (start !== false) await loom.start();
   const ms = (d: Duration | undefined): number | undefined => (d === undefined ? undefined : toMs(d));
   return new TestLoom(loom, store, clock, logger, activity, ms(hungStoreCall), ms(realIoTimeout));

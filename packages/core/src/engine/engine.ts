@@ -16,6 +16,8 @@ import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 import { Jobs } from '../operations/jobs.js';
 import { Queues } from '../operations/queues.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { InvalidArgumentError } from '../support/errors.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -33,6 +35,8 @@ export interface Engine {
   jobs: Jobs;
   queues: Queues;
   flow: FlowControl;
+  /** Runs `@Job({ sandbox })` jobs; present when `Loom.create({ sandbox })` was given. */
+  sandbox?: Sandbox;
 }
 
 /**
@@ -42,7 +46,17 @@ export interface Engine {
 export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const options = resolveLoomOptions(loomOptions);
   const { store, clock, logger } = options;
-  const { registry, instances } = await discoverJobs(options.container, options.jobs);
+  const threads = options.sandbox?.mode === 'threads';
+  const { registry, instances } = await discoverJobs(options.container, options.jobs, (def) => threads && def.sandbox !== undefined);
+  const sandboxed = registry.all().filter((def) => def.sandbox !== undefined);
+  if (sandboxed.length > 0 && options.sandbox === undefined) {
+    throw new InvalidArgumentError(
+      'Loom option "sandbox"',
+      `is required: job ${sandboxed.map((d) => `"${d.name}"`).join(', ')} ${sandboxed.length === 1 ? 'is' : 'are'} sandboxed (@Job({ sandbox })). ` +
+        "Give { module: new URL('./sandbox-container.js', import.meta.url) }, the module that builds the job classes in each thread, or 'inline'",
+    );
+  }
+  const sandbox = options.sandbox ? new Sandbox({ sandbox: options.sandbox, registry, logger, instances }) : undefined;
   const events = new EventBus(logger);
   const telemetry = await createTelemetry({ store, clock, logger });
   // Late-bound: the enqueuer and dead letters wake the pool, which is built after them.
@@ -68,6 +82,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     telemetry,
     flow,
     outage,
+    ...(sandbox ? { sandbox } : {}),
   });
   const skewGuard =
     options.maxClockSkewMs !== undefined && store.serverTime
@@ -124,5 +139,19 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, flow, ...(skewGuard ? { skewGuard } : {}) };
+  return {
+    options,
+    registry,
+    events,
+    enqueuer,
+    pool,
+    deadLetters,
+    scheduling,
+    telemetry,
+    jobs,
+    queues,
+    flow,
+    ...(skewGuard ? { skewGuard } : {}),
+    ...(sandbox ? { sandbox } : {}),
+  };
 }

@@ -7,13 +7,15 @@ export type FailureDecision = { kind: 'retry'; delayMs: number } | { kind: 'dead
 
 /**
  * True for errors that must not be retried: `PermanentError`, a payload that fails its schema, and
- * a transaction on a store (or deployment) without transactions, which no retry can change.
+ * a transaction on a store (or deployment) without transactions, or in a sandboxed handler,
+ * which no retry can change.
  */
 export function isPermanent(error: Error): boolean {
   return (
     LoomError.is(error, 'PERMANENT') ||
     LoomError.is(error, 'INVALID_PAYLOAD') ||
     LoomError.is(error, 'TRANSACTIONS_UNSUPPORTED') ||
+    LoomError.is(error, 'SANDBOX_UNSUPPORTED') ||
     error.name === 'PermanentError'
   );
 }

@@ -27,6 +27,7 @@ import { toError } from '../support/to-error.js';
 import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
+import type { AbandonableHandler, Sandbox } from '../sandbox/sandbox.js';
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -86,6 +87,8 @@ export interface JobRunnerDeps {
   flow: Pick<FlowControl, 'holdFor' | 'noteHold'>;
   /** The engine's one view of a store outage (see store-outage.ts). */
   outage?: StoreOutage;
+  /** Runs `@Job({ sandbox })` jobs in threads (or in-line), when the engine has a sandbox. */
+  sandbox?: Sandbox;
 }
 
 /**
@@ -146,7 +149,7 @@ export class JobRunner {
         controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
       });
       const def = registry.byName(job.name);
-      const instance = instances.get(job.name);
+      const instance = def?.sandbox && this.deps.sandbox ? this.deps.sandbox.handlerFor(def, job) : instances.get(job.name);
       if (!def || !instance) {
         log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
         await lease.write('release', () => store.release(lease.ref, clock.now()));
@@ -227,7 +230,7 @@ export class JobRunner {
    */
   private invoke(
     run: Run,
-    instance: JobHandler,
+    instance: AbandonableHandler,
     payload: unknown,
     ctx: RunContext,
     controller: LazyAbort,
@@ -249,7 +252,11 @@ export class JobRunner {
       // outcome is stored (warnIfHandlerIgnoresSignal), so a handler winding down is not blamed.
       const abandon = (why: string, outcome: Outcome): void => {
         if (done) return;
-        if (!handlerReturned) run.abandoned = why;
+        if (!handlerReturned) {
+          run.abandoned = why;
+          // A sandboxed run ends its thread here: nothing of it outlives the outcome.
+          instance.abandon?.(why);
+        }
         finish(outcome);
       };
       if (def.timeoutMs !== undefined) {

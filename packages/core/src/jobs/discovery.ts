@@ -2,6 +2,7 @@ import type { Container } from 'inversify';
 import { InvalidJobClassError } from '../support/errors.js';
 import type { JobClass, JobHandler } from './job-class.js';
 import { decoratedJobClasses } from './job-metadata.js';
+import type { JobDefinition } from './job-definition.js';
 import { JobRegistry } from './job-registry.js';
 
 /**
@@ -27,11 +28,17 @@ export interface DiscoveredJobs {
  * function when one was given, otherwise through the container, which gets a binding for the class
  * (`toSelf`, singleton) unless it already has one, so constructor dependencies are injected.
  */
-export async function discoverJobs(source: JobInstanceSource, jobs?: readonly JobClass[]): Promise<DiscoveredJobs> {
+export async function discoverJobs(
+  source: JobInstanceSource,
+  jobs?: readonly JobClass[],
+  /** Jobs not to build here: sandboxed jobs are built inside their threads. */
+  skip?: (def: JobDefinition) => boolean,
+): Promise<DiscoveredJobs> {
   const registry = new JobRegistry(jobs ?? decoratedJobClasses());
   const instances = new Map<string, JobHandler>();
   const builder = typeof source === 'function' ? 'resolve' : 'the container';
   for (const def of registry.all()) {
+    if (skip?.(def)) continue;
     let instance: JobHandler;
     try {
       instance = typeof source === 'function' ? await source(def.jobClass) : await fromContainer(source, def.jobClass);

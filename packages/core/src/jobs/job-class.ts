@@ -97,7 +97,8 @@ export interface JobContext {
    * Runs `fn` in a store transaction that also completes the job: the handler's writes (made with
    * `session`) and the completion commit together, or neither does. Call it at most once, as the
    * last thing the handler does; the handler's return value is not stored when it is used.
-   * Throws `TRANSACTIONS_UNSUPPORTED` on stores without transactions.
+   * Throws `TRANSACTIONS_UNSUPPORTED` on stores without transactions, and `SANDBOX_UNSUPPORTED` in a
+   * sandboxed handler (`@Job({ sandbox })`: the store's session cannot cross to its thread).
    */
   transaction<T>(fn: (session?: unknown) => Promise<T>): Promise<T>;
 }

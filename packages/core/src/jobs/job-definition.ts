@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { BackoffFunction, BackoffStrategy } from './backoff.js';
 import type { JobClass } from './job-class.js';
+import type { SandboxResourceLimits } from './job-options.js';
 
 /** A job class's validated options with defaults applied: what the engine works from. */
 export interface JobDefinition {
@@ -24,4 +25,13 @@ export interface JobDefinition {
   readonly rateLimit?: { readonly limit: number; readonly perMs: number; readonly key?: (payload: unknown) => string };
   readonly group?: { readonly key: (payload: unknown) => string; readonly concurrency: number };
   readonly debounce?: { readonly key: (payload: unknown) => string; readonly delayMs: number };
+  /** Present when the handler runs in a sandbox thread (`@Job({ sandbox })`). */
+  readonly sandbox?: SandboxJobDefinition;
+}
+
+/** A job's sandbox settings after validation. */
+export interface SandboxJobDefinition {
+  /** Most runs in threads at once; undefined: the pool's size. */
+  readonly threads?: number;
+  readonly resourceLimits?: SandboxResourceLimits;
 }

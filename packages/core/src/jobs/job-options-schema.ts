@@ -4,7 +4,8 @@ import { isDuration, MAX_TIMER_MS, toMs, type Duration } from '../support/durati
 import { InvalidJobOptionsError } from '../support/errors.js';
 import { MAX_FLOW_CONCURRENCY, MAX_RATE_LIMIT } from '../store/flow.js';
 import type { JobClass } from './job-class.js';
-import type { JobDefinition } from './job-definition.js';
+import type { JobDefinition, SandboxJobDefinition } from './job-definition.js';
+import type { SandboxResourceLimits } from './job-options.js';
 
 const duration = z.custom<Duration>(isDuration, { message: "must be a duration: milliseconds >= 0 or a string like '250ms', '30s', '5m', '2h', '1d'" });
 const positiveDuration = duration.refine((d) => toMs(d) > 0, { message: 'must be a duration longer than 0' });
@@ -78,6 +79,25 @@ export const jobOptionsSchema = z.strictObject({
         error: (issue) =>
           issue.code === 'invalid_type' ? "must be { key: (payload) => string, delay }, e.g. { key: (p) => p.docId, delay: '5s' }" : undefined,
       },
+    )
+    .optional(),
+  sandbox: z
+    .union(
+      [
+        z.boolean(),
+        z.strictObject({
+          threads: count(10_000).optional(),
+          resourceLimits: z
+            .strictObject({
+              maxOldGenerationSizeMb: z.number({ message: 'must be a number of MB' }).positive({ message: 'must be > 0' }).optional(),
+              maxYoungGenerationSizeMb: z.number({ message: 'must be a number of MB' }).positive({ message: 'must be > 0' }).optional(),
+              codeRangeSizeMb: z.number({ message: 'must be a number of MB' }).positive({ message: 'must be > 0' }).optional(),
+              stackSizeMb: z.number({ message: 'must be a number of MB' }).positive({ message: 'must be > 0' }).optional(),
+            })
+            .optional(),
+        }),
+      ],
+      { error: () => 'must be true, or { threads?, resourceLimits? }, e.g. { threads: 2, resourceLimits: { maxOldGenerationSizeMb: 256 } }' },
     )
     .optional(),
 });
@@ -167,5 +187,14 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
     ...(o.debounce === undefined
       ? {}
       : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),
+    ...(o.sandbox === undefined || o.sandbox === false ? {} : { sandbox: o.sandbox === true ? {} : sandboxDefinition(o.sandbox) }),
+  };
+}
+
+function sandboxDefinition(o: { threads?: number | undefined; resourceLimits?: Record<string, number | undefined> | undefined }): SandboxJobDefinition {
+  const limits = Object.fromEntries(Object.entries(o.resourceLimits ?? {}).filter(([, v]) => v !== undefined)) as SandboxResourceLimits;
+  return {
+    ...(o.threads === undefined ? {} : { threads: o.threads }),
+    ...(Object.keys(limits).length === 0 ? {} : { resourceLimits: limits }),
   };
 }

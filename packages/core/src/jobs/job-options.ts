@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { BackoffFunction, BackoffJitter, BackoffType } from './backoff.js';
 import type { ScheduleOptions } from './schedule-options-schema.js';
 import type { Duration } from '../support/duration.js';
+import type { ResourceLimits } from 'node:worker_threads';
 
 /** A built-in retry backoff, as written in `@Job({ backoff })`. */
 export interface BackoffOptions {
@@ -57,6 +58,15 @@ export interface JobOptions<S extends z.ZodType | undefined = z.ZodType | undefi
    * enqueues inside the delay make one run, with the last payload.
    */
   debounce?: DebounceOptions<SchemaPayload<S>>;
+  /**
+   * Runs the handler in a pool of worker threads instead of the engine's thread, so a handler that
+   * computes for seconds, runs out of memory, calls `process.exit` or never returns cannot stall
+   * heartbeats or stop the engine. The class is built inside the thread by the engine's sandbox
+   * module (`Loom.create({ sandbox: { module } })`); payloads, results and `ctx` values cross as
+   * structured clones (`NOT_CLONEABLE` otherwise), and `ctx.transaction` is refused
+   * (`SANDBOX_UNSUPPORTED`). `true` takes the defaults.
+   */
+  sandbox?: boolean | SandboxJobOptions;
 }
 
 /** `@Job({ rateLimit })`. */
@@ -82,3 +92,24 @@ export interface DebounceOptions<P = any> {
   /** How long after the last enqueue with a key its job starts. */
   delay: Duration;
 }
+
+/**
+ * `@Job({ sandbox: { ... } })`: how a sandboxed job's runs use the engine's pool of threads.
+ * `sandbox: true` takes every default.
+ */
+export interface SandboxJobOptions {
+  /**
+   * Most runs of this job in threads at once in one engine (a run over it waits for a thread).
+   * @default the engine's pool size (`Loom.create({ sandbox: { threads } })`)
+   */
+  threads?: number;
+  /**
+   * The V8 limits of the threads that run this job (`worker_threads` `resourceLimits`): a run that
+   * exceeds `maxOldGenerationSizeMb` ends its thread and fails with `SANDBOX_CRASHED`.
+   * @default Node's defaults for a worker thread
+   */
+  resourceLimits?: SandboxResourceLimits;
+}
+
+/** The `resourceLimits` of a sandbox thread, as `worker_threads` takes them (sizes in MB). */
+export type SandboxResourceLimits = Pick<ResourceLimits, 'maxOldGenerationSizeMb' | 'maxYoungGenerationSizeMb' | 'codeRangeSizeMb' | 'stackSizeMb'>;

@@ -44,7 +44,11 @@ export type LoomErrorCode =
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'
   | 'INVALID_FLOW_KEY'
-  | 'INVALID_TRANSITION';
+  | 'INVALID_TRANSITION'
+  | 'NOT_CLONEABLE'
+  | 'SANDBOX_CRASHED'
+  | 'SANDBOX_MODULE'
+  | 'SANDBOX_UNSUPPORTED';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -495,5 +499,72 @@ export class TooManySignalsError extends LoomError {
         '(MAX_PENDING_SIGNALS) that no run has taken yet. Let the job consume them with ctx.waitForSignal before sending more, ' +
         'or send one signal carrying a batch',
     );
+  }
+}
+
+// ---- Sandboxed handlers (`@Job({ sandbox })`) ------------------------------------------------------
+
+/**
+ * A value that crosses between the engine and a sandboxed handler's thread (a result, a step
+ * result, a child payload, progress) cannot be copied by the structured clone algorithm: a
+ * function, a symbol, a promise, a class instance holding one of those. `path` names the field.
+ */
+export class NotCloneableError extends LoomError {
+  constructor(
+    readonly what: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(
+      'NOT_CLONEABLE',
+      `${what} cannot cross to or from the sandbox thread at ${path || '(root)'}: ${detail}; ` +
+        'a sandboxed handler passes values as structured clones: return plain objects, arrays, strings, numbers, booleans, null or Date',
+    );
+  }
+}
+
+/**
+ * The thread running a sandboxed handler died before the handler settled: it called
+ * `process.exit`, ran out of its `resourceLimits` (heap), or threw outside the handler (a timer
+ * callback). The attempt fails and retries as usual; the engine replaces the thread.
+ */
+export class SandboxCrashedError extends LoomError {
+  constructor(
+    readonly jobId: string,
+    detail: string,
+  ) {
+    super(
+      'SANDBOX_CRASHED',
+      `Job ${jobId}: its sandbox thread ${detail}; the attempt failed and the thread was replaced. ` +
+        "If it ran out of memory, raise @Job({ sandbox: { resourceLimits } }) or process less at once; don't call process.exit in a handler",
+    );
+  }
+}
+
+/**
+ * The sandbox module (`Loom.create({ sandbox: { module } })`) could not give a thread the job's
+ * class: it failed to load, its default export is not a container factory, or the job class is not
+ * among the classes it loads.
+ */
+export class SandboxModuleError extends LoomError {
+  constructor(
+    readonly module: string,
+    detail: string,
+  ) {
+    super(
+      'SANDBOX_MODULE',
+      `Sandbox module ${module} ${detail}. Its default export must be \`async function createContainer(): Promise<Container>\` ` +
+        '(or a function (jobClass) => instance), and the module must import every sandboxed @Job class',
+    );
+  }
+}
+
+/** A `ctx` method that cannot work across the sandbox's thread boundary (`ctx.transaction`: a store session stays in the engine's thread). */
+export class SandboxUnsupportedError extends LoomError {
+  constructor(
+    readonly method: string,
+    detail: string,
+  ) {
+    super('SANDBOX_UNSUPPORTED', `${method} is not available in a sandboxed handler: ${detail}`);
   }
 }
