@@ -1,5 +1,6 @@
 /// <reference types="jest" />
 import type { JobStore } from '@loom/core';
+import { describeBatches } from './conformance/batches.js';
 import { describeClaim } from './conformance/claim.js';
 import { describeCompleteMany } from './conformance/complete-many.js';
 import { describeHeartbeatMany } from './conformance/heartbeat-many.js';
@@ -121,6 +122,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeOperations(ctx);
     describeFinishedCounts(ctx);
     describeFlow(ctx);
+    describeBatches(ctx);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

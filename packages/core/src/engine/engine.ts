@@ -15,6 +15,7 @@ import { createTelemetry } from '../observability/create-telemetry.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 import { Jobs } from '../operations/jobs.js';
+import { Batches } from './batches.js';
 import { Queues } from '../operations/queues.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
@@ -32,6 +33,7 @@ export interface Engine {
   skewGuard?: ClockSkewGuard;
   jobs: Jobs;
   queues: Queues;
+  batches: Batches;
   flow: FlowControl;
 }
 
@@ -124,5 +126,6 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, flow, ...(skewGuard ? { skewGuard } : {}) };
+  const batches = new Batches({ store, clock, enqueuer });
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, batches, flow, ...(skewGuard ? { skewGuard } : {}) };
 }

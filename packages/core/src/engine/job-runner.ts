@@ -5,7 +5,7 @@ import { CancelledError, EngineStoppedError, JobTimeoutError, LoomError, Outcome
 import type { FlowControl } from './flow-control.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
-import type { JobHandler } from '../jobs/job-class.js';
+import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
@@ -20,6 +20,7 @@ import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
+import { readBatchSummary } from './batch-summary.js';
 import type { JobStore } from '../store/store.js';
 import type { RunSuspension } from '../workflow/run-suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
@@ -164,7 +165,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
+      let batch: BatchSummary | undefined;
+      try {
+        if (job.batchCallback !== undefined) batch = await readBatchSummary(store, job.batchCallback.batchId);
+      } catch (err) {
+        return await this.fail(run, toError(err));
+      }
       const ctx = new RunContext({
+        ...(batch ? { batch } : {}),
         job,
         lease,
         store,

@@ -18,6 +18,17 @@ export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
 /** The payload type of a job class: the first parameter of its `run`. */
 export type PayloadOf<C> = C extends abstract new (...args: any[]) => { run(payload: infer P, ...rest: any[]): unknown } ? P : never;
 
+/** What a batch callback's `ctx.batch` holds: the batch's final counts and its failed members. */
+export interface BatchSummary {
+  id: string;
+  total: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  /** The members that are dead or cancelled when the callback runs. */
+  failedJobIds: string[];
+}
+
 /** What a handler's `run(payload, ctx)` receives: the job's identity and its durable tools. */
 export interface JobContext {
   readonly jobId: string;
@@ -28,6 +39,11 @@ export interface JobContext {
   readonly idempotencyKey?: string;
   /** Cron runs: the fire time this run is for. */
   readonly scheduledFor?: Date;
+  /**
+   * A batch callback's run (`onComplete`, `onSuccess`, `onFailure` of `loom.batches.create`): the
+   * batch's final counts and the ids of its members that are dead or cancelled. Absent on other jobs.
+   */
+  readonly batch?: BatchSummary;
   /** Aborts at the job's timeout, when the lease is lost, or when the engine stops past its grace. */
   readonly signal: AbortSignal;
   /** A child logger that binds the job id, name and attempt. */

@@ -44,7 +44,9 @@ export type LoomErrorCode =
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'
   | 'INVALID_FLOW_KEY'
-  | 'INVALID_TRANSITION';
+  | 'INVALID_TRANSITION'
+  | 'BATCH_NOT_FOUND'
+  | 'INVALID_BATCH';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -228,6 +230,24 @@ export class TransactionsUnsupportedError extends LoomError {
 export class JobNotFoundError extends LoomError {
   constructor(readonly jobId: string) {
     super('JOB_NOT_FOUND', `No job has id ${JSON.stringify(jobId)}: check the id (\`loom.jobs.list\` finds jobs), or it was removed`);
+  }
+}
+
+/** No batch has the id given to `loom.batches.get` through a tool that needs one, or a callback's batch is gone. */
+export class BatchNotFoundError extends LoomError {
+  constructor(readonly batchId: string) {
+    super('BATCH_NOT_FOUND', `No batch has id ${JSON.stringify(batchId)}: check the id (\`loom.batches.create\` returned it)`);
+  }
+}
+
+/**
+ * `loom.batches.create` was given something it cannot store: not an object, a member or callback
+ * without a registered job class, or a member with an idempotency key or a debounced job. Nothing
+ * was stored.
+ */
+export class InvalidBatchError extends LoomError {
+  constructor(detail: string) {
+    super('INVALID_BATCH', `loom.batches.create: ${detail}; nothing was stored`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
 import type { DeadLetterDocument, FlowDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
+import type { BatchDocument } from '../batches/batches.js';
 
 /**
  * The store's collections. Every handle pins what the store's correctness rests on instead of
@@ -29,6 +30,8 @@ export interface StoreCollections {
   queues: Collection<QueueDocument>;
   /** Flow-control state: concurrency slots, rate-limit starts and holds, one document per name or key. */
   flow: Collection<FlowDocument>;
+  /** Batches (batches/batches.ts): one document per batch with its counts and callbacks. */
+  batches: Collection<BatchDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -46,6 +49,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
     queues: db.collection<QueueDocument>(names.queues),
     flow: db.collection<FlowDocument>(names.flow),
+    batches: db.collection<BatchDocument>(names.batches),
   };
 }
 

@@ -22,6 +22,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from '../job-record.js';
+import type { BatchRecord, CreatedBatch, NewBatch } from '../batch.js';
 import type { FlowHoldRecord } from '../flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
 import type {
@@ -37,6 +38,7 @@ import type {
   LeaseExtension,
 } from '../store.js';
 import { assertDate, assertString } from './arguments.js';
+import * as batches from './batches.js';
 import * as claims from './claims.js';
 import { clonePlain } from './clone.js';
 import * as deadLetters from './dead-letters.js';
@@ -264,6 +266,20 @@ export class MemoryStore implements JobStore {
 
   async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
     return deadLetters.purgeDeadLetters(this.#state, filter);
+  }
+
+  // ---- batches ---------------------------------------------------------------------------------
+
+  async createBatch(batch: NewBatch, opts: { now: Date }): Promise<CreatedBatch> {
+    return batches.createBatch(this.#state, batch, opts?.now);
+  }
+
+  async getBatch(id: string): Promise<BatchRecord | null> {
+    return batches.getBatch(this.#state, id);
+  }
+
+  async batchFailures(id: string): Promise<string[]> {
+    return batches.batchFailures(this.#state, id);
   }
 
   // ---- schedules -------------------------------------------------------------------------------
