@@ -10,7 +10,22 @@ const CALLBACKS = {
   failure: newJob({ name: 'on-failure', payload: { cb: 'failure' } }),
 };
 
-export function describeBatches(ctx: ConformanceContext): void {
+/**
+ * `atomic`: the store can write a member's end and its batch's counts together (on MongoDB, in a
+ * transaction). A store that cannot must refuse batches, storing nothing.
+ */
+export function describeBatches(ctx: ConformanceContext, atomic: boolean): void {
+  if (!atomic) {
+    describe('batches, on a store without transactions', () => {
+      it('createBatch refuses with TRANSACTIONS_UNSUPPORTED and stores nothing', async () => {
+        await expect(ctx.store.createBatch({ jobs: [newJob()], callbacks: CALLBACKS }, { now: at(0) })).rejects.toMatchObject({
+          code: 'TRANSACTIONS_UNSUPPORTED',
+        });
+        expect(await ctx.store.listJobs({})).toEqual([]);
+      });
+    });
+    return;
+  }
   describe('batches (createBatch, counters moved by the members’ ends, callbacks enqueued once)', () => {
     async function create(n: number, callbacks: Partial<Record<keyof typeof CALLBACKS, NewJob>> = CALLBACKS): Promise<CreatedBatch> {
       const batch = await ctx.store.createBatch({ jobs: Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), callbacks }, { now: at(0) });
