@@ -25,6 +25,8 @@ export interface InFlightRun {
 interface Slot extends InFlightRun {
   /** The run's two ends (outcome stored; handler returned too) and its cancel. */
   ends: RunEnds;
+  /** A batch handler's run: its call, not the run, takes a unit of the engine's concurrency. */
+  batched: boolean;
 }
 
 export interface WorkerPoolOptions {
@@ -62,6 +64,8 @@ export class WorkerPool {
   /** A set of slot objects, not a map keyed by `id:token`: building and hashing that string was a few % of a short job. */
   private readonly slots = new Set<Slot>();
   private readonly runningByName = new Map<string, number>();
+  /** Runs of batch handlers in {@link slots}. */
+  private batchedRuns = 0;
   private pumping: Promise<void> | null = null;
   private readonly demand = new ClaimDemand();
   private pumpAgain = false;
@@ -240,6 +244,7 @@ export class WorkerPool {
     // Awaited only when due, so most claims start within the pump's first turn.
     if (clock.now().getTime() - this.pausedReadAt >= pollMs) await this.readPaused();
     flow?.refreshIfDue();
+    await this.claimBatches();
     for (;;) {
       if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
@@ -283,28 +288,67 @@ export class WorkerPool {
         this.o.events.emit('worker:error', { error, operation: 'claim' });
         return;
       }
-      if (jobs.length > 0) this.activity++;
-      for (const job of jobs) {
-        if (this.state === 'running') this.startRun(job);
-        else this.releaseUnstarted(job);
-      }
+      this.startClaimed(jobs);
       if (!this.demand.claimed(ticket, limit, jobs.length, passedOver) || this.state !== 'running') return;
+    }
+  }
+
+  /**
+   * The units of the engine's concurrency in use: one per run, but a batch handler's runs take one
+   * per call (open or waiting for its answer), however many jobs it holds.
+   */
+  private used(): number {
+    let calls = 0;
+    for (const def of this.o.registry.all()) if (def.batch) calls += this.o.runner.batchCalls.calls(def.name);
+    return this.slots.size - this.batchedRuns + calls;
+  }
+
+  /**
+   * Claims for the batch handlers: for each, up to what its open call can still take, or — when
+   * none is open and a unit of concurrency is free — up to its `size`, in one claim of that name
+   * alone. The runs join their name's call (batch-calls.ts). Flow limits and the name's own
+   * `concurrency` hold per job, as for any claim.
+   */
+  private async claimBatches(): Promise<void> {
+    const { clock, owner, leaseMs, flow, registry, runner } = this.o;
+    for (const def of registry.all()) {
+      if (!def.batch || !this.o.queues.includes(def.queue) || this.paused.has(def.queue) || this.state !== 'running') continue;
+      if (this.o.canClaim && !this.o.canClaim()) return;
+      const now = clock.now();
+      if (now.getTime() < this.retryAfter || flow?.isHeld(def.name, now.getTime())) continue;
+      if (!runner.batchCalls.isOpen(def.name) && this.used() >= this.o.concurrency) continue;
+      const limit = Math.min(runner.batchCalls.room(def), def.concurrency - (this.runningByName.get(def.name) ?? 0));
+      if (limit <= 0) continue;
+      const req: ClaimRequest = { owner, queues: [def.queue], names: [def.name], limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+      const limits = flow?.claimFlow([def.name], now.getTime());
+      if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
+      let jobs: JobRecord[];
+      try {
+        jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
+      } catch (err) {
+        const error = toError(err);
+        this.o.logger.error({ err: error }, `Claiming jobs of batch handler "${def.name}" failed (${error.message}); retrying at the next poll`);
+        this.o.events.emit('worker:error', { error, operation: 'claim' });
+        continue;
+      }
+      this.startClaimed(jobs);
     }
   }
 
   /**
    * What to claim next. Jobs whose own concurrency is used up are excluded; the batch is no larger
    * than the smallest remaining per-job room, so one claim can never overshoot a job's limit.
+   * Batch handlers are claimed apart ({@link claimBatches}).
    */
   private plan(): { names: string[]; excludeNames: string[]; limit: number } | null {
     if (this.o.canClaim && !this.o.canClaim()) return null;
-    let limit = this.o.concurrency - this.slots.size;
+    let limit = this.o.concurrency - this.used();
     if (limit <= 0) return null;
     const names: string[] = [];
     const excludeNames: string[] = [];
     const now = this.o.clock.now().getTime();
     for (const def of this.o.registry.all()) {
-      if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue)) continue;
+      if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue) || def.batch) continue;
       const room = def.concurrency - (this.runningByName.get(def.name) ?? 0);
       // A name held by a flow limit is left out until its window opens (the pool is woken then).
       if (room <= 0 || this.o.flow?.isHeld(def.name, now)) {
@@ -317,9 +361,20 @@ export class WorkerPool {
     return names.length === 0 ? null : { names, excludeNames, limit };
   }
 
+  /** Starts the runs of claimed jobs, or gives them back when the pool is stopping. */
+  private startClaimed(jobs: JobRecord[]): void {
+    if (jobs.length > 0) this.activity++;
+    for (const job of jobs) {
+      if (this.state === 'running') this.startRun(job);
+      else this.releaseUnstarted(job);
+    }
+  }
+
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const slot = { jobId: job.id, name: job.name, attempt: job.attempt } as Slot;
+    const batched = this.o.registry.byName(job.name)?.batch !== undefined;
+    const slot = { jobId: job.id, name: job.name, attempt: job.attempt, batched } as Slot;
+    if (batched) this.batchedRuns++;
     this.slots.add(slot);
     slot.ends = this.o.runner.run(job, this.shutdown, () => this.runDone(slot));
   }
@@ -327,6 +382,7 @@ export class WorkerPool {
   /** A run's slot is free (its outcome stored, its handler returned). */
   private runDone(slot: Slot): void {
     this.slots.delete(slot);
+    if (slot.batched) this.batchedRuns--;
     this.runningByName.set(slot.name, (this.runningByName.get(slot.name) ?? 1) - 1);
     this.o.flow?.runEnded(slot.name);
     this.activity++;

@@ -7,16 +7,48 @@ import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } fro
 // `enqueue` takes a job class, whose handler takes the context. They share this file so that the
 // types refer to each other without an import cycle.
 
-/** What a job class's instances look like: a `run(payload, ctx)` method. */
-export interface JobHandler<P = any> {
-  run(payload: P, ctx: JobContext): unknown;
+/** What a job class's instances look like: a `run(payload, ctx)` method, or `runBatch(items, ctx)` for a `@Job({ batch })`. */
+export type JobHandler<P = any> = { run(payload: P, ctx: JobContext): unknown } | BatchHandler<P>;
+
+/** A batch handler (`@Job({ batch: { size, wait } })`): takes many due jobs of its name at once. */
+export interface BatchHandler<P = any> {
+  /**
+   * Returns one entry per item, in order: a value (that job completes with it) or an `Error`
+   * (that job fails on its own: retried with its backoff, dead-lettered when out of attempts).
+   * Throwing fails every item of the call.
+   */
+  runBatch(items: BatchItem<P>[], ctx: BatchContext): unknown;
 }
 
-/** A `@Job` class. `P` is the payload its `run` accepts. */
+/** One job of a batch handler's call. */
+export interface BatchItem<P = unknown> {
+  jobId: string;
+  payload: P;
+  /** 1-based, as `ctx.attempt`. */
+  attempt: number;
+}
+
+/** What `runBatch(items, ctx)` receives besides the items. */
+export interface BatchContext {
+  /** The jobs' name. */
+  readonly name: string;
+  /** Aborts when every item's own signal has aborted (timeouts, lost leases, cancels, shutdown). */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/** A `@Job` class. `P` is the payload its `run` (or `runBatch`) accepts. */
 export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
 
-/** The payload type of a job class: the first parameter of its `run`. */
-export type PayloadOf<C> = C extends abstract new (...args: any[]) => { run(payload: infer P, ...rest: any[]): unknown } ? P : never;
+/** The payload type of a job class: the first parameter of its `run`, or the items' payload of its `runBatch`. */
+export type PayloadOf<C> = C extends abstract new (...args: any[]) => infer I ? HandlerPayload<I> : never;
+
+/** The payload a handler takes (distributes over a union of handlers: `JobHandler<any>` gives `any`). */
+type HandlerPayload<I> = I extends { run(payload: infer P, ...rest: any[]): unknown }
+  ? P
+  : I extends { runBatch(items: BatchItem<infer P>[], ...rest: any[]): unknown }
+    ? P
+    : never;
 
 /** What a batch callback's `ctx.batch` holds: the batch's final counts and its failed members. */
 export interface BatchSummary {

@@ -6,6 +6,9 @@ import { MAX_FLOW_CONCURRENCY, MAX_RATE_LIMIT } from '../store/flow.js';
 import type { JobClass } from './job-class.js';
 import type { JobDefinition } from './job-definition.js';
 
+/** Most jobs one `runBatch` call takes (`@Job({ batch: { size } })`). */
+export const MAX_BATCH_SIZE = 1_000;
+
 const duration = z.custom<Duration>(isDuration, { message: "must be a duration: milliseconds >= 0 or a string like '250ms', '30s', '5m', '2h', '1d'" });
 const positiveDuration = duration.refine((d) => toMs(d) > 0, { message: 'must be a duration longer than 0' });
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { message: `must be a function ${what}` });
@@ -69,6 +72,12 @@ export const jobOptionsSchema = z.strictObject({
     .strictObject(
       { key: requiredFn('(payload) => string'), concurrency: count(MAX_FLOW_CONCURRENCY) },
       { error: (issue) => (issue.code === 'invalid_type' ? 'must be { key: (payload) => string, concurrency }' : undefined) },
+    )
+    .optional(),
+  batch: z
+    .strictObject(
+      { size: count(MAX_BATCH_SIZE), wait: duration.optional() },
+      { error: (issue) => (issue.code === 'invalid_type' ? "must be { size, wait? }, e.g. { size: 100, wait: '1s' }" : undefined) },
     )
     .optional(),
   debounce: z
@@ -164,6 +173,7 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
           },
         }),
     ...(o.group === undefined ? {} : { group: { key: o.group.key as (payload: unknown) => string, concurrency: o.group.concurrency } }),
+    ...(o.batch === undefined ? {} : { batch: { size: o.batch.size, waitMs: o.batch.wait === undefined ? 0 : Math.min(toMs(o.batch.wait), MAX_TIMER_MS) } }),
     ...(o.debounce === undefined
       ? {}
       : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),
