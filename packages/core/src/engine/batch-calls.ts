@@ -18,7 +18,8 @@ import type { JobDefinition } from '../jobs/job-definition.js';
 
 interface PendingItem {
   item: BatchItem;
-  signal: AbortSignal;
+  /** The run's `ctx.signal`, made only when the handler reads its call's `ctx.signal` (most never do). */
+  signal: () => AbortSignal;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
@@ -55,7 +56,7 @@ export class BatchCalls {
    * Adds one run's job to its name's open call (opening one if needed); resolves with its entry of
    * the handler's answer, or rejects with its `Error` entry (or with what the handler threw).
    */
-  add(def: JobDefinition, handler: BatchHandler, item: BatchItem, signal: AbortSignal): Promise<unknown> {
+  add(def: JobDefinition, handler: BatchHandler, item: BatchItem, signal: () => AbortSignal): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let call = this.open.get(def.name);
       if (!call) {
@@ -80,9 +81,12 @@ export class BatchCalls {
   }
 
   private async answer(def: JobDefinition, handler: BatchHandler, pending: PendingItem[]): Promise<void> {
+    let signal: AbortSignal | undefined;
     const ctx: BatchContext = {
       name: def.name,
-      signal: AbortSignal.any(pending.map((p) => p.signal)),
+      get signal(): AbortSignal {
+        return (signal ??= AbortSignal.any(pending.map((p) => p.signal())));
+      },
       log: this.deps.logger,
     };
     let answer: unknown;

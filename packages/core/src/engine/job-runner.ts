@@ -313,7 +313,7 @@ export class JobRunner {
   /** The job's `run`, or — for a batch handler — its place in its name's next `runBatch` call (batch-calls.ts). */
   private callHandler(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext): unknown {
     if (run.def.batch && 'runBatch' in instance) {
-      return this.batchCalls.add(run.def, instance, { jobId: run.job.id, payload, attempt: run.job.attempt }, ctx.signal);
+      return this.batchCalls.add(run.def, instance, { jobId: run.job.id, payload, attempt: run.job.attempt }, () => ctx.signal);
     }
     if (!('run' in instance)) throw new InvalidJobClassError(run.def.className, 'has no run(payload, ctx) method');
     return run.telemetry.call(instance.run, instance, payload, ctx);

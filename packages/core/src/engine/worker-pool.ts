@@ -3,6 +3,7 @@ import type { StoreOutage } from './store-outage.js';
 import type { EventBus } from './events.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
 import type { JobRunner } from './job-runner.js';
 import type { RunEnds } from './run-ends.js';
 import { claimLeases, releaseUnstarted } from './lease.js';
@@ -51,6 +52,9 @@ export interface WorkerPoolOptions {
 }
 
 const MAX_ERROR_BACKOFF_MS = 60_000;
+
+/** Claims of one batch handler's name per pump, at most (the next pump goes on). */
+const MAX_BATCH_CLAIMS_PER_PUMP = 16;
 
 /**
  * Claims jobs and hands them to the runner, within the engine's concurrency and each job's own.
@@ -310,29 +314,37 @@ export class WorkerPool {
    * `concurrency` hold per job, as for any claim.
    */
   private async claimBatches(): Promise<void> {
-    const { clock, owner, leaseMs, flow, registry, runner } = this.o;
-    for (const def of registry.all()) {
-      if (!def.batch || !this.o.queues.includes(def.queue) || this.paused.has(def.queue) || this.state !== 'running') continue;
-      if (this.o.canClaim && !this.o.canClaim()) return;
-      const now = clock.now();
-      if (now.getTime() < this.retryAfter || flow?.isHeld(def.name, now.getTime())) continue;
-      if (!runner.batchCalls.isOpen(def.name) && this.used() >= this.o.concurrency) continue;
-      const limit = Math.min(runner.batchCalls.room(def), def.concurrency - (this.runningByName.get(def.name) ?? 0));
-      if (limit <= 0) continue;
-      const req: ClaimRequest = { owner, queues: [def.queue], names: [def.name], limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
-      const limits = flow?.claimFlow([def.name], now.getTime());
-      if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
-      let jobs: JobRecord[];
-      try {
-        jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
-      } catch (err) {
-        const error = toError(err);
-        this.o.logger.error({ err: error }, `Claiming jobs of batch handler "${def.name}" failed (${error.message}); retrying at the next poll`);
-        this.o.events.emit('worker:error', { error, operation: 'claim' });
-        continue;
-      }
-      this.startClaimed(jobs);
+    for (const def of this.o.registry.all()) {
+      if (!def.batch || !this.o.queues.includes(def.queue)) continue;
+      // A full claim may leave more due: go on while calls fill (each call is one unit of concurrency).
+      for (let round = 0; round < MAX_BATCH_CLAIMS_PER_PUMP && (await this.claimBatch(def)); round++);
     }
+  }
+
+  /** One claim for the batch handler `def`; true when it filled what it asked for. */
+  private async claimBatch(def: JobDefinition): Promise<boolean> {
+    const { clock, owner, leaseMs, flow, runner } = this.o;
+    if (this.paused.has(def.queue) || this.state !== 'running') return false;
+    if (this.o.canClaim && !this.o.canClaim()) return false;
+    const now = clock.now();
+    if (now.getTime() < this.retryAfter || flow?.isHeld(def.name, now.getTime())) return false;
+    if (!runner.batchCalls.isOpen(def.name) && this.used() >= this.o.concurrency) return false;
+    const limit = Math.min(runner.batchCalls.room(def), def.concurrency - (this.runningByName.get(def.name) ?? 0));
+    if (limit <= 0) return false;
+    const req: ClaimRequest = { owner, queues: [def.queue], names: [def.name], limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+    const limits = flow?.claimFlow([def.name], now.getTime());
+    if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
+    let jobs: JobRecord[];
+    try {
+      jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
+    } catch (err) {
+      const error = toError(err);
+      this.o.logger.error({ err: error }, `Claiming jobs of batch handler "${def.name}" failed (${error.message}); retrying at the next poll`);
+      this.o.events.emit('worker:error', { error, operation: 'claim' });
+      return false;
+    }
+    this.startClaimed(jobs);
+    return jobs.length === limit;
   }
 
   /**
