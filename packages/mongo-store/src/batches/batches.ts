@@ -12,7 +12,7 @@ import {
 } from '@loom/core';
 import { requireDate } from '../arguments.js';
 import { inTransaction, type StoreCollections } from '../connection/collections.js';
-import type { JobDocument } from '../schema/documents.js';
+import type { BatchDocument, JobDocument } from '../schema/documents.js';
 import { newJobDocument } from '../schema/updates.js';
 import { StoreArgumentError } from '../store-errors.js';
 
@@ -27,19 +27,6 @@ import { StoreArgumentError } from '../store-errors.js';
  * batch never pay for any of this: their writes' filters say `batchId: { $exists: false }`, and
  * only a member falls through to the transaction.
  */
-
-/** A batch as stored; `_id` is the id `createBatch` returned. */
-export interface BatchDocument {
-  _id: ObjectId;
-  total: number;
-  completed: number;
-  dead: number;
-  cancelled: number;
-  createdAt: Date;
-  finishedAt?: Date;
-  /** The callbacks' jobs as the engine gave them (without idempotency keys). */
-  callbacks: BatchCallbackJobs;
-}
 
 /** The condition under which a write may take the fast path: the job is in no batch. */
 export const NOT_IN_BATCH = { batchId: { $exists: false } } as const;
@@ -62,7 +49,8 @@ export class MongoBatches {
   /** Stores the batch and its members in one transaction. */
   async create(batch: NewBatch, now: Date): Promise<CreatedBatch> {
     requireDate(now, 'createBatch now');
-    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.jobs)) throw new StoreArgumentError('createBatch needs { jobs: NewJob[], callbacks }');
+    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.jobs))
+      throw new StoreArgumentError('createBatch needs { jobs: NewJob[], callbacks }');
     const _id = new ObjectId();
     const batchId = _id.toHexString();
     const docs = batch.jobs.map((job) => {

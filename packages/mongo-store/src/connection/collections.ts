@@ -1,7 +1,14 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
-import type { DeadLetterDocument, FlowDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from '../schema/documents.js';
+import type {
+  BatchDocument,
+  DeadLetterDocument,
+  FlowDocument,
+  JobDocument,
+  KeyTombstoneDocument,
+  QueueDocument,
+  ScheduleDocument,
+} from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
-import type { BatchDocument } from '../batches/batches.js';
 
 /**
  * The store's collections. Every handle pins what the store's correctness rests on instead of

@@ -6,6 +6,7 @@
  * - `writes.ts` the outcomes of runs (fenced by the lease); `signals.ts` wakes and signals;
  * - `queries.ts` reads; `job-control.ts` cancel, retry, remove, pause; `dead-letters.ts`;
  * - `schedule-table.ts` cron schedules; `retention.ts` the lazy removal of finished jobs;
+ * - `batches.ts` batches (`batch-table.ts` their counts, moved by `transition.ts`);
  * - `transition.ts` every change of a job's status and of the maps that keep it.
  */
 import type { Duration } from '../../support/duration.js';
