@@ -47,11 +47,12 @@ const COMMANDS = {
   'schedules pause': { target: 'schedule', options: [] },
   'schedules resume': { target: 'schedule', options: [] },
   'schedules trigger': { target: 'schedule', options: [] },
+  'batches show': { target: 'batch id', options: [] },
 } as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions)[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
-const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules']);
+const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'batches']);
 
 /** Job ids of a MongoStore: 24 hex digits (anything else cannot be a job, so it is a usage error). */
 const JOB_ID = /^[0-9a-f]{24}$/i;
@@ -127,6 +128,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
   if (args.length > 1) throw new UsageError(`'${name}' takes at most one argument, got ${args.length}`);
   if (spec.target === undefined && target !== undefined) throw new UsageError(`'${name}' takes no argument, got '${target}'`);
   if (spec.target !== undefined && spec.target !== 'optional job id' && target === undefined) throw new UsageError(`'${name}' needs a ${spec.target}`);
+  if (spec.target === 'batch id' && target !== undefined && !JOB_ID.test(target)) throw new UsageError(`'${target}' is not a batch id (24 hexadecimal digits)`);
   if ((spec.target === 'job id' || spec.target === 'optional job id') && target !== undefined && !JOB_ID.test(target)) {
     throw new UsageError(`'${target}' is not a job id (24 hexadecimal digits)`);
   }

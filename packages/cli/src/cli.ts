@@ -6,6 +6,7 @@ import type { CommandContext } from './commands/context.js';
 import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
 import { listQueues, pauseQueue, stats } from './commands/queues.js';
 import { listSchedules, steerSchedule } from './commands/schedules.js';
+import { showBatch } from './commands/batches.js';
 import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
 import { diagnosticName } from './diagnostics/args.js';
 import { runDiagnostic } from './diagnostics/run.js';
@@ -41,6 +42,7 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'schedules pause': (ctx) => steerSchedule(ctx, 'pause'),
   'schedules resume': (ctx) => steerSchedule(ctx, 'resume'),
   'schedules trigger': (ctx) => steerSchedule(ctx, 'trigger'),
+  'batches show': showBatch,
 };
 
 /**

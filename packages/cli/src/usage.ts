@@ -12,6 +12,7 @@ Usage:
   loom dlq purge [--name N] [--queue Q] --yes
   loom queues ls | pause Q | resume Q
   loom schedules ls | pause N | resume N | trigger N
+  loom batches show ID
   loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
   loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
 
@@ -22,7 +23,7 @@ Options:
   --json           print JSON for scripts instead of tables
   -h, --help       this text
 
-Exit codes: 0 done; 1 the job, schedule or dead letter does not exist or cannot change;
+Exit codes: 0 done; 1 the job, batch, schedule or dead letter does not exist or cannot change;
 2 bad usage (nothing was changed) or the database cannot be reached.
 doctor and selftest: 0 nothing failed (warnings are fine), 1 a check or a case failed, 2 bad usage.
 `;

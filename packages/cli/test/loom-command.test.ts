@@ -195,6 +195,27 @@ describe('loom: jobs', () => {
   );
 
   it(
+    'shows a batch: its counts and failed members; a member shows its batch; an unknown batch exits 1',
+    async () => {
+      const { store, env } = await seeded();
+      const batch = await store.createBatch({ jobs: [job({ payload: { order: 1 } }), job({ payload: { order: 2 } })], callbacks: {} }, { now: now() });
+      const [first, second] = batch.jobIds;
+      await store.cancelJob(second!, { now: now() });
+      const shown = await loom(['batches', 'show', batch.id], env);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/total\s+2/);
+      expect(shown.stdout).toMatch(/cancelled\s+1/);
+      expect(shown.stdout).toMatch(/pending\s+1/);
+      expect(shown.stdout).toContain(`failed jobs  ${second}`);
+      expect(JSON.parse((await loom(['batches', 'show', batch.id, '--json'], env)).stdout)).toMatchObject({ id: batch.id, total: 2, failedJobIds: [second] });
+      expect((await loom(['jobs', 'show', first!], env)).stdout).toMatch(new RegExp(`batch\\s+${batch.id}`));
+      expect(await loom(['batches', 'show', 'ffffffffffffffffffffffff'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('no batch') });
+      expect(await loom(['batches', 'show', 'nope'], env)).toMatchObject({ code: 2 });
+    },
+    SPAWNS,
+  );
+
+  it(
     'shows, cancels, retries and removes a job; what cannot change exits 1',
     async () => {
       const { store, env } = await seeded();

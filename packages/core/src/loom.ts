@@ -12,6 +12,7 @@ import type { LoomOptions } from './loom-options.js';
 import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
+import type { Batches } from './engine/batches.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -49,6 +50,8 @@ export class Loom {
   readonly jobs: Jobs;
   /** Pause, resume and list queues (pauses are stored: they hold for every instance). */
   readonly queues: Queues;
+  /** Groups of jobs with callbacks that run once when all have ended: `create`, `get` (progress). */
+  readonly batches: Batches;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
   private state: 'created' | 'started' | 'stopped' = 'created';
@@ -58,6 +61,7 @@ export class Loom {
     this.deadLetters = engine.deadLetters;
     this.jobs = engine.jobs;
     this.queues = engine.queues;
+    this.batches = engine.batches;
     this.schedules = engine.scheduling.control;
     engines.set(this, engine);
   }

@@ -37,6 +37,8 @@ const samples: Record<string, () => LoomError> = {
   ChildFailedError: () => new core.ChildFailedError('w', 'c1', 'dead'),
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
   TooManySignalsError: () => new core.TooManySignalsError('j1', 'go', 100),
+  BatchNotFoundError: () => new core.BatchNotFoundError('b1'),
+  InvalidBatchError: () => new core.InvalidBatchError('no jobs'),
   InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
   NotCloneableError: () => new core.NotCloneableError('The result', 'a', 'is a function'),
   SandboxCrashedError: () => new core.SandboxCrashedError('j1', 'exited with code 1'),

@@ -37,6 +37,8 @@ const full: Required<JobRecord> = {
   rateLimitKey: 'rl',
   groupKey: 'g',
   debounceKey: 'd',
+  batchId: 'b',
+  batchCallback: { batchId: 'b0', on: 'complete' },
 };
 
 /** Every object reachable from `v` (Dates, arrays, plain objects). */

@@ -1,6 +1,9 @@
 import { MongoClient, type ClientSession, type ObjectId } from 'mongodb';
 import {
   LoomError,
+  type BatchRecord,
+  type CreatedBatch,
+  type NewBatch,
   type CancelOutcome,
   type ClaimRequest,
   type DeadLetter,
@@ -32,6 +35,7 @@ import {
   type WaitCondition,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
+import { MongoBatches } from './batches/batches.js';
 import { claimJobs } from './claims/claims.js';
 import { MongoFlowClaims } from './claims/flow-claims.js';
 import { JobsHeldByTransactions } from './claims/held-jobs.js';
@@ -45,12 +49,12 @@ import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveCon
 import { enqueueJobs } from './enqueue/enqueue.js';
 import { FlowPermits } from './flow/flow-permits.js';
 import { countFinished } from './operations/finished-counts.js';
-import { completeCancelUpdate, JobControl } from './operations/job-control.js';
+import { completeCancelUpdate, JobControl, retryCancelledUpdate } from './operations/job-control.js';
 import { QueueRepository } from './operations/queues.js';
 import { CompletedCounts, COUNTS_RETENTION_INDEX, countsIndexPlan } from './operations/completed-counts.js';
 import { ScheduleRepository } from './operations/schedules.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
-import { activeChildFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
+import { activeChildFilter, fencedFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './schema/indexes.js';
 import { toDeadJobRecord, toJobRecord } from './schema/records.js';
 import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
@@ -85,6 +89,7 @@ export class MongoStore implements JobStore {
   private readonly control: JobControl;
   private readonly queues: QueueRepository;
   private readonly permits: FlowPermits;
+  private readonly batches: MongoBatches;
   private readonly flowClaims: MongoFlowClaims;
   /** Claimable jobs an open transaction holds, left out of claims until it is gone. */
   private readonly heldJobs: JobsHeldByTransactions;
@@ -106,6 +111,7 @@ export class MongoStore implements JobStore {
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
+    this.batches = new MongoBatches(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
     this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
@@ -218,7 +224,7 @@ export class MongoStore implements JobStore {
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
     await this.ending(lease, () =>
-      completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session),
+      completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session, this.batches),
     );
     await this.countCompleted([lease], outcome.now);
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
@@ -385,7 +391,15 @@ export class MongoStore implements JobStore {
   }
 
   async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
-    const outcome = await this.control.cancelJob(id, req);
+    const batchId = await this.activeMemberOf(id);
+    const outcome =
+      batchId === undefined
+        ? await this.control.cancelJob(id, req)
+        : await this.batches.within(undefined, async (session) => {
+            const cancelled = await this.control.cancelJob(id, req, session);
+            if (cancelled?.outcome === 'cancelled') await this.batches.moved(batchId, undefined, 'cancelled', req.now, session);
+            return cancelled;
+          });
     // A cancelled parent waits for nothing any more: its children's retention holds go (see retention-holds.ts).
     if (outcome?.outcome === 'cancelled') await releaseChildren(this.collections.jobs, parseJobId(id)!);
     return outcome;
@@ -393,14 +407,41 @@ export class MongoStore implements JobStore {
 
   async completeCancel(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
-    await releaseChildrenOfRun(this.collections.jobs, this.fenced.jobIdOf(lease), lease.token);
-    await this.fenced.write('completeCancel', lease, completeCancelUpdate(now));
+    const id = this.fenced.jobIdOf(lease);
+    await releaseChildrenOfRun(this.collections.jobs, id, lease.token);
+    const member = await this.collections.jobs.findOne(
+      { ...fencedFilter('completeCancel', id, lease.token), batchId: { $exists: true } },
+      { projection: { batchId: 1 } },
+    );
+    if (member?.batchId === undefined) await this.fenced.write('completeCancel', lease, completeCancelUpdate(now));
+    else {
+      const { batchId } = member;
+      await this.batches.within(undefined, async (session) => {
+        await this.fenced.write('completeCancel', lease, completeCancelUpdate(now), session);
+        await this.batches.moved(batchId, 'running', 'cancelled', now, session);
+      });
+    }
     this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
 
-  retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
-    return this.control.retryJob(id, now);
+  async retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
+    const _id = parseJobId(id);
+    requireDate(now, 'now');
+    // A cancelled batch member queued again takes its end back from its batch, in one transaction
+    // (a dead one does in its replay's transaction).
+    const member = _id && (await this.collections.jobs.findOne({ _id, status: 'cancelled', batchId: { $exists: true } }, { projection: { batchId: 1 } }));
+    if (!member?.batchId) return this.control.retryJob(id, now);
+    const { batchId } = member;
+    const retried = await this.batches.within(undefined, async (session) => {
+      const updated = await this.collections.jobs.findOneAndUpdate({ _id: member._id, status: 'cancelled' }, retryCancelledUpdate(now), {
+        projection: { _id: 1 },
+        session,
+      });
+      if (updated) await this.batches.moved(batchId, 'cancelled', 'queued', now, session);
+      return updated !== null;
+    });
+    return retried ? { outcome: 'retried', status: 'queued' } : this.control.retryJob(id, now);
   }
 
   removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
@@ -444,6 +485,23 @@ export class MongoStore implements JobStore {
 
   purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
     return this.control.purgeDeadLetters(filter);
+  }
+
+  // ---- batches ---------------------------------------------------------------------------
+
+  /** Needs a replica set: a member's end and its batch's counts are written in one transaction. */
+  async createBatch(batch: NewBatch, opts: { now: Date }): Promise<CreatedBatch> {
+    const now = requireDate(opts?.now, 'now');
+    if (!(await this.getDeployment()).replicated) throw transactionsUnsupported('createBatch (batches)');
+    return this.batches.create(batch, now);
+  }
+
+  getBatch(id: string): Promise<BatchRecord | null> {
+    return this.batches.get(id);
+  }
+
+  batchFailures(id: string): Promise<string[]> {
+    return this.batches.failures(id);
   }
 
   // ---- schedules ---------------------------------------------------------------------------
@@ -516,7 +574,18 @@ export class MongoStore implements JobStore {
 
   private async moveContext(): Promise<MoveContext> {
     const { replicated } = await this.getDeployment();
-    return { collections: this.collections, transactional: replicated, logger: this.options.logger };
+    return { collections: this.collections, transactional: replicated, logger: this.options.logger, batches: this.batches };
+  }
+
+  /** The batch of an active batch member with this id (none for other jobs, or an id that is not ours). */
+  private async activeMemberOf(id: string): Promise<string | undefined> {
+    const _id = parseJobId(id);
+    if (!_id) return undefined;
+    const doc = await this.collections.jobs.findOne(
+      { _id, batchId: { $exists: true }, status: { $in: ['queued', 'running', 'waiting'] } },
+      { projection: { batchId: 1 } },
+    );
+    return doc?.batchId;
   }
 
   private async sessionOf(session: unknown, feature: string): Promise<ClientSession | undefined> {

@@ -57,7 +57,7 @@ export interface MongoStoreOptions {
 export interface ResolvedOptions {
   database: string;
   writeConcern: WriteConcernSettings;
-  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string; counts: string };
+  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string; counts: string; batches: string };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
@@ -126,6 +126,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       queues: `${prefix}queues`,
       flow: `${prefix}flow`,
       counts: `${prefix}queue_counts`,
+      batches: `${prefix}batches`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

@@ -58,18 +58,22 @@ export class JobProviders {
     this.classes = options.jobs ? [...options.jobs] : [...this.providers.keys()];
   }
 
-  /** `Loom.create`'s `resolve`: a stand-in whose `run` is the provider instance's, once attached. */
-  readonly resolve: ResolveJob = (jobClass) => ({
-    run: (payload, ctx) => {
+  /** `Loom.create`'s `resolve`: a stand-in whose `run` (and `runBatch`, for a batch handler) is the provider instance's, once attached. */
+  readonly resolve: ResolveJob = (jobClass) => {
+    const attached = (): Record<string, (a: unknown, b: unknown) => unknown> => {
       const instance = this.instances.get(jobClass);
       if (!instance) {
         throw new EngineStateError(
           `Job class ${jobClass.name} ran before the Nest application finished initialising; let LoomModule start the engine (app.init() or app.listen()) instead of calling loom.start() earlier`,
         );
       }
-      return instance.run(payload, ctx);
-    },
-  });
+      return instance as unknown as Record<string, (a: unknown, b: unknown) => unknown>;
+    };
+    return {
+      run: (payload, ctx) => attached().run!(payload, ctx),
+      runBatch: (items, ctx) => attached().runBatch!(items, ctx),
+    } as JobHandler;
+  };
 
   /**
    * Looks up the instance of every job provider the engine runs, in the module that provides it;
@@ -87,13 +91,14 @@ export class JobProviders {
           ? await wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef).instance.resolve(jobClass, undefined, { strict: true })
           : wrapper.instance
       ) as JobHandler | undefined;
-      if (typeof instance?.run !== 'function') {
+      const handler = instance as { run?: unknown; runBatch?: unknown } | undefined;
+      if (typeof handler?.run !== 'function' && typeof handler?.runBatch !== 'function') {
         throw new InvalidJobClassError(
           jobClass.name,
-          `is provided by ${provider.moduleName} as something without a run method; provide the class itself or an object with run(payload, ctx)`,
+          `is provided by ${provider.moduleName} as something without a run (or runBatch) method; provide the class itself or an object with run(payload, ctx)`,
         );
       }
-      this.instances.set(jobClass, instance);
+      this.instances.set(jobClass, instance!);
     }
   }
 }

@@ -1,5 +1,6 @@
 /// <reference types="jest" />
 import type { JobStore } from '@loom/core';
+import { describeBatches } from './conformance/batches.js';
 import { describeClaim } from './conformance/claim.js';
 import { describeCompleteMany } from './conformance/complete-many.js';
 import { describeHeartbeatMany } from './conformance/heartbeat-many.js';
@@ -38,7 +39,8 @@ export interface ConformanceStore {
 export interface ConformanceOptions {
   /**
    * Whether to test `withTransaction`. Default true: the store must then implement it. A store
-   * without transactions passes `false` (and the engine refuses `ctx.transaction` on it).
+   * without transactions passes `false` (and the engine refuses `ctx.transaction` on it); its
+   * `createBatch` must then refuse with `TRANSACTIONS_UNSUPPORTED` (batches need atomic writes).
    */
   transactions?: boolean;
 }
@@ -121,6 +123,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeOperations(ctx);
     describeFinishedCounts(ctx);
     describeFlow(ctx);
+    describeBatches(ctx, options.transactions !== false);
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

@@ -67,6 +67,8 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   ];
   if (job.idempotencyKey !== undefined) lines.push(['idempotency key', job.idempotencyKey]);
   if (job.parentId !== undefined) lines.push(['parent', job.parentId]);
+  if (job.batchId !== undefined) lines.push(['batch', job.batchId]);
+  if (job.batchCallback !== undefined) lines.push(['callback of batch', `${job.batchCallback.batchId} (on ${job.batchCallback.on})`]);
   if (job.lease) lines.push(['lease', `${job.lease.owner} until ${job.lease.until.toISOString()}`]);
   if (job.deadReason !== undefined) lines.push(['dead because', job.deadReason]);
   if (job.cancelReason !== undefined) lines.push(['cancel reason', job.cancelReason]);

@@ -15,6 +15,7 @@ import { createTelemetry } from '../observability/create-telemetry.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 import { Jobs } from '../operations/jobs.js';
+import { Batches } from './batches.js';
 import { Queues } from '../operations/queues.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { InvalidArgumentError } from '../support/errors.js';
@@ -34,6 +35,7 @@ export interface Engine {
   skewGuard?: ClockSkewGuard;
   jobs: Jobs;
   queues: Queues;
+  batches: Batches;
   flow: FlowControl;
   /** Runs `@Job({ sandbox })` jobs; present when `Loom.create({ sandbox })` was given. */
   sandbox?: Sandbox;
@@ -139,6 +141,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
+  const batches = new Batches({ store, clock, enqueuer });
   return {
     options,
     registry,
@@ -150,6 +153,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     telemetry,
     jobs,
     queues,
+    batches,
     flow,
     ...(skewGuard ? { skewGuard } : {}),
     ...(sandbox ? { sandbox } : {}),

@@ -65,6 +65,19 @@ export class Enqueuer {
     return result!;
   }
 
+  /**
+   * A checked job of `jobClass` that is not stored yet (a batch's member or callback, which
+   * `loom.batches.create` stores together); `path` prefixes the payload paths of errors.
+   */
+  prepareJob(jobClass: JobClass, payload: unknown, opts: EnqueueOptions, now: Date, path: string): NewJob {
+    return this.prepare(this.deps.registry.byClass(jobClass), payload, opts, now, {}, path);
+  }
+
+  /** Tells local workers of jobs stored by another path than {@link enqueue} (a batch's members). */
+  announce(jobs: EnqueuedJob[]): void {
+    if (jobs.length > 0) this.deps.onEnqueued(jobs);
+  }
+
   private prepare(def: JobDefinition, payload: unknown, opts: EnqueueOptions, now: Date, extras: EnqueueExtras, pathPrefix: string): NewJob {
     if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
     const parsed = checkPayload(def, payload, pathPrefix);

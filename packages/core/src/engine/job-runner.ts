@@ -1,11 +1,19 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { StoreOutage } from './store-outage.js';
 import type { Clock } from '../support/clock.js';
-import { CancelledError, EngineStoppedError, JobTimeoutError, LoomError, OutcomeNotStoredError, type RateLimitedError } from '../support/errors.js';
+import {
+  CancelledError,
+  EngineStoppedError,
+  InvalidJobClassError,
+  JobTimeoutError,
+  LoomError,
+  OutcomeNotStoredError,
+  type RateLimitedError,
+} from '../support/errors.js';
 import type { FlowControl } from './flow-control.js';
 import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
-import type { JobHandler } from '../jobs/job-class.js';
+import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
@@ -20,6 +28,8 @@ import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
+import { readBatchSummary } from './batch-summary.js';
+import { BatchCalls } from './batch-calls.js';
 import type { JobStore } from '../store/store.js';
 import type { RunSuspension } from '../workflow/run-suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
@@ -105,7 +115,11 @@ export class JobRunner {
   /** What every run's lease needs, made once rather than per run. */
   private readonly leaseDeps: RunLeaseDeps;
 
+  /** The open and running calls of batch handlers (`@Job({ batch })`); the worker pool reads their room. */
+  readonly batchCalls: BatchCalls;
+
   constructor(private readonly deps: JobRunnerDeps) {
+    this.batchCalls = new BatchCalls({ clock: deps.clock, logger: deps.logger });
     this.completions = new CompletionBatch({ store: deps.store, clock: deps.clock, leaseMs: deps.leaseMs });
     this.heartbeats = new HeartbeatBatch({ store: deps.store, clock: deps.clock, intervalMs: heartbeatInterval(deps.leaseMs) });
     this.leaseDeps = {
@@ -167,7 +181,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
+      let batch: BatchSummary | undefined;
+      try {
+        if (job.batchCallback !== undefined) batch = await readBatchSummary(store, job.batchCallback.batchId);
+      } catch (err) {
+        return await this.fail(run, toError(err));
+      }
       const ctx = new RunContext({
+        ...(batch ? { batch } : {}),
         job,
         lease,
         store,
@@ -230,7 +251,7 @@ export class JobRunner {
    */
   private invoke(
     run: Run,
-    instance: AbandonableHandler,
+    instance: JobHandler & { abandon?(why: string): void },
     payload: unknown,
     ctx: RunContext,
     controller: LazyAbort,
@@ -280,7 +301,7 @@ export class JobRunner {
       // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
       ends.handlerCalled();
       Promise.resolve()
-        .then(() => (done ? undefined : run.telemetry.call(instance.run, instance, payload, ctx)))
+        .then(() => (done ? undefined : this.callHandler(run, instance, payload, ctx)))
         .then(
           (result) => {
             handlerReturned = true;
@@ -294,6 +315,15 @@ export class JobRunner {
           },
         );
     });
+  }
+
+  /** The job's `run`, or — for a batch handler — its place in its name's next `runBatch` call (batch-calls.ts). */
+  private callHandler(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext): unknown {
+    if (run.def.batch && 'runBatch' in instance) {
+      return this.batchCalls.add(run.def, instance, { jobId: run.job.id, payload, attempt: run.job.attempt }, () => ctx.signal);
+    }
+    if (!('run' in instance)) throw new InvalidJobClassError(run.def.className, 'has no run(payload, ctx) method');
+    return run.telemetry.call(instance.run, instance, payload, ctx);
   }
 
   /** Stores the outcome of a run whose handler has returned (or was abandoned). */

@@ -2,7 +2,7 @@ import type { Clock } from '../support/clock.js';
 import { patched } from '../workflow/patches.js';
 import { toMs, type Duration } from '../support/duration.js';
 import { InvalidArgumentError, NotPlainDataError, TransactionsUnsupportedError } from '../support/errors.js';
-import type { JobClass, JobContext } from '../jobs/job-class.js';
+import type { BatchSummary, JobClass, JobContext } from '../jobs/job-class.js';
 import type { LazyAbort } from '../support/lazy-abort.js';
 import type { EnqueueResult, JobRecord, StepKind, StepRecord } from '../store/job-record.js';
 import type { Logger } from '../support/logger.js';
@@ -29,6 +29,7 @@ export class RunContext implements JobContext {
   readonly attempt: number;
   readonly idempotencyKey?: string;
   readonly scheduledFor?: Date;
+  readonly batch?: BatchSummary;
   readonly log: Logger;
 
   /** Set when the run parked itself; the runner commits it. */
@@ -55,6 +56,8 @@ export class RunContext implements JobContext {
       /** For `job:progress`. */
       events: EventBus;
       info: JobEventInfo;
+      /** A batch callback's batch (read by the runner before the run). */
+      batch?: BatchSummary;
     },
   ) {
     const { job } = deps;
@@ -63,6 +66,7 @@ export class RunContext implements JobContext {
     this.attempt = job.attempt;
     if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
     if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
+    if (deps.batch !== undefined) this.batch = deps.batch;
     this.log = deps.logger;
   }
 

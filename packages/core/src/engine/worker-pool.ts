@@ -3,6 +3,7 @@ import type { StoreOutage } from './store-outage.js';
 import type { EventBus } from './events.js';
 import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
+import type { JobDefinition } from '../jobs/job-definition.js';
 import type { JobRunner } from './job-runner.js';
 import type { RunEnds } from './run-ends.js';
 import { claimLeases, releaseUnstarted } from './lease.js';
@@ -25,6 +26,8 @@ export interface InFlightRun {
 interface Slot extends InFlightRun {
   /** The run's two ends (outcome stored; handler returned too) and its cancel. */
   ends: RunEnds;
+  /** A batch handler's run: its call, not the run, takes a unit of the engine's concurrency. */
+  batched: boolean;
 }
 
 export interface WorkerPoolOptions {
@@ -50,6 +53,9 @@ export interface WorkerPoolOptions {
 
 const MAX_ERROR_BACKOFF_MS = 60_000;
 
+/** Claims of one batch handler's name per pump, at most (the next pump goes on). */
+const MAX_BATCH_CLAIMS_PER_PUMP = 16;
+
 /**
  * Claims jobs and hands them to the runner, within the engine's concurrency and each job's own.
  * It claims ("pumps") when started, after an enqueue from this process, when the store announces
@@ -62,6 +68,8 @@ export class WorkerPool {
   /** A set of slot objects, not a map keyed by `id:token`: building and hashing that string was a few % of a short job. */
   private readonly slots = new Set<Slot>();
   private readonly runningByName = new Map<string, number>();
+  /** Runs of batch handlers in {@link slots}. */
+  private batchedRuns = 0;
   private pumping: Promise<void> | null = null;
   private readonly demand = new ClaimDemand();
   private pumpAgain = false;
@@ -240,6 +248,7 @@ export class WorkerPool {
     // Awaited only when due, so most claims start within the pump's first turn.
     if (clock.now().getTime() - this.pausedReadAt >= pollMs) await this.readPaused();
     flow?.refreshIfDue();
+    await this.claimBatches();
     for (;;) {
       if (clock.now().getTime() < this.retryAfter) return;
       const plan = this.plan();
@@ -283,28 +292,75 @@ export class WorkerPool {
         this.o.events.emit('worker:error', { error, operation: 'claim' });
         return;
       }
-      if (jobs.length > 0) this.activity++;
-      for (const job of jobs) {
-        if (this.state === 'running') this.startRun(job);
-        else this.releaseUnstarted(job);
-      }
+      this.startClaimed(jobs);
       if (!this.demand.claimed(ticket, limit, jobs.length, passedOver) || this.state !== 'running') return;
     }
   }
 
   /**
+   * The units of the engine's concurrency in use: one per run, but a batch handler's runs take one
+   * per call (open or waiting for its answer), however many jobs it holds.
+   */
+  private used(): number {
+    let calls = 0;
+    for (const def of this.o.registry.all()) if (def.batch) calls += this.o.runner.batchCalls.calls(def.name);
+    return this.slots.size - this.batchedRuns + calls;
+  }
+
+  /**
+   * Claims for the batch handlers: for each, up to what its open call can still take, or — when
+   * none is open and a unit of concurrency is free — up to its `size`, in one claim of that name
+   * alone. The runs join their name's call (batch-calls.ts). Flow limits and the name's own
+   * `concurrency` hold per job, as for any claim.
+   */
+  private async claimBatches(): Promise<void> {
+    for (const def of this.o.registry.all()) {
+      if (!def.batch || !this.o.queues.includes(def.queue)) continue;
+      // A full claim may leave more due: go on while calls fill (each call is one unit of concurrency).
+      for (let round = 0; round < MAX_BATCH_CLAIMS_PER_PUMP && (await this.claimBatch(def)); round++);
+    }
+  }
+
+  /** One claim for the batch handler `def`; true when it filled what it asked for. */
+  private async claimBatch(def: JobDefinition): Promise<boolean> {
+    const { clock, owner, leaseMs, flow, runner } = this.o;
+    if (this.paused.has(def.queue) || this.state !== 'running') return false;
+    if (this.o.canClaim && !this.o.canClaim()) return false;
+    const now = clock.now();
+    if (now.getTime() < this.retryAfter || flow?.isHeld(def.name, now.getTime())) return false;
+    if (!runner.batchCalls.isOpen(def.name) && this.used() >= this.o.concurrency) return false;
+    const limit = Math.min(runner.batchCalls.room(def), def.concurrency - (this.runningByName.get(def.name) ?? 0));
+    if (limit <= 0) return false;
+    const req: ClaimRequest = { owner, queues: [def.queue], names: [def.name], limit, leaseUntil: new Date(now.getTime() + leaseMs), now };
+    const limits = flow?.claimFlow([def.name], now.getTime());
+    if (limits) Object.assign(req, { flow: limits, onHeld: (holds: FlowHold[]) => flow!.onHeld(holds) });
+    let jobs: JobRecord[];
+    try {
+      jobs = await claimLeases(this.o, req, (job) => this.releaseUnstarted(job));
+    } catch (err) {
+      const error = toError(err);
+      this.o.logger.error({ err: error }, `Claiming jobs of batch handler "${def.name}" failed (${error.message}); retrying at the next poll`);
+      this.o.events.emit('worker:error', { error, operation: 'claim' });
+      return false;
+    }
+    this.startClaimed(jobs);
+    return jobs.length === limit;
+  }
+
+  /**
    * What to claim next. Jobs whose own concurrency is used up are excluded; the batch is no larger
    * than the smallest remaining per-job room, so one claim can never overshoot a job's limit.
+   * Batch handlers are claimed apart ({@link claimBatches}).
    */
   private plan(): { names: string[]; excludeNames: string[]; limit: number } | null {
     if (this.o.canClaim && !this.o.canClaim()) return null;
-    let limit = this.o.concurrency - this.slots.size;
+    let limit = this.o.concurrency - this.used();
     if (limit <= 0) return null;
     const names: string[] = [];
     const excludeNames: string[] = [];
     const now = this.o.clock.now().getTime();
     for (const def of this.o.registry.all()) {
-      if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue)) continue;
+      if (!this.o.queues.includes(def.queue) || this.paused.has(def.queue) || def.batch) continue;
       const room = def.concurrency - (this.runningByName.get(def.name) ?? 0);
       // A name held by a flow limit is left out until its window opens (the pool is woken then).
       if (room <= 0 || this.o.flow?.isHeld(def.name, now)) {
@@ -317,9 +373,20 @@ export class WorkerPool {
     return names.length === 0 ? null : { names, excludeNames, limit };
   }
 
+  /** Starts the runs of claimed jobs, or gives them back when the pool is stopping. */
+  private startClaimed(jobs: JobRecord[]): void {
+    if (jobs.length > 0) this.activity++;
+    for (const job of jobs) {
+      if (this.state === 'running') this.startRun(job);
+      else this.releaseUnstarted(job);
+    }
+  }
+
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
-    const slot = { jobId: job.id, name: job.name, attempt: job.attempt } as Slot;
+    const batched = this.o.registry.byName(job.name)?.batch !== undefined;
+    const slot = { jobId: job.id, name: job.name, attempt: job.attempt, batched } as Slot;
+    if (batched) this.batchedRuns++;
     this.slots.add(slot);
     slot.ends = this.o.runner.run(job, this.shutdown, () => this.runDone(slot));
   }
@@ -327,6 +394,7 @@ export class WorkerPool {
   /** A run's slot is free (its outcome stored, its handler returned). */
   private runDone(slot: Slot): void {
     this.slots.delete(slot);
+    if (slot.batched) this.batchedRuns--;
     this.runningByName.set(slot.name, (this.runningByName.get(slot.name) ?? 1) - 1);
     this.o.flow?.runEnded(slot.name);
     this.activity++;

@@ -46,7 +46,10 @@ export async function discoverJobs(
       const detail = err instanceof Error ? err.message : String(err);
       throw new InvalidJobClassError(def.className, `could not be built by ${builder}: ${detail}`);
     }
-    if (typeof instance?.run !== 'function') throw new InvalidJobClassError(def.className, `was resolved by ${builder} to something without a run method`);
+    const handler = def.batch ? 'runBatch' : 'run';
+    if (typeof (instance as unknown as Record<string, unknown> | undefined)?.[handler] !== 'function') {
+      throw new InvalidJobClassError(def.className, `was resolved by ${builder} to something without a ${handler} method`);
+    }
     instances.set(def.name, instance);
   }
   return { registry, instances };

@@ -7,16 +7,64 @@ import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } fro
 // `enqueue` takes a job class, whose handler takes the context. They share this file so that the
 // types refer to each other without an import cycle.
 
-/** What a job class's instances look like: a `run(payload, ctx)` method. */
-export interface JobHandler<P = any> {
+/** What a job class's instances look like: a `run(payload, ctx)` method, or `runBatch(items, ctx)` for a `@Job({ batch })`. */
+export type JobHandler<P = any> = RunHandler<P> | BatchHandler<P>;
+
+/** A handler of one job at a time: `run(payload, ctx)`. */
+export interface RunHandler<P = any> {
   run(payload: P, ctx: JobContext): unknown;
 }
 
-/** A `@Job` class. `P` is the payload its `run` accepts. */
+/** A batch handler (`@Job({ batch: { size, wait } })`): takes many due jobs of its name at once. */
+export interface BatchHandler<P = any> {
+  /**
+   * Returns one entry per item, in order: a value (that job completes with it) or an `Error`
+   * (that job fails on its own: retried with its backoff, dead-lettered when out of attempts).
+   * Throwing fails every item of the call.
+   */
+  runBatch(items: BatchItem<P>[], ctx: BatchContext): unknown;
+}
+
+/** One job of a batch handler's call. */
+export interface BatchItem<P = unknown> {
+  jobId: string;
+  payload: P;
+  /** 1-based, as `ctx.attempt`. */
+  attempt: number;
+}
+
+/** What `runBatch(items, ctx)` receives besides the items. */
+export interface BatchContext {
+  /** The jobs' name. */
+  readonly name: string;
+  /** Aborts when every item's own signal has aborted (timeouts, lost leases, cancels, shutdown). */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/** A `@Job` class. `P` is the payload its `run` (or `runBatch`) accepts. */
 export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
 
-/** The payload type of a job class: the first parameter of its `run`. */
-export type PayloadOf<C> = C extends abstract new (...args: any[]) => { run(payload: infer P, ...rest: any[]): unknown } ? P : never;
+/** The payload type of a job class: the first parameter of its `run`, or the items' payload of its `runBatch`. */
+export type PayloadOf<C> = C extends abstract new (...args: any[]) => infer I ? HandlerPayload<I> : never;
+
+/** The payload a handler takes (distributes over a union of handlers: `JobHandler<any>` gives `any`). */
+type HandlerPayload<I> = I extends { run(payload: infer P, ...rest: any[]): unknown }
+  ? P
+  : I extends { runBatch(items: BatchItem<infer P>[], ...rest: any[]): unknown }
+    ? P
+    : never;
+
+/** What a batch callback's `ctx.batch` holds: the batch's final counts and its failed members. */
+export interface BatchSummary {
+  id: string;
+  total: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  /** The members that are dead or cancelled when the callback runs. */
+  failedJobIds: string[];
+}
 
 /** What a handler's `run(payload, ctx)` receives: the job's identity and its durable tools. */
 export interface JobContext {
@@ -28,6 +76,11 @@ export interface JobContext {
   readonly idempotencyKey?: string;
   /** Cron runs: the fire time this run is for. */
   readonly scheduledFor?: Date;
+  /**
+   * A batch callback's run (`onComplete`, `onSuccess`, `onFailure` of `loom.batches.create`): the
+   * batch's final counts and the ids of its members that are dead or cancelled. Absent on other jobs.
+   */
+  readonly batch?: BatchSummary;
   /** Aborts at the job's timeout, when the lease is lost, or when the engine stops past its grace. */
   readonly signal: AbortSignal;
   /** A child logger that binds the job id, name and attempt. */

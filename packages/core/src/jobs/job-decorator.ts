@@ -1,6 +1,6 @@
 import { injectable } from 'inversify';
 import type { z } from 'zod';
-import type { JobContext } from './job-class.js';
+import type { BatchContext, BatchItem, JobContext } from './job-class.js';
 import { recordJobOptions } from './job-metadata.js';
 import { LoomError } from '../support/errors.js';
 import type { JobOptions, SchemaPayload } from './job-options.js';
@@ -25,7 +25,13 @@ const INVERSIFY_INJECTABLE_FLAG = '@inversifyjs/core/classIsInjectableFlagReflec
  */
 export function Job<S extends z.ZodType | undefined = undefined>(
   options: JobOptions<S> = {},
-): <C extends abstract new (...args: any[]) => { run(payload: SchemaPayload<S>, ctx: JobContext): unknown }>(target: C) => void {
+): <
+  C extends abstract new (
+    ...args: any[]
+  ) => { run(payload: SchemaPayload<S>, ctx: JobContext): unknown } | { runBatch(items: BatchItem<SchemaPayload<S>>[], ctx: BatchContext): unknown },
+>(
+  target: C,
+) => void {
   return (target, context?: unknown) => {
     refuseStandardDecorators(target, context);
     recordJobOptions(target, options as JobOptions<any>);

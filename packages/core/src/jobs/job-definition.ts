@@ -25,6 +25,8 @@ export interface JobDefinition {
   readonly rateLimit?: { readonly limit: number; readonly perMs: number; readonly key?: (payload: unknown) => string };
   readonly group?: { readonly key: (payload: unknown) => string; readonly concurrency: number };
   readonly debounce?: { readonly key: (payload: unknown) => string; readonly delayMs: number };
+  /** A batch handler's call size and how long its first job waits for more (`@Job({ batch })`). */
+  readonly batch?: { readonly size: number; readonly waitMs: number };
   /** Present when the handler runs in a sandbox thread (`@Job({ sandbox })`). */
   readonly sandbox?: SandboxJobDefinition;
 }

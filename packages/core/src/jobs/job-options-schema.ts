@@ -7,6 +7,9 @@ import type { JobClass } from './job-class.js';
 import type { JobDefinition, SandboxJobDefinition } from './job-definition.js';
 import type { SandboxResourceLimits } from './job-options.js';
 
+/** Most jobs one `runBatch` call takes (`@Job({ batch: { size } })`). */
+export const MAX_BATCH_SIZE = 1_000;
+
 const duration = z.custom<Duration>(isDuration, { message: "must be a duration: milliseconds >= 0 or a string like '250ms', '30s', '5m', '2h', '1d'" });
 const positiveDuration = duration.refine((d) => toMs(d) > 0, { message: 'must be a duration longer than 0' });
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function', { message: `must be a function ${what}` });
@@ -70,6 +73,12 @@ export const jobOptionsSchema = z.strictObject({
     .strictObject(
       { key: requiredFn('(payload) => string'), concurrency: count(MAX_FLOW_CONCURRENCY) },
       { error: (issue) => (issue.code === 'invalid_type' ? 'must be { key: (payload) => string, concurrency }' : undefined) },
+    )
+    .optional(),
+  batch: z
+    .strictObject(
+      { size: count(MAX_BATCH_SIZE), wait: duration.optional() },
+      { error: (issue) => (issue.code === 'invalid_type' ? "must be { size, wait? }, e.g. { size: 100, wait: '1s' }" : undefined) },
     )
     .optional(),
   debounce: z
@@ -160,6 +169,9 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
   if (o.debounce && o.schedule !== undefined) {
     throw new InvalidJobOptionsError(className, 'debounce', 'cannot be combined with schedule: each cron slot is its own run; keep one of them');
   }
+  if (o.batch && o.sandbox !== undefined && o.sandbox !== false) {
+    throw new InvalidJobOptionsError(className, 'sandbox', 'cannot be combined with batch yet: a sandboxed handler runs one job at a time; keep one of them');
+  }
   return {
     name: o.name ?? className,
     className,
@@ -184,6 +196,7 @@ export function parseJobOptions(jobClass: JobClass, raw: unknown): JobDefinition
           },
         }),
     ...(o.group === undefined ? {} : { group: { key: o.group.key as (payload: unknown) => string, concurrency: o.group.concurrency } }),
+    ...(o.batch === undefined ? {} : { batch: { size: o.batch.size, waitMs: o.batch.wait === undefined ? 0 : Math.min(toMs(o.batch.wait), MAX_TIMER_MS) } }),
     ...(o.debounce === undefined
       ? {}
       : { debounce: { key: o.debounce.key as (payload: unknown) => string, delayMs: Math.min(toMs(o.debounce.delay), MAX_TIMER_MS) } }),

@@ -67,6 +67,22 @@ export interface JobOptions<S extends z.ZodType | undefined = z.ZodType | undefi
    * (`SANDBOX_UNSUPPORTED`). `true` takes the defaults.
    */
   sandbox?: boolean | SandboxJobOptions;
+  /**
+   * A batch handler: the class defines `runBatch(items, ctx)` instead of `run`, and the engine
+   * hands it up to `size` due jobs of this name at once, or what it has when `wait` (default `0`:
+   * what one claim found) has passed since the first. Each job keeps its own lease, attempts,
+   * retries, dead letter and flow limits; a call's items count as one run of the engine's
+   * `concurrency`.
+   */
+  batch?: BatchOptions;
+}
+
+/** `@Job({ batch })`. */
+export interface BatchOptions {
+  /** Most jobs per call (1 to 1,000). */
+  size: number;
+  /** How long the first job of a call waits for more to fill it, e.g. `'1s'`. Default: no wait. */
+  wait?: Duration;
 }
 
 /** `@Job({ rateLimit })`. */

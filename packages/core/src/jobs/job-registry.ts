@@ -20,10 +20,16 @@ export class JobRegistry {
       const raw = readJobOptions(jobClass);
       if (raw === undefined) throw new InvalidJobClassError(className, 'has no @Job(...) decorator; add one, or leave it out of `jobs`');
       if (isDecoratedTwice(jobClass)) throw new InvalidJobClassError(className, 'has more than one @Job(...) decorator; keep one');
-      if (typeof (jobClass.prototype as { run?: unknown }).run !== 'function') {
-        throw new InvalidJobClassError(className, 'has no run(payload, ctx) method; a @Job class must define one');
-      }
       const def = parseJobOptions(jobClass, raw);
+      const handler = def.batch ? 'runBatch' : 'run';
+      if (typeof (jobClass.prototype as Record<string, unknown>)[handler] !== 'function') {
+        throw new InvalidJobClassError(
+          className,
+          def.batch
+            ? 'has the batch option but no runBatch(items, ctx) method; a batch handler must define one'
+            : 'has no run(payload, ctx) method; a @Job class must define one',
+        );
+      }
       const taken = this.byNameMap.get(def.name);
       if (taken) throw new DuplicateJobNameError(def.name, taken.className, className);
       this.byNameMap.set(def.name, def);

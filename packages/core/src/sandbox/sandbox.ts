@@ -1,4 +1,4 @@
-import type { JobContext, JobHandler } from '../jobs/job-class.js';
+import type { JobContext, JobHandler, RunHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import type { JobRecord } from '../store/job-record.js';
@@ -11,7 +11,7 @@ import type { ResolvedSandbox } from './sandbox-options.js';
 import { assertCloneable, type WireJob } from './wire.js';
 
 /** A handler the runner can end early: a sandboxed run abandoned at its timeout or at shutdown ends its thread. */
-export interface AbandonableHandler extends JobHandler {
+export interface AbandonableHandler extends RunHandler {
   abandon?(why: string): void;
 }
 
@@ -54,7 +54,8 @@ export class Sandbox {
   handlerFor(def: JobDefinition, job: JobRecord): AbandonableHandler | undefined {
     if (!this.pool) {
       const instance = this.deps.instances.get(def.name);
-      return instance ? inlineHandler(def, instance) : undefined;
+      // A batch handler is never sandboxed (job options refuse `sandbox` with `batch`).
+      return instance && 'run' in instance ? inlineHandler(def, instance) : undefined;
     }
     return this.threadHandler(this.pool, def, job);
   }
@@ -109,7 +110,7 @@ export class Sandbox {
 }
 
 /** `sandbox: 'inline'`: the handler on the engine's thread, its payload a clone, its result checked like a thread's. */
-function inlineHandler(def: JobDefinition, instance: JobHandler): AbandonableHandler {
+function inlineHandler(def: JobDefinition, instance: RunHandler): AbandonableHandler {
   return {
     async run(payload: unknown, ctx: JobContext): Promise<unknown> {
       const result: unknown = await instance.run(structuredClone(payload), new InlineContext(ctx));

@@ -5,7 +5,7 @@
  * engine. Nothing here touches the store: the engine's thread keeps it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { JobClass, JobHandler } from '../jobs/job-class.js';
+import type { JobClass, RunHandler } from '../jobs/job-class.js';
 import { decoratedJobClasses, readJobOptions } from '../jobs/job-metadata.js';
 import { SandboxModuleError } from '../support/errors.js';
 import { ThreadContext } from './thread-context.js';
@@ -14,7 +14,7 @@ import { NotCloneableError } from '../support/errors.js';
 
 /** What the sandbox module's default export may build: an inversify container, or a resolve function. */
 type InstanceSource = { isBound(c: unknown): boolean; bind(c: unknown): { toSelf(): { inSingletonScope(): unknown } }; getAsync(c: unknown): Promise<unknown> };
-type Resolve = (jobClass: JobClass) => JobHandler | Promise<JobHandler>;
+type Resolve = (jobClass: JobClass) => RunHandler | Promise<RunHandler>;
 
 const port = parentPort!;
 const { moduleHref } = workerData as ThreadData;
@@ -36,7 +36,7 @@ interface CurrentRun {
 
 let current: CurrentRun | undefined;
 let nextCall = 0;
-const instances = new Map<string, JobHandler>();
+const instances = new Map<string, RunHandler>();
 
 function post(message: FromThread): void {
   port.postMessage(message);
@@ -56,16 +56,16 @@ async function loadSource(): Promise<InstanceSource | Resolve> {
   throw new SandboxModuleError(moduleHref, 'default export returned neither an inversify Container nor a function (jobClass) => instance');
 }
 
-async function instanceFor(source: InstanceSource | Resolve, name: string): Promise<JobHandler> {
+async function instanceFor(source: InstanceSource | Resolve, name: string): Promise<RunHandler> {
   const known = instances.get(name);
   if (known) return known;
   const jobClass = decoratedJobClasses().find((c) => (readJobOptions(c)?.name?.trim() || c.name) === name);
   if (!jobClass) throw new SandboxModuleError(moduleHref, `does not load the @Job class of job "${name}" (import it from the module)`);
-  let instance: JobHandler;
+  let instance: RunHandler;
   if (typeof source === 'function') instance = await source(jobClass);
   else {
     if (!source.isBound(jobClass)) source.bind(jobClass).toSelf().inSingletonScope();
-    instance = (await source.getAsync(jobClass)) as JobHandler;
+    instance = (await source.getAsync(jobClass)) as RunHandler;
   }
   if (typeof instance?.run !== 'function') throw new SandboxModuleError(moduleHref, `built the job "${name}" as something without a run method`);
   instances.set(name, instance);

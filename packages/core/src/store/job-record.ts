@@ -162,6 +162,19 @@ export interface JobRecord {
    * job is still queued updates it instead of adding a job.
    */
   debounceKey?: string;
+  /** The batch this job is a member of (`loom.batches.create`): its end moves the batch's counts. */
+  batchId?: string;
+  /** On a batch callback: the batch whose end enqueued it, and on which outcome (its `ctx.batch`). */
+  batchCallback?: BatchCallbackRef;
+}
+
+/** When a batch callback runs: `complete` always, `success` when every member completed, `failure` when any died or was cancelled. */
+export type BatchCallbackOn = 'complete' | 'success' | 'failure';
+
+/** On a batch callback job: the batch whose end enqueued it, and on which outcome. */
+export interface BatchCallbackRef {
+  batchId: string;
+  on: BatchCallbackOn;
 }
 
 /** What the engine hands a store to enqueue. Defaults are applied by the engine, not the store. */

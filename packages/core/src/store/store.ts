@@ -12,6 +12,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from './job-record.js';
+import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
 
@@ -293,6 +294,29 @@ export interface JobStore {
    * job (a MongoStore that keeps completed jobs forever has no index on their finish time).
    */
   countFinished?(req: FinishedCountQuery): Promise<number | null>;
+
+  // ---- batches (0.3, FLOWS.md) ---------------------------------------------------------------------
+
+  /**
+   * Stores a batch and its members (`queued`, each with `batchId`), all or nothing. The batch keeps
+   * a counter per way a member ends; every transition that ends a member (complete, dead-letter,
+   * cancel) moves its counter in the same atomic operation, reading no other member, and a dead or
+   * cancelled member queued again (replay, `retryJob`) takes it back. The transition that ends the
+   * last pending member sets `finishedAt` and enqueues the callbacks that apply (`complete` always,
+   * `success` when none died or was cancelled, `failure` otherwise), each with `batchCallback` and
+   * the idempotency key `batch:<id>:<on>`, in that same operation: each runs exactly once, however
+   * members race and wherever a process dies. From then on the batch's counts are frozen. A batch
+   * without members finishes at once. Members must have no idempotency or debounce key.
+   * A store that cannot make these writes atomic (MongoDB without transactions) refuses with
+   * `TRANSACTIONS_UNSUPPORTED`, storing nothing.
+   */
+  createBatch(batch: NewBatch, opts: { now: Date }): Promise<CreatedBatch>;
+
+  /** A batch's counts, or null when no batch has this id. Reads the batch alone, never its members. */
+  getBatch(id: string): Promise<BatchRecord | null>;
+
+  /** The ids of the batch's members now `dead` or `cancelled` (from an index: no scan of the batch); `[]` for an unknown batch. */
+  batchFailures(id: string): Promise<string[]>;
 
   /**
    * Records what a schedule enqueues (creating the schedule as {@link ensureSchedule} does), so

@@ -48,7 +48,9 @@ export type LoomErrorCode =
   | 'NOT_CLONEABLE'
   | 'SANDBOX_CRASHED'
   | 'SANDBOX_MODULE'
-  | 'SANDBOX_UNSUPPORTED';
+  | 'SANDBOX_UNSUPPORTED'
+  | 'BATCH_NOT_FOUND'
+  | 'INVALID_BATCH';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -232,6 +234,24 @@ export class TransactionsUnsupportedError extends LoomError {
 export class JobNotFoundError extends LoomError {
   constructor(readonly jobId: string) {
     super('JOB_NOT_FOUND', `No job has id ${JSON.stringify(jobId)}: check the id (\`loom.jobs.list\` finds jobs), or it was removed`);
+  }
+}
+
+/** No batch has the id given to `loom.batches.get` through a tool that needs one, or a callback's batch is gone. */
+export class BatchNotFoundError extends LoomError {
+  constructor(readonly batchId: string) {
+    super('BATCH_NOT_FOUND', `No batch has id ${JSON.stringify(batchId)}: check the id (\`loom.batches.create\` returned it)`);
+  }
+}
+
+/**
+ * `loom.batches.create` was given something it cannot store: not an object, a member or callback
+ * without a registered job class, or a member with an idempotency key or a debounced job. Nothing
+ * was stored.
+ */
+export class InvalidBatchError extends LoomError {
+  constructor(detail: string) {
+    super('INVALID_BATCH', `loom.batches.create: ${detail}; nothing was stored`);
   }
 }
 

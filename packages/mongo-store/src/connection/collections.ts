@@ -1,6 +1,7 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
 import type {
   CompletedCountDocument,
+  BatchDocument,
   DeadLetterDocument,
   FlowDocument,
   JobDocument,
@@ -39,6 +40,8 @@ export interface StoreCollections {
   flow: Collection<FlowDocument>;
   /** Completed jobs per queue and finish-time bucket (`completed-counts.ts`): what `stats` reads instead of counting them. */
   counts: Collection<CompletedCountDocument>;
+  /** Batches (batches/batches.ts): one document per batch with its counts and callbacks. */
+  batches: Collection<BatchDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -57,6 +60,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     queues: db.collection<QueueDocument>(names.queues),
     flow: db.collection<FlowDocument>(names.flow),
     counts: db.collection<CompletedCountDocument>(names.counts),
+    batches: db.collection<BatchDocument>(names.batches),
   };
 }
 

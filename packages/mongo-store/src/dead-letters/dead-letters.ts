@@ -10,6 +10,7 @@ import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
 import { deadLetterDocument, replayedJobDocument } from '../schema/updates.js';
 import { fitDeadLetter } from './dead-letter-size.js';
 import { releaseChildren } from '../writes/retention-holds.js';
+import type { MongoBatches } from '../batches/batches.js';
 
 /**
  * Moving jobs between the jobs and dead-letter collections. On a replica set each move is one
@@ -23,6 +24,8 @@ export interface MoveContext {
   collections: StoreCollections;
   transactional: boolean;
   logger: StoreLogger;
+  /** Moves the counts of a batch member's batch in the move's transaction (replica set only: batches need transactions). */
+  batches?: MongoBatches;
 }
 
 /** Runs `fn` in a transaction on a replica set, or directly (no session) on a standalone. */
@@ -53,6 +56,7 @@ export async function moveToDeadLetters(
     const deleted = await jobs.deleteOne(fence, withSession(session));
     if (deleted.deletedCount === 1) {
       if (!session) await unmark();
+      else if (job.batchId !== undefined) await ctx.batches?.moved(job.batchId, 'running', 'dead', outcome.now, session);
       return;
     }
     if (session) throw await fenceRefusal(jobs, id, lease, session); // aborts the transaction: nothing changed
@@ -126,6 +130,7 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
       throw keyHeld(err);
     }
     if (!session) await deadLetters.deleteOne(theLetterRead);
+    else if (dead.job.batchId !== undefined) await ctx.batches?.moved(dead.job.batchId, 'dead', 'queued', now, session);
     return id.toHexString();
   });
 }

@@ -1,4 +1,4 @@
-import type { Collection, Document, Filter, ObjectId, UpdateFilter } from 'mongodb';
+import type { ClientSession, Collection, Document, Filter, ObjectId, UpdateFilter } from 'mongodb';
 import {
   compareListOrder,
   JOB_STATUSES,
@@ -15,7 +15,7 @@ import {
   type RetryOutcome,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireNumber, requireString, requireStrings } from '../arguments.js';
-import type { StoreCollections } from '../connection/collections.js';
+import { withSession, type StoreCollections } from '../connection/collections.js';
 import { purgeNewestDeadLetters, replayDeadLetter, type MoveContext } from '../dead-letters/dead-letters.js';
 import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
 import { MAX_CONDITIONAL_ROUNDS } from '../writes/fenced-writes.js';
@@ -49,7 +49,7 @@ export function completeCancelUpdate(now: Date): UpdateFilter<JobDocument> {
  * on); steps and errors kept. A pipeline update: the new `priorAttempts` is computed from the
  * stored `attempt` in the same atomic write.
  */
-function retryCancelledUpdate(now: Date): Document[] {
+export function retryCancelledUpdate(now: Date): Document[] {
   return [
     {
       $set: {
@@ -141,12 +141,13 @@ export class JobControl {
     return summaries.sort(compareListOrder).slice(0, limit);
   }
 
-  async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+  /** `session`: the transaction that also moves a batch member's counts (see batches/batches.ts). */
+  async cancelJob(id: string, req: { reason?: string; now: Date }, session?: ClientSession): Promise<CancelOutcome | null> {
     const _id = parseJobId(id);
     const now = requireDate(req?.now, 'now');
     const reason = req.reason === undefined ? undefined : requireString(req.reason, 'cancel reason');
     if (!_id) return null;
-    const options = { returnDocument: 'after' as const, projection: JOB_SUMMARY_PROJECTION };
+    const options = { returnDocument: 'after' as const, projection: JOB_SUMMARY_PROJECTION, ...withSession(session) };
     for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
       // Not running, or running under a lease that has already expired (its holder is presumed dead).
       const cancellable = { $or: [{ status: { $in: ['queued', 'waiting'] } }, { status: 'running', 'lease.until': { $lt: now } }] } as Filter<JobDocument>;
@@ -157,11 +158,11 @@ export class JobControl {
       };
       const requested = await this.jobs.findOneAndUpdate({ _id, status: 'running', cancelRequestedAt: { $exists: false } }, request, options);
       if (requested) return { outcome: 'requested', job: toJobSummaryOf(requested) };
-      const current = await this.jobs.findOne({ _id }, { projection: JOB_SUMMARY_PROJECTION });
+      const current = await this.jobs.findOne({ _id }, { projection: JOB_SUMMARY_PROJECTION, ...withSession(session) });
       if (current?.status === 'running') return { outcome: 'requested', job: toJobSummaryOf(current) }; // requested before
       if (current && (current.status === 'completed' || current.status === 'cancelled')) return { outcome: 'unchanged', job: toJobSummaryOf(current) };
       if (!current) {
-        const dead = await this.deadLetters.findOne({ _id }, { projection: DEAD_LETTER_SUMMARY_PROJECTION });
+        const dead = await this.deadLetters.findOne({ _id }, { projection: DEAD_LETTER_SUMMARY_PROJECTION, ...withSession(session) });
         return dead ? { outcome: 'unchanged', job: toDeadJobSummary(dead) } : null;
       }
       // It moved between our writes (e.g. claimed after the first): look again.

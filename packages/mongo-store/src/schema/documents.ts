@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { JobRecord, ScheduleDescription, SignalRecord } from '@loom/core';
+import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
@@ -134,4 +134,17 @@ export interface FlowDocument {
    * ever early, never late: a key past `f` is asked again, and a grant recomputes it.
    */
   f?: Date;
+}
+
+/** A batch as stored; `_id` is the id `createBatch` returned. */
+export interface BatchDocument {
+  _id: ObjectId;
+  total: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  createdAt: Date;
+  finishedAt?: Date;
+  /** The callbacks' jobs as the engine gave them (without idempotency keys). */
+  callbacks: BatchCallbackJobs;
 }

@@ -99,6 +99,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     // Completed jobs kept from retention (retention-holds.ts) keep their finish time here, out of
     // the TTL index: `countFinished` counts them on this index. Partial: only held jobs are in it.
     { name: HELD_FINISHED_INDEX, key: { heldFinishedAt: 1 }, partialFilterExpression: { heldFinishedAt: { $exists: true } } },
+    // A batch's cancelled members (`batchFailures`). Partial: only batch members are in it.
+    { name: BATCH_MEMBERS_INDEX, key: { batchId: 1, status: 1 }, partialFilterExpression: { batchId: { $exists: true } } },
   ];
   const deadLetters: IndexSpec[] = [
     // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
@@ -111,6 +113,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: DEAD_LETTER_INDEX.queueCreated, key: { queue: 1, 'job.createdAt': -1, _id: -1 } },
     // Moves a crash may have interrupted (standalone only): what init() reconciles, and nothing else.
     { name: DEAD_LETTER_INDEX.pending, key: { pending: 1 }, partialFilterExpression: { pending: { $exists: true } } },
+    // A batch's dead members (`batchFailures`). Partial: only batch members are in it.
+    { name: DEAD_LETTER_INDEX.batch, key: { 'job.batchId': 1 }, partialFilterExpression: { 'job.batchId': { $exists: true } } },
   ];
   const { completed, dead } = options.retentionSeconds;
   if (completed !== false) {
@@ -142,7 +146,11 @@ export const DEAD_LETTER_INDEX = {
   nameCreated: 'loom_dead_name_created',
   queueCreated: 'loom_dead_queue_created',
   pending: 'loom_dead_pending',
+  batch: 'loom_dead_batch',
 } as const;
+
+/** The index of batch members by batch and status. */
+export const BATCH_MEMBERS_INDEX = 'loom_batch_members';
 
 /** Finish times of completed jobs a retention hold keeps out of the TTL index. */
 export const HELD_FINISHED_INDEX = 'loom_held_finished';

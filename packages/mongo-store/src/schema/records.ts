@@ -29,6 +29,8 @@ const OPTIONAL_FIELDS = [
   'rateLimitKey',
   'groupKey',
   'debounceKey',
+  'batchId',
+  'batchCallback',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -6,6 +6,7 @@ import { fencedFilter } from '../schema/filters.js';
 import { tooManyRounds } from '../store-errors.js';
 import { MAX_CONDITIONAL_ROUNDS, type FencedWrites } from './fenced-writes.js';
 import { HELD, releaseChildren, UNHELD } from './retention-holds.js';
+import { NOT_IN_BATCH, type MongoBatches } from '../batches/batches.js';
 
 /**
  * `running → completed`: the statements of a completion, for one job (`complete`) or many
@@ -49,7 +50,7 @@ export function completionStatements(
 ): AnyBulkWriteOperation<JobDocument>[] {
   const { finishedAt, ...set } = update.$set;
   const held: UpdateFilter<JobDocument> = { ...update, $set: { ...set, heldFinishedAt: finishedAt } };
-  const filter = childless ? { ...fence, ...NO_CHILDREN } : fence;
+  const filter = childless ? { ...fence, ...NO_CHILDREN, ...NOT_IN_BATCH } : fence;
   if (many) {
     return [{ updateMany: { filter: { ...filter, ...UNHELD }, update } }, { updateMany: { filter: { ...filter, ...HELD }, update: held } }];
   }
@@ -66,15 +67,25 @@ export async function completeKeepingHolds(
   fenced: FencedWrites,
   lease: LeaseRef,
   update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
-  session?: ClientSession,
+  session: ClientSession | undefined,
+  batches: MongoBatches,
 ): Promise<void> {
   const id = fenced.jobIdOf(lease);
   const fence = fencedFilter('complete', id, lease.token);
-  if (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN }, update, session)) return;
+  if (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN, ...NOT_IN_BATCH }, update, session)) return;
   for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
-    // Not completed: the lease is lost (or the job's cancel was requested), or it has children to release first.
-    const job = await jobs.findOne(fence, { projection: { _id: 1 }, ...withSession(session) });
+    // Not completed: the lease is lost (or the job's cancel was requested), it has children to
+    // release first, or it is a batch member (its batch's counts move in the same transaction).
+    const job = await jobs.findOne(fence, { projection: { _id: 1, batchId: 1 }, ...withSession(session) });
     if (!job) throw await fenced.refusal(lease, session);
+    const { batchId } = job;
+    if (batchId !== undefined) {
+      return batches.within(session, async (s) => {
+        await releaseChildren(jobs, id, s);
+        if (!(await completeHeldOrNot(jobs, fence, update, s))) throw await fenced.refusal(lease, s);
+        await batches.moved(batchId, 'running', 'completed', update.$set.updatedAt as Date, s);
+      });
+    }
     await releaseChildren(jobs, id, session);
     if (await completeHeldOrNot(jobs, fence, update, session)) return;
   }

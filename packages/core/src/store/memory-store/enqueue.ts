@@ -6,11 +6,9 @@
 import { LoomError } from '../../support/errors.js';
 import type { EnqueueResult, JobRecord, NewJob } from '../job-record.js';
 import { assertNewJob } from './arguments.js';
-import { newJobId } from './job-id.js';
-import { clonePlain } from './clone.js';
 import { debounceInTransaction, debouncedUpdate, hasDebounced } from './debounce.js';
 import { MemoryTransaction } from './memory-transaction.js';
-import { copyDate } from './record-copy.js';
+import { newRecord } from './new-record.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { insert, transition } from './transition.js';
@@ -85,31 +83,4 @@ function enqueueInTransaction(state: MemoryState, tx: MemoryTransaction, jobs: N
     apply: () => insert(state, created, now),
   });
   return results;
-}
-
-function newRecord(job: NewJob, now: Date): JobRecord {
-  const record: JobRecord = {
-    id: newJobId(),
-    name: job.name,
-    queue: job.queue,
-    payload: clonePlain(job.payload),
-    status: 'queued',
-    priority: job.priority,
-    runAt: copyDate(job.runAt),
-    attempt: 0,
-    maxAttempts: job.maxAttempts,
-    errors: [],
-    steps: [],
-    signals: [],
-    createdAt: copyDate(now),
-    updatedAt: copyDate(now),
-  };
-  if (job.idempotencyKey !== undefined) record.idempotencyKey = job.idempotencyKey;
-  if (job.parentId !== undefined) record.parentId = job.parentId;
-  if (job.scheduledFor !== undefined) record.scheduledFor = copyDate(job.scheduledFor);
-  if (job.trace !== undefined) record.trace = clonePlain(job.trace);
-  if (job.rateLimitKey !== undefined) record.rateLimitKey = job.rateLimitKey;
-  if (job.groupKey !== undefined) record.groupKey = job.groupKey;
-  if (job.debounceKey !== undefined) record.debounceKey = job.debounceKey;
-  return record;
 }

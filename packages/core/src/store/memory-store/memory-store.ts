@@ -6,6 +6,7 @@
  * - `writes.ts` the outcomes of runs (fenced by the lease); `signals.ts` wakes and signals;
  * - `queries.ts` reads; `job-control.ts` cancel, retry, remove, pause; `dead-letters.ts`;
  * - `schedule-table.ts` cron schedules; `retention.ts` the lazy removal of finished jobs;
+ * - `batches.ts` batches (`batch-table.ts` their counts, moved by `transition.ts`);
  * - `transition.ts` every change of a job's status and of the maps that keep it.
  */
 import type { Duration } from '../../support/duration.js';
@@ -22,6 +23,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from '../job-record.js';
+import type { BatchRecord, CreatedBatch, NewBatch } from '../batch.js';
 import type { FlowHoldRecord } from '../flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
 import type {
@@ -37,6 +39,7 @@ import type {
   LeaseExtension,
 } from '../store.js';
 import { assertDate, assertString } from './arguments.js';
+import * as batches from './batches.js';
 import * as claims from './claims.js';
 import { clonePlain } from './clone.js';
 import * as deadLetters from './dead-letters.js';
@@ -264,6 +267,20 @@ export class MemoryStore implements JobStore {
 
   async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
     return deadLetters.purgeDeadLetters(this.#state, filter);
+  }
+
+  // ---- batches ---------------------------------------------------------------------------------
+
+  async createBatch(batch: NewBatch, opts: { now: Date }): Promise<CreatedBatch> {
+    return batches.createBatch(this.#state, batch, opts?.now);
+  }
+
+  async getBatch(id: string): Promise<BatchRecord | null> {
+    return batches.getBatch(this.#state, id);
+  }
+
+  async batchFailures(id: string): Promise<string[]> {
+    return batches.batchFailures(this.#state, id);
   }
 
   // ---- schedules -------------------------------------------------------------------------------

@@ -47,5 +47,7 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.rateLimitKey !== undefined) out.rateLimitKey = r.rateLimitKey;
   if (r.groupKey !== undefined) out.groupKey = r.groupKey;
   if (r.debounceKey !== undefined) out.debounceKey = r.debounceKey;
+  if (r.batchId !== undefined) out.batchId = r.batchId;
+  if (r.batchCallback !== undefined) out.batchCallback = { batchId: r.batchCallback.batchId, on: r.batchCallback.on };
   return out;
 }

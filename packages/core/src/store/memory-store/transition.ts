@@ -74,6 +74,8 @@ export function transition(
   }
   if (to === 'removed') return forget(state, job);
   record.status = to;
+  // A batch member's end moves its batch's counts in this same step (the last one enqueues the callbacks).
+  if (record.batchId !== undefined && from !== to) insert(state, state.batches.memberMoved(record, from, to, now, state.keys), now);
   if (!isActive(from)) return reenter(state, job, from, now);
   if (!isActive(to)) return finish(state, job, now, at);
   // A row that keeps the lease also keeps the status (a step, progress, a signal stored, a cancel

@@ -1,0 +1,162 @@
+/// <reference types="jest" />
+import type { CreatedBatch, JobRecord, NewJob } from '@loom/core';
+import { at, claimJobs, HEAVY_TEST_MS, leaseOf, mustGet, newJob, type ConformanceContext } from './harness.js';
+import { sampleError } from './transitions.js';
+
+/** The callbacks of the batches these tests create: one job of each kind, named after it. */
+const CALLBACKS = {
+  complete: newJob({ name: 'on-complete', payload: { cb: 'complete' } }),
+  success: newJob({ name: 'on-success', payload: { cb: 'success' } }),
+  failure: newJob({ name: 'on-failure', payload: { cb: 'failure' } }),
+};
+
+/**
+ * `atomic`: the store can write a member's end and its batch's counts together (on MongoDB, in a
+ * transaction). A store that cannot must refuse batches, storing nothing.
+ */
+export function describeBatches(ctx: ConformanceContext, atomic: boolean): void {
+  if (!atomic) {
+    describe('batches, on a store without transactions', () => {
+      it('createBatch refuses with TRANSACTIONS_UNSUPPORTED and stores nothing', async () => {
+        await expect(ctx.store.createBatch({ jobs: [newJob()], callbacks: CALLBACKS }, { now: at(0) })).rejects.toMatchObject({
+          code: 'TRANSACTIONS_UNSUPPORTED',
+        });
+        expect(await ctx.store.listJobs({})).toEqual([]);
+      });
+    });
+    return;
+  }
+  describe('batches (createBatch, counters moved by the members’ ends, callbacks enqueued once)', () => {
+    async function create(n: number, callbacks: Partial<Record<keyof typeof CALLBACKS, NewJob>> = CALLBACKS): Promise<CreatedBatch> {
+      const batch = await ctx.store.createBatch({ jobs: Array.from({ length: n }, (_, i) => newJob({ payload: { i } })), callbacks }, { now: at(0) });
+      expect(batch.jobIds).toHaveLength(n);
+      return batch;
+    }
+
+    /** The callback jobs stored so far, by name. */
+    async function callbacks(): Promise<JobRecord[]> {
+      const jobs = await Promise.all(['on-complete', 'on-success', 'on-failure'].map((name) => ctx.store.listJobs({ name })));
+      return jobs.flat();
+    }
+
+    async function claimAll(n: number, now = at(1)): Promise<JobRecord[]> {
+      const jobs = await claimJobs(ctx.store, { limit: n, now });
+      expect(jobs).toHaveLength(n);
+      return jobs;
+    }
+
+    it('stores the members queued with batchId and the batch with its counts', async () => {
+      const batch = await create(3);
+      for (const id of batch.jobIds) expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', batchId: batch.id, name: 'send' });
+      expect(await ctx.store.getBatch(batch.id)).toEqual({ id: batch.id, total: 3, completed: 0, dead: 0, cancelled: 0, pending: 3, createdAt: at(0) });
+      expect(await ctx.store.getBatch('no-such-batch')).toBeNull();
+      expect(await callbacks()).toEqual([]);
+    });
+
+    it('each end moves its counter; the last one finishes the batch and enqueues complete and failure once', async () => {
+      const batch = await create(4);
+      const [a, b, c, d] = await claimAll(4);
+      await ctx.store.complete(leaseOf(a!), { result: 1, now: at(10) });
+      expect(await ctx.store.completeMany([{ lease: leaseOf(b!) }], at(11))).toEqual(['completed']);
+      await ctx.store.deadLetter(leaseOf(c!), { reason: 'boom', error: sampleError(1), now: at(12) });
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ completed: 2, dead: 1, cancelled: 0, pending: 1 });
+      expect(await callbacks()).toEqual([]);
+      await ctx.store.cancelJob(d!.id, { now: at(13) }); // running: requested, ended by its holder
+      await ctx.store.completeCancel(leaseOf(d!), at(14));
+      const done = await ctx.store.getBatch(batch.id);
+      expect(done).toMatchObject({ total: 4, completed: 2, dead: 1, cancelled: 1, pending: 0, finishedAt: at(14) });
+      const enqueued = await callbacks();
+      expect(enqueued.map((j) => j.name).sort()).toEqual(['on-complete', 'on-failure']);
+      for (const job of enqueued) {
+        const on = job.name === 'on-complete' ? 'complete' : 'failure';
+        expect(job).toMatchObject({
+          status: 'queued',
+          payload: { cb: on },
+          batchCallback: { batchId: batch.id, on },
+          idempotencyKey: `batch:${batch.id}:${on}`,
+        });
+        expect(job.batchId).toBeUndefined();
+      }
+      expect((await ctx.store.batchFailures(batch.id)).sort()).toEqual([c!.id, d!.id].sort());
+    });
+
+    it('all completed (also by completeMany): complete and success run, not failure', async () => {
+      const batch = await create(3);
+      const jobs = await claimAll(3);
+      expect(
+        await ctx.store.completeMany(
+          jobs.map((j) => ({ lease: leaseOf(j), result: j.id })),
+          at(10),
+        ),
+      ).toEqual(['completed', 'completed', 'completed']);
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ completed: 3, pending: 0, finishedAt: at(10) });
+      expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-success']);
+      expect(await ctx.store.batchFailures(batch.id)).toEqual([]);
+    });
+
+    it('members cancelled while queued count as cancelled; a batch without callbacks just finishes', async () => {
+      const batch = await create(2, {});
+      for (const id of batch.jobIds) expect(await ctx.store.cancelJob(id, { now: at(5) })).toMatchObject({ outcome: 'cancelled' });
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ cancelled: 2, pending: 0, finishedAt: at(5) });
+      expect(await callbacks()).toEqual([]);
+    });
+
+    it('a batch without members finishes when created, with its callbacks', async () => {
+      const batch = await create(0);
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ total: 0, pending: 0, finishedAt: at(0) });
+      expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-success']);
+    });
+
+    it('a retry or a lost lease does not end a member; a dead member replayed before the end is pending again', async () => {
+      const batch = await create(2);
+      const [a, b] = await claimAll(2);
+      await ctx.store.retry(leaseOf(a!), { runAt: at(5), error: sampleError(1), now: at(2) });
+      await ctx.store.deadLetter(leaseOf(b!), { reason: 'boom', now: at(3) });
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ completed: 0, dead: 1, pending: 1 });
+      expect(await ctx.store.replayDeadLetter(b!.id, at(4))).toBe(b!.id);
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ dead: 0, pending: 2 });
+      expect(await ctx.store.batchFailures(batch.id)).toEqual([]);
+      const again = await claimAll(2, at(6));
+      // A stale lease changes nothing.
+      await expect(ctx.store.complete(leaseOf(a!), { now: at(7) })).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ pending: 2 });
+      for (const job of again) await ctx.store.complete(leaseOf(job), { now: at(8) });
+      expect(await ctx.store.getBatch(batch.id)).toMatchObject({ completed: 2, dead: 0, pending: 0, finishedAt: at(8) });
+      expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-success']);
+    });
+
+    it('after the end the counts are frozen: a member retried then is not counted again, no callback is enqueued twice', async () => {
+      const batch = await create(1);
+      const [a] = await claimAll(1);
+      await ctx.store.deadLetter(leaseOf(a!), { reason: 'boom', now: at(3) });
+      const finished = await ctx.store.getBatch(batch.id);
+      expect(finished).toMatchObject({ dead: 1, pending: 0, finishedAt: at(3) });
+      expect(await ctx.store.retryJob(a!.id, at(4))).toMatchObject({ outcome: 'retried' });
+      const [again] = await claimAll(1, at(5));
+      await ctx.store.complete(leaseOf(again!), { now: at(6) });
+      expect(await ctx.store.getBatch(batch.id)).toEqual(finished);
+      expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-failure']);
+    });
+
+    it(
+      'members ending at once: every end counted, the callbacks enqueued exactly once',
+      async () => {
+        const n = 12;
+        const batch = await create(n);
+        const jobs = await claimAll(n);
+        const peer = await ctx.peer();
+        await Promise.all(
+          jobs.map((job, i) =>
+            i % 3 === 0
+              ? peer.deadLetter(leaseOf(job), { reason: 'boom', now: at(10) })
+              : (i % 2 === 0 ? ctx.store : peer).complete(leaseOf(job), { result: i, now: at(10) }),
+          ),
+        );
+        expect(await ctx.store.getBatch(batch.id)).toMatchObject({ total: n, completed: 8, dead: 4, pending: 0, finishedAt: at(10) });
+        expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-failure']);
+        expect(await ctx.store.batchFailures(batch.id)).toHaveLength(4);
+      },
+      HEAVY_TEST_MS,
+    );
+  });
+}
