@@ -27,6 +27,8 @@ export interface CommandOptions {
   reason?: string;
   all?: boolean;
   yes?: boolean;
+  /** `tokens complete ID --json VALUE`: the token's output, parsed. */
+  output?: unknown;
 }
 
 /** What each command takes: whether an argument (and what it is) and which options. */
@@ -47,11 +49,33 @@ const COMMANDS = {
   'schedules pause': { target: 'schedule', options: [] },
   'schedules resume': { target: 'schedule', options: [] },
   'schedules trigger': { target: 'schedule', options: [] },
+  'tokens complete': { target: 'token id', options: [] },
+  'tokens reject': { target: 'token id', options: ['reason'] },
 } as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions)[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
-const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules']);
+const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'tokens']);
+
+/**
+ * `loom tokens complete ID --json VALUE`: `--json` is also the global "print JSON" flag, so for this
+ * one command it takes the token's output when a value follows it (anything not starting with `-`);
+ * a `--json` with no value after it keeps its global meaning. Returns the argv without that pair.
+ */
+function takeTokenOutput(argv: readonly string[]): { argv: string[]; output?: unknown } {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  if (words[0] !== 'tokens' || words[1] !== 'complete') return { argv: [...argv] };
+  const at = argv.findIndex((a, i) => a === '--json' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-') && i > argv.indexOf('complete'));
+  if (at === -1) return { argv: [...argv] };
+  const text = argv[at + 1]!;
+  let output: unknown;
+  try {
+    output = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--json '${text}' is not JSON: ${(err as Error).message}`);
+  }
+  return { argv: [...argv.slice(0, at), ...argv.slice(at + 2)], output };
+}
 
 /** Job ids of a MongoStore: 24 hex digits (anything else cannot be a job, so it is a usage error). */
 const JOB_ID = /^[0-9a-f]{24}$/i;
@@ -86,11 +110,12 @@ function parseStatuses(values: string[] | undefined): JobStatus[] | undefined {
  * option, a missing or malformed id, a bad limit, status or cursor, `purge` without `--yes`, all
  * throw a {@link UsageError}.
  */
-export function parseInvocation(argv: readonly string[]): Invocation | typeof HELP {
+export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof HELP {
+  const { argv, output } = takeTokenOutput(rawArgv);
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: argv,
       allowPositionals: true,
       strict: true,
       options: {
@@ -153,6 +178,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
     }
     options.cursor = values.cursor;
   }
+  if (output !== undefined) options.output = output;
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;
 

@@ -12,6 +12,7 @@ Usage:
   loom dlq purge [--name N] [--queue Q] --yes
   loom queues ls | pause Q | resume Q
   loom schedules ls | pause N | resume N | trigger N
+  loom tokens complete ID [--json OUTPUT] | reject ID [--reason R]
   loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
   loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
 
@@ -19,7 +20,8 @@ Options:
   --uri URI        MongoDB connection string (default: $MONGODB_URI)
   --database DB    database of the Loom store (default: $LOOM_DATABASE, else the URI's)
   --prefix P       collection prefix of the store (default: loom_)
-  --json           print JSON for scripts instead of tables
+  --json           print JSON for scripts instead of tables; after 'tokens complete ID',
+                   --json OUTPUT is the token's output (a JSON value, checked against its schema)
   -h, --help       this text
 
 Exit codes: 0 done; 1 the job, schedule or dead letter does not exist or cannot change;

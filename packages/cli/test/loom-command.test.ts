@@ -305,3 +305,34 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     SPAWNS,
   );
 });
+
+describe('loom: wait tokens', () => {
+  it(
+    'completes a token with a JSON output checked against its schema, rejects another; a second settlement says it changed nothing',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'review' }), job({ name: 'review' })], { now: now() });
+      const first = await claimOne(store, 'review');
+      const second = await claimOne(store, 'review');
+      const schema = { type: 'object', properties: { approved: { type: 'boolean' } }, required: ['approved'] };
+      await store.createWaitToken(first.lease, { id: 'wt_cli_one', jobId: first.id, status: 'pending', createdAt: now(), schema }, now());
+      await store.createWaitToken(second.lease, { id: 'wt_cli_two', jobId: second.id, status: 'pending', createdAt: now() }, now());
+
+      const invalid = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":"yes"}'], env);
+      expect(invalid).toMatchObject({ code: 1, stderr: expect.stringContaining('the output at approved is refused: Invalid input: expected boolean') });
+      expect(await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{not json'], env)).toMatchObject({ code: 2 });
+      expect(await store.getWaitToken('wt_cli_one')).toMatchObject({ status: 'pending' });
+
+      const done = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":true}'], env);
+      expect(done).toMatchObject({ code: 0, stdout: 'token wt_cli_one completed: its run resumes\n' });
+      expect(await store.getWaitToken('wt_cli_one')).toMatchObject({ status: 'completed', output: { approved: true } });
+      const again = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":false}', '--json'], env);
+      expect(JSON.parse(again.stdout)).toEqual({ id: 'wt_cli_one', completed: false, status: 'completed' });
+
+      expect(await loom(['tokens', 'reject', 'wt_cli_two', '--reason', 'over budget'], env)).toMatchObject({ code: 0 });
+      expect(await store.getWaitToken('wt_cli_two')).toMatchObject({ status: 'rejected', reason: 'over budget' });
+      expect(await loom(['tokens', 'reject', 'wt_nope'], env)).toMatchObject({ code: 1, stderr: 'loom: no wait token wt_nope\n' });
+    },
+    SPAWNS,
+  );
+});

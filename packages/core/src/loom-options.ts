@@ -1,3 +1,4 @@
+import { checkWaitTokenLinkOptions, type WaitTokenLinkOptions } from './support/token-links.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Container } from 'inversify';
@@ -56,6 +57,12 @@ export interface LoomOptions {
    * fake clock in tests is far from the database's on purpose)
    */
   maxClockSkew?: Duration | false;
+  /**
+   * Signed links for wait tokens: `token.url` becomes `<publicUrl>/<token id>?sig=<HMAC of the id>`,
+   * for `tokenEndpoint({ loom, secret })` of `@loom/dashboard` mounted at `publicUrl`. Without it
+   * tokens have no `url` (settle them with `loom.tokens`).
+   */
+  waitTokens?: WaitTokenLinkOptions;
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -76,6 +83,8 @@ export interface ResolvedLoomOptions {
   keepAlive: boolean;
   /** Clock-skew limit in ms, or undefined when not checked. */
   maxClockSkewMs?: number;
+  /** Checked `waitTokens`, the public URL without a trailing slash. */
+  waitTokens?: WaitTokenLinkOptions;
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -148,5 +157,6 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   }
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;
+  if (options.waitTokens !== undefined) resolved.waitTokens = checkWaitTokenLinkOptions(options.waitTokens);
   return resolved;
 }

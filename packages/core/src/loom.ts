@@ -12,6 +12,7 @@ import type { LoomOptions } from './loom-options.js';
 import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
+import type { Tokens } from './operations/tokens.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -51,6 +52,8 @@ export class Loom {
   readonly queues: Queues;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
+  /** Settle wait tokens (`ctx.createWaitToken`): `complete(id, output)`, `reject(id, reason)`, `get(id)`. */
+  readonly tokens: Tokens;
   private state: 'created' | 'started' | 'stopped' = 'created';
   private releaseProcess: (() => void) | undefined;
 
@@ -59,6 +62,7 @@ export class Loom {
     this.jobs = engine.jobs;
     this.queues = engine.queues;
     this.schedules = engine.scheduling.control;
+    this.tokens = engine.tokens;
     engines.set(this, engine);
   }
 

@@ -38,6 +38,10 @@ const samples: Record<string, () => LoomError> = {
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
   TooManySignalsError: () => new core.TooManySignalsError('j1', 'go', 100),
   InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
+  TokenRejectedError: () => new core.TokenRejectedError('t1', 'no', 'w'),
+  TokenTimeoutError: () => new core.TokenTimeoutError('t1', new Date(0), 'w'),
+  InvalidTokenOutputError: () => new core.InvalidTokenOutputError('t1', 'a', 'is bad'),
+  WaitTokenNotFoundError: () => new core.WaitTokenNotFoundError('t1'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

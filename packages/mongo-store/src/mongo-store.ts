@@ -30,6 +30,9 @@ import {
   type StepRecord,
   type StoreStats,
   type WaitCondition,
+  type WaitTokenRecord,
+  type WaitTokenSettlement,
+  type WaitTokenSettleOutcome,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { claimJobs } from './claims/claims.js';
@@ -60,6 +63,7 @@ import { FencedWrites } from './writes/fenced-writes.js';
 import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
+import { WaitTokens } from './writes/wait-tokens.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -90,6 +94,7 @@ export class MongoStore implements JobStore {
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly subscriptions: InsertSubscriptions;
+  private readonly waitTokens: WaitTokens;
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -99,6 +104,7 @@ export class MongoStore implements JobStore {
     this.collections = openCollections(client, this.options);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
+    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced);
 
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
@@ -278,6 +284,18 @@ export class MongoStore implements JobStore {
 
   consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     return this.fenced.consumeSignal(lease, req);
+  }
+
+  createWaitToken(lease: LeaseRef, token: WaitTokenRecord, now: Date): Promise<void> {
+    return this.waitTokens.create(lease, token, now);
+  }
+
+  getWaitToken(id: string): Promise<WaitTokenRecord | null> {
+    return this.waitTokens.get(id);
+  }
+
+  settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null> {
+    return this.waitTokens.settle(id, req);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

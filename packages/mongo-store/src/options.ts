@@ -57,7 +57,7 @@ export interface MongoStoreOptions {
 export interface ResolvedOptions {
   database: string;
   writeConcern: WriteConcernSettings;
-  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string };
+  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string; waitTokens: string };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
@@ -125,6 +125,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       keys: `${prefix}idempotency_keys`,
       queues: `${prefix}queues`,
       flow: `${prefix}flow`,
+      waitTokens: `${prefix}wait_tokens`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

@@ -14,4 +14,5 @@
 export * from './conformance.js';
 export * from './workflow-scenarios.js';
 export * from './workflow-versioning.js';
+export * from './wait-token-scenarios.js';
 export * from './retention-scenarios.js';

@@ -16,6 +16,7 @@ import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 import { Jobs } from '../operations/jobs.js';
 import { Queues } from '../operations/queues.js';
+import { Tokens } from '../operations/tokens.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -32,6 +33,7 @@ export interface Engine {
   skewGuard?: ClockSkewGuard;
   jobs: Jobs;
   queues: Queues;
+  tokens: Tokens;
   flow: FlowControl;
 }
 
@@ -51,7 +53,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: (jobs) => pool?.noteEnqueued(jobs) });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
-  const workflow = { enqueuer, registry, wakeWorkers: wake };
+  const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
   const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
@@ -124,5 +126,6 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, flow, ...(skewGuard ? { skewGuard } : {}) };
+  const tokens = new Tokens({ store, clock, hooks: { onSettled: wake } });
+  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, tokens, flow, ...(skewGuard ? { skewGuard } : {}) };
 }

@@ -44,7 +44,11 @@ export type LoomErrorCode =
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'
   | 'INVALID_FLOW_KEY'
-  | 'INVALID_TRANSITION';
+  | 'INVALID_TRANSITION'
+  | 'TOKEN_REJECTED'
+  | 'TOKEN_TIMEOUT'
+  | 'INVALID_TOKEN_OUTPUT'
+  | 'WAIT_TOKEN_NOT_FOUND';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -495,5 +499,66 @@ export class TooManySignalsError extends LoomError {
         '(MAX_PENDING_SIGNALS) that no run has taken yet. Let the job consume them with ctx.waitForSignal before sending more, ' +
         'or send one signal carrying a batch',
     );
+  }
+}
+
+/**
+ * `ctx.waitForToken`: the token was rejected (`loom.tokens.reject`, `loom tokens reject`, the
+ * reject button of a token link). Final: every later attempt of the run gets the same error at the
+ * same step, so catch it to take the "no" branch.
+ */
+export class TokenRejectedError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly reason: string | undefined,
+    readonly stepName: string,
+  ) {
+    super(
+      'TOKEN_REJECTED',
+      `Wait token ${tokenId} was rejected${reason === undefined ? '' : `: ${reason}`}; catch TokenRejectedError around ctx.waitForToken to handle a rejection`,
+    );
+  }
+}
+
+/**
+ * `ctx.waitForToken`: nobody completed or rejected the token before its timeout, and it has no
+ * `default`. Final, as {@link TokenRejectedError}; give `createWaitToken({ default })` to go on
+ * with a value instead.
+ */
+export class TokenTimeoutError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly timeoutAt: Date,
+    readonly stepName: string,
+  ) {
+    super(
+      'TOKEN_TIMEOUT',
+      `Wait token ${tokenId} timed out at ${timeoutAt.toISOString()} without being completed or rejected; ` +
+        'catch TokenTimeoutError, or give createWaitToken a `default` to go on with',
+    );
+  }
+}
+
+/**
+ * `loom.tokens.complete`: the output does not match the token's schema (or is not plain data).
+ * Nothing changed: the token is still pending, so complete it again with a valid output.
+ */
+export class InvalidTokenOutputError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(
+      'INVALID_TOKEN_OUTPUT',
+      `Wait token ${tokenId}: the output${path === '' ? '' : ` at ${path}`} is refused: ${detail}; nothing changed, send a valid output`,
+    );
+  }
+}
+
+/** `loom.tokens.complete` / `reject` / `get`: no wait token has this id (a typo, or another store). */
+export class WaitTokenNotFoundError extends LoomError {
+  constructor(readonly tokenId: string) {
+    super('WAIT_TOKEN_NOT_FOUND', `No wait token has the id ${tokenId}; check the id (a token is made by ctx.createWaitToken in a run of this store)`);
   }
 }

@@ -1,5 +1,13 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
-import type { DeadLetterDocument, FlowDocument, JobDocument, KeyTombstoneDocument, QueueDocument, ScheduleDocument } from '../schema/documents.js';
+import type {
+  DeadLetterDocument,
+  FlowDocument,
+  JobDocument,
+  KeyTombstoneDocument,
+  QueueDocument,
+  ScheduleDocument,
+  WaitTokenDocument,
+} from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
 
 /**
@@ -29,6 +37,8 @@ export interface StoreCollections {
   queues: Collection<QueueDocument>;
   /** Flow-control state: concurrency slots, rate-limit starts and holds, one document per name or key. */
   flow: Collection<FlowDocument>;
+  /** Wait tokens (`ctx.createWaitToken`), `_id` = the token id. */
+  waitTokens: Collection<WaitTokenDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -46,6 +56,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
     queues: db.collection<QueueDocument>(names.queues),
     flow: db.collection<FlowDocument>(names.flow),
+    waitTokens: db.collection<WaitTokenDocument>(names.waitTokens),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { JobRecord, ScheduleDescription, SignalRecord } from '@loom/core';
+import type { JobRecord, ScheduleDescription, SignalRecord, WaitTokenRecord } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
@@ -122,3 +122,6 @@ export interface FlowDocument {
    */
   f?: Date;
 }
+
+/** A wait token (`ctx.createWaitToken`): the core record with its id as `_id`. */
+export type WaitTokenDocument = Omit<WaitTokenRecord, 'id'> & { _id: string };

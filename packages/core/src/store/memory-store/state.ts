@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../job-record.js';
+import type { WaitTokenRecord } from '../wait-token.js';
 import { ClaimIndex } from './claim-index.js';
 import { DebounceKeys } from './debounce.js';
 import { FlowTable } from './flow-table.js';
@@ -60,6 +61,8 @@ export class MemoryState {
   /** Jobs per queue and status, but dead ones (counted by `dead`). */
   readonly counts = new StatusCounts();
   readonly schedules = new ScheduleTable();
+  /** Wait tokens by id (kept as long as the store lives). */
+  readonly waitTokens = new Map<string, WaitTokenRecord>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */
   seq = 0;
   /** Lease tokens are this store's random prefix and a claim counter (see {@link leaseToken}). */
