@@ -27,6 +27,10 @@ export interface CommandOptions {
   reason?: string;
   all?: boolean;
   yes?: boolean;
+  /** `jobs fork ID --from-step S`. */
+  fromStep?: string;
+  /** `jobs fork ID --payload JSON`, parsed. */
+  payload?: unknown;
   /** `tokens complete ID --json VALUE`: the token's output, parsed. */
   output?: unknown;
 }
@@ -39,6 +43,7 @@ const COMMANDS = {
   'jobs cancel': { target: 'job id', options: ['reason'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
+  'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
   'dlq retry': { target: 'optional job id', options: ['all', 'name', 'queue'] },
   'dlq purge': { target: undefined, options: ['name', 'queue', 'yes'] },
@@ -51,7 +56,7 @@ const COMMANDS = {
   'schedules trigger': { target: 'schedule', options: [] },
   'tokens complete': { target: 'token id', options: [] },
   'tokens reject': { target: 'token id', options: ['reason'] },
-} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions)[] }>;
+} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions | 'from-step')[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
@@ -132,6 +137,8 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
         reason: { type: 'string' },
         all: { type: 'boolean' },
         yes: { type: 'boolean' },
+        'from-step': { type: 'string' },
+        payload: { type: 'string' },
       },
     });
   } catch (err) {
@@ -158,7 +165,7 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
 
   const allowed = new Set<string>(spec.options);
-  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes'] as const) {
+  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'from-step', 'payload'] as const) {
     if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
   }
   const options: CommandOptions = {};
@@ -179,6 +186,16 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
     options.cursor = values.cursor;
   }
   if (output !== undefined) options.output = output;
+  const fromStep = nonEmpty(values['from-step'], 'from-step');
+  if (fromStep !== undefined) options.fromStep = fromStep;
+  if (name === 'jobs fork' && fromStep === undefined) throw new UsageError("'jobs fork' needs --from-step STEP (the first step to run again)");
+  if (values.payload !== undefined) {
+    try {
+      options.payload = JSON.parse(values.payload);
+    } catch (err) {
+      throw new UsageError(`--payload '${values.payload}' is not JSON: ${(err as Error).message}`);
+    }
+  }
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;
 

@@ -7,6 +7,7 @@ Usage:
   loom stats
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
   loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
+  loom jobs fork ID --from-step S [--payload JSON]
   loom dlq ls [--name N] [--queue Q] [--limit K]
   loom dlq retry (ID | --all [--name N] [--queue Q])
   loom dlq purge [--name N] [--queue Q] --yes

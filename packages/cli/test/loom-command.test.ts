@@ -336,3 +336,36 @@ describe('loom: wait tokens', () => {
     SPAWNS,
   );
 });
+
+describe('loom: jobs fork', () => {
+  it(
+    'makes a new job keeping the steps before --from-step, with --payload when given; the original is unchanged',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'fulfil' })], { now: now() });
+      const { id, lease } = await claimOne(store, 'fulfil');
+      await store.recordStep(lease, { name: 'charge', kind: 'step', status: 'completed', result: { chargeId: 'ch-1' }, at: now(), seq: 0 }, now());
+      await store.recordStep(lease, { name: 'ship', kind: 'step', status: 'completed', result: 'bad', at: now(), seq: 1 }, now());
+      const before = await store.getJob(id);
+
+      expect(await loom(['jobs', 'fork', id], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--from-step') });
+      const forked = await loom(['jobs', 'fork', id, '--from-step', 'ship', '--payload', '{"order":2}', '--json'], env);
+      expect(forked.code).toBe(0);
+      const { id: forkId, keptSteps } = JSON.parse(forked.stdout) as { id: string; keptSteps: string[] };
+      expect(keptSteps).toEqual(['charge']);
+      expect(await store.getJob(forkId)).toMatchObject({
+        status: 'queued',
+        name: 'fulfil',
+        payload: { order: 2 },
+        forkedFrom: id,
+        steps: [{ name: 'charge' }],
+      });
+      expect(await store.getJob(id)).toEqual(before);
+      expect(await loom(['jobs', 'fork', id, '--from-step', 'nope'], env)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('recorded no step "nope"'),
+      });
+    },
+    SPAWNS,
+  );
+});

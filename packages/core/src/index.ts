@@ -42,7 +42,7 @@ export type { LoomEventMap, LoomEventName, LoomEventListener, JobEventInfo } fro
 export type { LoomOptions } from './loom-options.js';
 export type { ResolveJob } from './jobs/discovery.js';
 export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.js';
-export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
+export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks, type ForkOptions, type ForkResult } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
 export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';
 

@@ -37,6 +37,7 @@ const full: Required<JobRecord> = {
   rateLimitKey: 'rl',
   groupKey: 'g',
   debounceKey: 'd',
+  forkedFrom: 'f',
 };
 
 /** Every object reachable from `v` (Dates, arrays, plain objects). */

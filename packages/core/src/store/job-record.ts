@@ -162,6 +162,8 @@ export interface JobRecord {
    * job is still queued updates it instead of adding a job.
    */
   debounceKey?: string;
+  /** The job this one was forked from (`jobs.fork`), if it was. */
+  forkedFrom?: string;
 }
 
 /** What the engine hands a store to enqueue. Defaults are applied by the engine, not the store. */
@@ -184,6 +186,13 @@ export interface NewJob {
    * instead of storing a new job.
    */
   debounceKey?: string;
+  /**
+   * Steps the job starts with (`jobs.fork`: the recorded steps of another job before a given
+   * step), replayed by its first run as if it had recorded them. Stored as given. Default: none.
+   */
+  steps?: StepRecord[];
+  /** The job this one was forked from (`jobs.fork`). */
+  forkedFrom?: string;
 }
 
 /** The outcome of one enqueue. */

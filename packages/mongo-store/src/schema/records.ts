@@ -29,6 +29,7 @@ const OPTIONAL_FIELDS = [
   'rateLimitKey',
   'groupKey',
   'debounceKey',
+  'forkedFrom',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -47,5 +47,6 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.rateLimitKey !== undefined) out.rateLimitKey = r.rateLimitKey;
   if (r.groupKey !== undefined) out.groupKey = r.groupKey;
   if (r.debounceKey !== undefined) out.debounceKey = r.debounceKey;
+  if (r.forkedFrom !== undefined) out.forkedFrom = r.forkedFrom;
   return out;
 }
