@@ -43,6 +43,7 @@ const COMMANDS = {
   'jobs cancel': { target: 'job id', options: ['reason'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
+  'jobs export': { target: 'job id', options: [] },
   'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
   'dlq retry': { target: 'optional job id', options: ['all', 'name', 'queue'] },

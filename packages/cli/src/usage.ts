@@ -8,6 +8,7 @@ Usage:
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
   loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
   loom jobs fork ID --from-step S [--payload JSON]
+  loom jobs export ID > run.json
   loom dlq ls [--name N] [--queue Q] [--limit K]
   loom dlq retry (ID | --all [--name N] [--queue Q])
   loom dlq purge [--name N] [--queue Q] --yes

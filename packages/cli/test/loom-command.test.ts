@@ -369,3 +369,26 @@ describe('loom: jobs fork', () => {
     SPAWNS,
   );
 });
+
+describe('loom: jobs export', () => {
+  it(
+    'writes the run record as JSON; an unknown job exits 1',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'fulfil' })], { now: now() });
+      const { id, lease } = await claimOne(store, 'fulfil');
+      await store.recordStep(lease, { name: 'charge', kind: 'step', status: 'completed', result: { chargeId: 'ch-1' }, at: now(), seq: 0 }, now());
+      const exported = await loom(['jobs', 'export', id], env);
+      expect(exported.code).toBe(0);
+      expect(JSON.parse(exported.stdout)).toMatchObject({
+        format: 'loom-run',
+        version: 1,
+        job: { id, name: 'fulfil', status: 'running' },
+        payload: { order: 1 },
+        steps: [{ name: 'charge', result: { chargeId: 'ch-1' } }],
+      });
+      expect(await loom(['jobs', 'export', '0123456789abcdef01234567'], env)).toMatchObject({ code: 1 });
+    },
+    SPAWNS,
+  );
+});

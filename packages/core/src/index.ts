@@ -44,6 +44,7 @@ export type { ResolveJob } from './jobs/discovery.js';
 export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.js';
 export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks, type ForkOptions, type ForkResult } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
+export { RUN_RECORD_FORMAT, RUN_RECORD_VERSION, exportRun, importSteps, type RunRecord, type ExportedError } from './operations/run-export.js';
 export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';
 
 export { MIN_WAIT_TOKEN_SECRET_LENGTH, signWaitToken, verifyWaitTokenSignature, waitTokenUrl, type WaitTokenLinkOptions } from './support/token-links.js';

@@ -42,6 +42,7 @@ const samples: Record<string, () => LoomError> = {
   TokenTimeoutError: () => new core.TokenTimeoutError('t1', new Date(0), 'w'),
   InvalidTokenOutputError: () => new core.InvalidTokenOutputError('t1', 'a', 'is bad'),
   WaitTokenNotFoundError: () => new core.WaitTokenNotFoundError('t1'),
+  RunRecordMismatchError: () => new core.RunRecordMismatchError('a run of "a"', 'a run of "b"'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

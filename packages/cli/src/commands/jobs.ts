@@ -148,3 +148,14 @@ export async function forkJob(ctx: CommandContext): Promise<void> {
     throw err;
   }
 }
+
+/** `loom jobs export ID > run.json`: the run record (always JSON), for `replayRun` of `@loom/testing`. */
+export async function exportJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  try {
+    ctx.output.out(`${JSON.stringify(await ctx.jobs.export(id), null, 2)}\n`);
+  } catch (err) {
+    if (LoomError.is(err, 'JOB_NOT_FOUND')) throw new RefusedError(`no job ${id}`);
+    throw err;
+  }
+}

@@ -7,6 +7,7 @@ import type { JobSummary } from '../store/operations.js';
 import type { JobStore } from '../store/store.js';
 import { wakeIfJobsFinished } from '../workflow/parent-wake.js';
 import { plainString } from './plain-string.js';
+import { exportRun, type RunRecord } from './run-export.js';
 import { toJobPage, toPageQuery, type JobListFilter, type JobPage } from './job-list-filter.js';
 
 /** What `jobs.cancel` did. */
@@ -205,6 +206,17 @@ export class Jobs {
     );
     hooks?.onQueued?.();
     return { id: result!.id, keptSteps: steps.map((s) => s.name) };
+  }
+
+  /**
+   * The run record of a job (also a dead one): payload, recorded steps, sleeps, waits, pending
+   * signals and errors, as `loom jobs export ID` writes it, for `replayRun` of `@loom/testing`.
+   * Throws `JOB_NOT_FOUND` for an unknown id.
+   */
+  async export(id: string): Promise<RunRecord> {
+    const job = await this.deps.store.getJob(jobId(id, 'export'));
+    if (!job) throw new JobNotFoundError(id);
+    return exportRun(job, this.deps.clock.now());
   }
 
   /** A cancelled child decides its parent's `waitForJob`: wake the parent now (else it looks again within minutes). */

@@ -48,7 +48,8 @@ export type LoomErrorCode =
   | 'TOKEN_REJECTED'
   | 'TOKEN_TIMEOUT'
   | 'INVALID_TOKEN_OUTPUT'
-  | 'WAIT_TOKEN_NOT_FOUND';
+  | 'WAIT_TOKEN_NOT_FOUND'
+  | 'RUN_RECORD_MISMATCH';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -560,5 +561,18 @@ export class InvalidTokenOutputError extends LoomError {
 export class WaitTokenNotFoundError extends LoomError {
   constructor(readonly tokenId: string) {
     super('WAIT_TOKEN_NOT_FOUND', `No wait token has the id ${tokenId}; check the id (a token is made by ctx.createWaitToken in a run of this store)`);
+  }
+}
+
+/**
+ * `replayRun` (`@loom/testing`) was given a run record (`loom jobs export`) that is not a run of
+ * this job class, or not a run record of a format version it reads. Nothing ran.
+ */
+export class RunRecordMismatchError extends LoomError {
+  constructor(
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super('RUN_RECORD_MISMATCH', `The run record is ${found}, not ${expected}; nothing was replayed. Replay it against the job class that made it`);
   }
 }
