@@ -19,6 +19,10 @@ export interface ShopConfig {
   pollInterval: Duration;
   /** How long finished jobs and dead letters are kept (MongoDB TTL indexes). @default MongoStore's defaults */
   retention?: RetentionOptions;
+  /** Orders above this total wait for a person's "manual review" (a wait token) before stock is reserved. @default 100_000 (1000.00) */
+  manualReviewAboveCents?: number;
+  /** How long a manual review may take; an order nobody reviewed by then is rejected. @default '3d' */
+  manualReviewTimeout?: Duration;
 }
 
 /** `npm start`: delays a person can watch. */

@@ -95,3 +95,40 @@ describe('graceful stop', () => {
     }
   });
 });
+
+describe('manual review: orders above the threshold wait for a person (a wait token)', () => {
+  const bigOrder = (orderId: string) => anOrder(orderId, { items: [{ sku: 'LOOM-LOOM', quantity: 1, priceCents: 250_000 }] });
+  const tokenOf = async (shop: Awaited<ReturnType<typeof startShop>>, jobId: string): Promise<string> => {
+    const step = (await shop.job(jobId))?.steps.find((s) => s.name === 'manual-review-token');
+    return (step?.result as { id: string }).id;
+  };
+
+  it('waits in review without a worker, goes on once approved, and is rejected when the reviewer says no', async () => {
+    const shop = await startShop(mongo);
+    try {
+      const approved: string = (await shop.post('/orders', bigOrder('r-1'))).body.jobs.fulfillOrder;
+      const refused: string = (await shop.post('/orders', bigOrder('r-2'))).body.jobs.fulfillOrder;
+      for (const id of [approved, refused]) await shop.until('the order to wait for review', async () => (await shop.job(id))?.status === 'waiting');
+      await shop.until('every run to end', async () => (await shop.app.loom.stats()).inFlight === 0);
+      expect((await shop.get('/orders/r-1')).body.status).toBe('in-review');
+      expect(shop.app.container.get(PaymentGateway).chargeCount).toBe(0);
+
+      await expect(shop.app.loom.tokens.complete(await tokenOf(shop, approved), { approved: 'yes' })).rejects.toMatchObject({ code: 'INVALID_TOKEN_OUTPUT' });
+      expect(await shop.app.loom.tokens.complete(await tokenOf(shop, approved), { approved: true, by: 'ana' })).toEqual({
+        completed: true,
+        status: 'completed',
+      });
+      expect(await shop.app.loom.tokens.reject(await tokenOf(shop, refused), 'looks like fraud')).toEqual({ completed: true, status: 'rejected' });
+      await shop.until('the approved order to sleep until pickup', async () => (await shop.job(approved))?.steps.some((s) => s.name === 'wait-for-pickup'));
+      const rejected = await waitForStatus(shop, refused, 'completed');
+      expect(rejected.result).toEqual({ rejected: expect.stringContaining('looks like fraud') });
+      expect((await shop.get('/orders/r-2')).body.status).toBe('rejected');
+
+      await shop.t.advance('1h');
+      expect((await waitForStatus(shop, approved, 'completed')).result).toEqual({ trackingNumber: 'TRK-r-1-1' });
+      expect(shop.app.container.get(PaymentGateway).chargeCount).toBe(1);
+    } finally {
+      await shop.app.stop();
+    }
+  });
+});

@@ -27,6 +27,12 @@ export interface CommandOptions {
   reason?: string;
   all?: boolean;
   yes?: boolean;
+  /** `jobs fork ID --from-step S`. */
+  fromStep?: string;
+  /** `jobs fork ID --payload JSON`, parsed. */
+  payload?: unknown;
+  /** `tokens complete ID --json VALUE`: the token's output, parsed. */
+  output?: unknown;
 }
 
 /** What each command takes: whether an argument (and what it is) and which options. */
@@ -37,6 +43,8 @@ const COMMANDS = {
   'jobs cancel': { target: 'job id', options: ['reason'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
+  'jobs export': { target: 'job id', options: [] },
+  'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
   'dlq retry': { target: 'optional job id', options: ['all', 'name', 'queue'] },
   'dlq purge': { target: undefined, options: ['name', 'queue', 'yes'] },
@@ -48,11 +56,33 @@ const COMMANDS = {
   'schedules resume': { target: 'schedule', options: [] },
   'schedules trigger': { target: 'schedule', options: [] },
   'batches show': { target: 'batch id', options: [] },
-} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions)[] }>;
+  'tokens complete': { target: 'token id', options: [] },
+  'tokens reject': { target: 'token id', options: ['reason'] },
+} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions | 'from-step')[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
-const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'batches']);
+const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'batches', 'tokens']);
+
+/**
+ * `loom tokens complete ID --json VALUE`: `--json` is also the global "print JSON" flag, so for this
+ * one command it takes the token's output when a value follows it (anything not starting with `-`);
+ * a `--json` with no value after it keeps its global meaning. Returns the argv without that pair.
+ */
+function takeTokenOutput(argv: readonly string[]): { argv: string[]; output?: unknown } {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  if (words[0] !== 'tokens' || words[1] !== 'complete') return { argv: [...argv] };
+  const at = argv.findIndex((a, i) => a === '--json' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-') && i > argv.indexOf('complete'));
+  if (at === -1) return { argv: [...argv] };
+  const text = argv[at + 1]!;
+  let output: unknown;
+  try {
+    output = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--json '${text}' is not JSON: ${(err as Error).message}`);
+  }
+  return { argv: [...argv.slice(0, at), ...argv.slice(at + 2)], output };
+}
 
 /** Job ids of a MongoStore: 24 hex digits (anything else cannot be a job, so it is a usage error). */
 const JOB_ID = /^[0-9a-f]{24}$/i;
@@ -87,11 +117,12 @@ function parseStatuses(values: string[] | undefined): JobStatus[] | undefined {
  * option, a missing or malformed id, a bad limit, status or cursor, `purge` without `--yes`, all
  * throw a {@link UsageError}.
  */
-export function parseInvocation(argv: readonly string[]): Invocation | typeof HELP {
+export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof HELP {
+  const { argv, output } = takeTokenOutput(rawArgv);
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: argv,
       allowPositionals: true,
       strict: true,
       options: {
@@ -108,6 +139,8 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
         reason: { type: 'string' },
         all: { type: 'boolean' },
         yes: { type: 'boolean' },
+        'from-step': { type: 'string' },
+        payload: { type: 'string' },
       },
     });
   } catch (err) {
@@ -135,7 +168,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
   if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
 
   const allowed = new Set<string>(spec.options);
-  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes'] as const) {
+  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'from-step', 'payload'] as const) {
     if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
   }
   const options: CommandOptions = {};
@@ -154,6 +187,17 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
       throw new UsageError(`--cursor '${values.cursor}' is not a cursor printed by 'loom jobs ls'`);
     }
     options.cursor = values.cursor;
+  }
+  if (output !== undefined) options.output = output;
+  const fromStep = nonEmpty(values['from-step'], 'from-step');
+  if (fromStep !== undefined) options.fromStep = fromStep;
+  if (name === 'jobs fork' && fromStep === undefined) throw new UsageError("'jobs fork' needs --from-step STEP (the first step to run again)");
+  if (values.payload !== undefined) {
+    try {
+      options.payload = JSON.parse(values.payload);
+    } catch (err) {
+      throw new UsageError(`--payload '${values.payload}' is not JSON: ${(err as Error).message}`);
+    }
   }
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;

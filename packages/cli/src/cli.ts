@@ -1,12 +1,13 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
-import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock } from '@loom/core';
+import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens } from '@loom/core';
 import { HELP, parseInvocation, type Invocation } from './args.js';
-import { cancelJob, listJobs, removeJob, retryJob, showJob } from './commands/jobs.js';
+import { cancelJob, exportJob, forkJob, listJobs, removeJob, retryJob, showJob } from './commands/jobs.js';
 import type { CommandContext } from './commands/context.js';
 import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
 import { listQueues, pauseQueue, stats } from './commands/queues.js';
 import { listSchedules, steerSchedule } from './commands/schedules.js';
 import { showBatch } from './commands/batches.js';
+import { settleToken } from './commands/tokens.js';
 import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
 import { diagnosticName } from './diagnostics/args.js';
 import { runDiagnostic } from './diagnostics/run.js';
@@ -32,6 +33,8 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'jobs cancel': cancelJob,
   'jobs retry': retryJob,
   'jobs rm': removeJob,
+  'jobs fork': forkJob,
+  'jobs export': exportJob,
   'dlq ls': listDeadLetters,
   'dlq retry': retryDeadLetters,
   'dlq purge': purgeDeadLetters,
@@ -43,6 +46,8 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'schedules resume': (ctx) => steerSchedule(ctx, 'resume'),
   'schedules trigger': (ctx) => steerSchedule(ctx, 'trigger'),
   'batches show': showBatch,
+  'tokens complete': (ctx) => settleToken(ctx, 'complete'),
+  'tokens reject': (ctx) => settleToken(ctx, 'reject'),
 };
 
 /**
@@ -89,6 +94,7 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
       queues: new Queues({ store, clock }),
       deadLetters: new DeadLetters({ store, clock, onReplayed: () => {} }),
       schedules: new StoredSchedules({ store, clock }),
+      tokens: new Tokens({ store, clock }),
       output,
       invocation,
     };

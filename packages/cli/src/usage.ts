@@ -7,12 +7,15 @@ Usage:
   loom stats
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
   loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
+  loom jobs fork ID --from-step S [--payload JSON]
+  loom jobs export ID > run.json
   loom dlq ls [--name N] [--queue Q] [--limit K]
   loom dlq retry (ID | --all [--name N] [--queue Q])
   loom dlq purge [--name N] [--queue Q] --yes
   loom queues ls | pause Q | resume Q
   loom schedules ls | pause N | resume N | trigger N
   loom batches show ID
+  loom tokens complete ID [--json OUTPUT] | reject ID [--reason R]
   loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
   loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
 
@@ -20,7 +23,8 @@ Options:
   --uri URI        MongoDB connection string (default: $MONGODB_URI)
   --database DB    database of the Loom store (default: $LOOM_DATABASE, else the URI's)
   --prefix P       collection prefix of the store (default: loom_)
-  --json           print JSON for scripts instead of tables
+  --json           print JSON for scripts instead of tables; after 'tokens complete ID',
+                   --json OUTPUT is the token's output (a JSON value, checked against its schema)
   -h, --help       this text
 
 Exit codes: 0 done; 1 the job, batch, schedule or dead letter does not exist or cannot change;

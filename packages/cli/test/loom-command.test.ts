@@ -326,3 +326,90 @@ describe('loom: dead letters, queues, schedules, stats', () => {
     SPAWNS,
   );
 });
+
+describe('loom: wait tokens', () => {
+  it(
+    'completes a token with a JSON output checked against its schema, rejects another; a second settlement says it changed nothing',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'review' }), job({ name: 'review' })], { now: now() });
+      const first = await claimOne(store, 'review');
+      const second = await claimOne(store, 'review');
+      const schema = { type: 'object', properties: { approved: { type: 'boolean' } }, required: ['approved'] };
+      await store.createWaitToken(first.lease, { id: 'wt_cli_one', jobId: first.id, status: 'pending', createdAt: now(), schema }, now());
+      await store.createWaitToken(second.lease, { id: 'wt_cli_two', jobId: second.id, status: 'pending', createdAt: now() }, now());
+
+      const invalid = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":"yes"}'], env);
+      expect(invalid).toMatchObject({ code: 1, stderr: expect.stringContaining('the output at approved is refused: Invalid input: expected boolean') });
+      expect(await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{not json'], env)).toMatchObject({ code: 2 });
+      expect(await store.getWaitToken('wt_cli_one')).toMatchObject({ status: 'pending' });
+
+      const done = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":true}'], env);
+      expect(done).toMatchObject({ code: 0, stdout: 'token wt_cli_one completed: its run resumes\n' });
+      expect(await store.getWaitToken('wt_cli_one')).toMatchObject({ status: 'completed', output: { approved: true } });
+      const again = await loom(['tokens', 'complete', 'wt_cli_one', '--json', '{"approved":false}', '--json'], env);
+      expect(JSON.parse(again.stdout)).toEqual({ id: 'wt_cli_one', completed: false, status: 'completed' });
+
+      expect(await loom(['tokens', 'reject', 'wt_cli_two', '--reason', 'over budget'], env)).toMatchObject({ code: 0 });
+      expect(await store.getWaitToken('wt_cli_two')).toMatchObject({ status: 'rejected', reason: 'over budget' });
+      expect(await loom(['tokens', 'reject', 'wt_nope'], env)).toMatchObject({ code: 1, stderr: 'loom: no wait token wt_nope\n' });
+    },
+    SPAWNS,
+  );
+});
+
+describe('loom: jobs fork', () => {
+  it(
+    'makes a new job keeping the steps before --from-step, with --payload when given; the original is unchanged',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'fulfil' })], { now: now() });
+      const { id, lease } = await claimOne(store, 'fulfil');
+      await store.recordStep(lease, { name: 'charge', kind: 'step', status: 'completed', result: { chargeId: 'ch-1' }, at: now(), seq: 0 }, now());
+      await store.recordStep(lease, { name: 'ship', kind: 'step', status: 'completed', result: 'bad', at: now(), seq: 1 }, now());
+      const before = await store.getJob(id);
+
+      expect(await loom(['jobs', 'fork', id], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--from-step') });
+      const forked = await loom(['jobs', 'fork', id, '--from-step', 'ship', '--payload', '{"order":2}', '--json'], env);
+      expect(forked.code).toBe(0);
+      const { id: forkId, keptSteps } = JSON.parse(forked.stdout) as { id: string; keptSteps: string[] };
+      expect(keptSteps).toEqual(['charge']);
+      expect(await store.getJob(forkId)).toMatchObject({
+        status: 'queued',
+        name: 'fulfil',
+        payload: { order: 2 },
+        forkedFrom: id,
+        steps: [{ name: 'charge' }],
+      });
+      expect(await store.getJob(id)).toEqual(before);
+      expect(await loom(['jobs', 'fork', id, '--from-step', 'nope'], env)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('recorded no step "nope"'),
+      });
+    },
+    SPAWNS,
+  );
+});
+
+describe('loom: jobs export', () => {
+  it(
+    'writes the run record as JSON; an unknown job exits 1',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'fulfil' })], { now: now() });
+      const { id, lease } = await claimOne(store, 'fulfil');
+      await store.recordStep(lease, { name: 'charge', kind: 'step', status: 'completed', result: { chargeId: 'ch-1' }, at: now(), seq: 0 }, now());
+      const exported = await loom(['jobs', 'export', id], env);
+      expect(exported.code).toBe(0);
+      expect(JSON.parse(exported.stdout)).toMatchObject({
+        format: 'loom-run',
+        version: 1,
+        job: { id, name: 'fulfil', status: 'running' },
+        payload: { order: 1 },
+        steps: [{ name: 'charge', result: { chargeId: 'ch-1' } }],
+      });
+      expect(await loom(['jobs', 'export', '0123456789abcdef01234567'], env)).toMatchObject({ code: 1 });
+    },
+    SPAWNS,
+  );
+});

@@ -19,6 +19,7 @@
 export * from './support/duration.js';
 export * from './support/clock.js';
 export * from './store/job-record.js';
+export * from './store/wait-token.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
 export * from './store/operations.js';
@@ -45,12 +46,24 @@ export type { LoomOptions } from './loom-options.js';
 export type { ResolveJob } from './jobs/discovery.js';
 export type { SandboxOptions } from './sandbox/sandbox-options.js';
 export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.js';
-export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
+export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks, type ForkOptions, type ForkResult } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
+export { RUN_RECORD_FORMAT, RUN_RECORD_VERSION, exportRun, importSteps, type RunRecord, type ExportedError } from './operations/run-export.js';
+export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';
+
+export { MIN_WAIT_TOKEN_SECRET_LENGTH, signWaitToken, verifyWaitTokenSignature, waitTokenUrl, type WaitTokenLinkOptions } from './support/token-links.js';
 export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobPage } from './operations/job-list-filter.js';
 export { Loom, type EnqueueArgs, type LoomStats } from './loom.js';
 export { MAX_STEP_RESULT_BYTES, MAX_STEP_RESULTS_TOTAL_BYTES } from './workflow/step-limits.js';
 export { JOB_WAIT_FIRST_RECHECK_MS, JOB_WAIT_RECHECK_MS } from './workflow/parent-wake.js';
 export type { StepRef } from './workflow/step-log.js';
-export type { ChildEnqueueOptions, SignalOptions, WaitForJobOptions, WaitForSignalOptions } from './jobs/workflow-options.js';
+export type {
+  ChildEnqueueOptions,
+  CreateWaitTokenOptions,
+  SignalOptions,
+  WaitForJobOptions,
+  WaitForSignalOptions,
+  WaitForTokenOptions,
+  WaitToken,
+} from './jobs/workflow-options.js';
 export * from './cron/index.js';

@@ -1,3 +1,4 @@
+import { checkWaitTokenLinkOptions, type WaitTokenLinkOptions } from './support/token-links.js';
 import { randomUUID } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute } from 'node:path';
@@ -67,6 +68,12 @@ export interface LoomOptions {
    * some job is sandboxed.
    */
   sandbox?: SandboxOptions | 'inline';
+  /**
+   * Signed links for wait tokens: `token.url` becomes `<publicUrl>/<token id>?sig=<HMAC of the id>`,
+   * for `tokenEndpoint({ loom, secret })` of `@loom/dashboard` mounted at `publicUrl`. Without it
+   * tokens have no `url` (settle them with `loom.tokens`).
+   */
+  waitTokens?: WaitTokenLinkOptions;
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -89,6 +96,8 @@ export interface ResolvedLoomOptions {
   maxClockSkewMs?: number;
   /** The sandbox for `@Job({ sandbox })` jobs, when one was configured. */
   sandbox?: ResolvedSandbox;
+  /** Checked `waitTokens`, the public URL without a trailing slash. */
+  waitTokens?: WaitTokenLinkOptions;
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -162,6 +171,7 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;
   if (options.sandbox !== undefined) resolved.sandbox = resolveSandbox(options.sandbox, concurrency);
+  if (options.waitTokens !== undefined) resolved.waitTokens = checkWaitTokenLinkOptions(options.waitTokens);
   return resolved;
 }
 

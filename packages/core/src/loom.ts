@@ -13,6 +13,7 @@ import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
 import type { Batches } from './engine/batches.js';
+import type { Tokens } from './operations/tokens.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -54,6 +55,8 @@ export class Loom {
   readonly batches: Batches;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
+  /** Settle wait tokens (`ctx.createWaitToken`): `complete(id, output)`, `reject(id, reason)`, `get(id)`. */
+  readonly tokens: Tokens;
   private state: 'created' | 'started' | 'stopped' = 'created';
   private releaseProcess: (() => void) | undefined;
 
@@ -63,6 +66,7 @@ export class Loom {
     this.queues = engine.queues;
     this.batches = engine.batches;
     this.schedules = engine.scheduling.control;
+    this.tokens = engine.tokens;
     engines.set(this, engine);
   }
 

@@ -44,6 +44,11 @@ const samples: Record<string, () => LoomError> = {
   SandboxCrashedError: () => new core.SandboxCrashedError('j1', 'exited with code 1'),
   SandboxModuleError: () => new core.SandboxModuleError('file:///x.js', 'failed to load'),
   SandboxUnsupportedError: () => new core.SandboxUnsupportedError('ctx.transaction', 'no session'),
+  TokenRejectedError: () => new core.TokenRejectedError('t1', 'no', 'w'),
+  TokenTimeoutError: () => new core.TokenTimeoutError('t1', new Date(0), 'w'),
+  InvalidTokenOutputError: () => new core.InvalidTokenOutputError('t1', 'a', 'is bad'),
+  WaitTokenNotFoundError: () => new core.WaitTokenNotFoundError('t1'),
+  RunRecordMismatchError: () => new core.RunRecordMismatchError('a run of "a"', 'a run of "b"'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

@@ -39,6 +39,7 @@ const full: Required<JobRecord> = {
   debounceKey: 'd',
   batchId: 'b',
   batchCallback: { batchId: 'b0', on: 'complete' },
+  forkedFrom: 'f',
 };
 
 /** Every object reachable from `v` (Dates, arrays, plain objects). */

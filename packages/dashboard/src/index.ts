@@ -10,3 +10,4 @@
 export { loomDashboard, type LoomDashboard } from './dashboard.js';
 export type { DashboardOptions } from './options.js';
 export { CONTENT_SECURITY_POLICY } from './http/security-headers.js';
+export { tokenEndpoint, type TokenEndpointOptions } from './token-endpoint.js';

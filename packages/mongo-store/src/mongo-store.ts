@@ -33,6 +33,9 @@ import {
   type StepRecord,
   type StoreStats,
   type WaitCondition,
+  type WaitTokenRecord,
+  type WaitTokenSettlement,
+  type WaitTokenSettleOutcome,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { MongoBatches } from './batches/batches.js';
@@ -65,6 +68,7 @@ import { FencedWrites } from './writes/fenced-writes.js';
 import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
+import { WaitTokens } from './writes/wait-tokens.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -99,6 +103,7 @@ export class MongoStore implements JobStore {
   private readonly completedCounts: CompletedCounts;
   /** The queue of each run this store claimed, by lease token, until the run ends: what its completion is counted under. */
   private readonly runQueues = new Map<string, string>();
+  private readonly waitTokens: WaitTokens;
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -108,6 +113,7 @@ export class MongoStore implements JobStore {
     this.collections = openCollections(client, this.options);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
+    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced);
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
@@ -328,6 +334,18 @@ export class MongoStore implements JobStore {
 
   consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     return this.fenced.consumeSignal(lease, req);
+  }
+
+  createWaitToken(lease: LeaseRef, token: WaitTokenRecord, now: Date): Promise<void> {
+    return this.waitTokens.create(lease, token, now);
+  }
+
+  getWaitToken(id: string): Promise<WaitTokenRecord | null> {
+    return this.waitTokens.get(id);
+  }
+
+  settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null> {
+    return this.waitTokens.settle(id, req);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

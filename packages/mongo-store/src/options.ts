@@ -57,7 +57,17 @@ export interface MongoStoreOptions {
 export interface ResolvedOptions {
   database: string;
   writeConcern: WriteConcernSettings;
-  collections: { jobs: string; deadLetters: string; schedules: string; keys: string; queues: string; flow: string; counts: string; batches: string };
+  collections: {
+    jobs: string;
+    deadLetters: string;
+    schedules: string;
+    keys: string;
+    queues: string;
+    flow: string;
+    counts: string;
+    batches: string;
+    waitTokens: string;
+  };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
   pollIntervalMs: number;
@@ -127,6 +137,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       flow: `${prefix}flow`,
       counts: `${prefix}queue_counts`,
       batches: `${prefix}batches`,
+      waitTokens: `${prefix}wait_tokens`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

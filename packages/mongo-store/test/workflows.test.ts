@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { describeWorkflowScenarios, describeWorkflowVersioning } from '@loom/testing/jest';
+import { describeWaitTokenScenarios, describeWorkflowScenarios, describeWorkflowVersioning } from '@loom/testing/jest';
 import { useMongoFixture } from './fixture.js';
 
 // The workflow scenarios MemoryStore runs (packages/core/test/workflows.test.ts), on MongoDB:
@@ -8,3 +8,4 @@ import { useMongoFixture } from './fixture.js';
 const mongo = useMongoFixture();
 describeWorkflowScenarios('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));
 describeWorkflowVersioning('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));
+describeWaitTokenScenarios('MongoStore', () => ({ store: mongo.newStore({ retention: { completed: false } }) }));

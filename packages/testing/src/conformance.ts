@@ -15,6 +15,7 @@ import { describeQueries } from './conformance/queries.js';
 import { describeSchedules } from './conformance/schedules.js';
 import { describeServerTime } from './conformance/server-time.js';
 import { describeSignals } from './conformance/signals.js';
+import { describeWaitTokens } from './conformance/wait-tokens.js';
 import { describeTransactions } from './conformance/transactions.js';
 import { describeTransitions } from './conformance/transitions.js';
 import { describeLifecycle } from './conformance/lifecycle.js';
@@ -117,6 +118,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeFencing(ctx);
     describeDeadLetters(ctx);
     describeSignals(ctx);
+    describeWaitTokens(ctx);
     describeQueries(ctx);
     describeSchedules(ctx);
     describeServerTime(ctx);

@@ -10,3 +10,4 @@ export * from './capture-logger.js';
 export * from './store-activity.js';
 export * from './test-loom.js';
 export * from './crashable-store.js';
+export * from './replay-run.js';

@@ -14,5 +14,6 @@
 export * from './conformance.js';
 export * from './workflow-scenarios.js';
 export * from './workflow-versioning.js';
+export * from './wait-token-scenarios.js';
 export * from './retention-scenarios.js';
 export * from './sandbox-scenarios.js';

@@ -11,7 +11,7 @@ export const NewOrderSchema = z.object({
 export type NewOrder = z.infer<typeof NewOrderSchema>;
 export type OrderItem = NewOrder['items'][number];
 
-export type OrderStatus = 'placed' | 'paid' | 'shipped';
+export type OrderStatus = 'placed' | 'in-review' | 'rejected' | 'paid' | 'shipped';
 
 /** An order as stored in the `orders` collection. */
 export interface Order {

@@ -1,4 +1,4 @@
-import type { DeadLetters, Jobs, JobStore, Queues, StoredSchedules } from '@loom/core';
+import type { DeadLetters, Jobs, JobStore, Queues, StoredSchedules, Tokens } from '@loom/core';
 import type { Invocation } from '../args.js';
 import type { Output } from '../output.js';
 
@@ -9,6 +9,7 @@ export interface CommandContext {
   queues: Queues;
   deadLetters: DeadLetters;
   schedules: StoredSchedules;
+  tokens: Tokens;
   output: Output;
   invocation: Invocation;
 }

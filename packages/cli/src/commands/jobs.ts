@@ -135,3 +135,29 @@ export async function removeJob(ctx: CommandContext): Promise<void> {
   if (!result.removed) throw new RefusedError(`job ${id} is ${result.status}: only finished jobs (completed, dead, cancelled) can be removed; cancel it first`);
   if (!output.json) output.out(`removed job ${id} (${result.status})\n`);
 }
+
+/** `loom jobs fork ID --from-step S [--payload JSON]`: a new job that keeps the steps before S and runs the rest. */
+export async function forkJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const { fromStep, payload } = ctx.invocation.options;
+  try {
+    const fork = await ctx.jobs.fork(id, payload === undefined ? { fromStep: fromStep! } : { fromStep: fromStep!, payload });
+    const { output } = ctx;
+    if (output.json) return printJson(output, fork);
+    output.out(`forked ${id} from step ${fromStep}: new job ${fork.id} (kept ${fork.keptSteps.length ? fork.keptSteps.join(', ') : 'no step'})\n`);
+  } catch (err) {
+    if (LoomError.is(err, 'JOB_NOT_FOUND')) throw new RefusedError(`no job ${id}`);
+    throw err;
+  }
+}
+
+/** `loom jobs export ID > run.json`: the run record (always JSON), for `replayRun` of `@loom/testing`. */
+export async function exportJob(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  try {
+    ctx.output.out(`${JSON.stringify(await ctx.jobs.export(id), null, 2)}\n`);
+  } catch (err) {
+    if (LoomError.is(err, 'JOB_NOT_FOUND')) throw new RefusedError(`no job ${id}`);
+    throw err;
+  }
+}

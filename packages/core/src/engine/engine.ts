@@ -19,6 +19,7 @@ import { Batches } from './batches.js';
 import { Queues } from '../operations/queues.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { InvalidArgumentError } from '../support/errors.js';
+import { Tokens } from '../operations/tokens.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -36,6 +37,7 @@ export interface Engine {
   jobs: Jobs;
   queues: Queues;
   batches: Batches;
+  tokens: Tokens;
   flow: FlowControl;
   /** Runs `@Job({ sandbox })` jobs; present when `Loom.create({ sandbox })` was given. */
   sandbox?: Sandbox;
@@ -67,7 +69,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: (jobs) => pool?.noteEnqueued(jobs) });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
-  const workflow = { enqueuer, registry, wakeWorkers: wake };
+  const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
   const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
@@ -141,6 +143,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
+  const tokens = new Tokens({ store, clock, hooks: { onSettled: wake } });
   const batches = new Batches({ store, clock, enqueuer });
   return {
     options,
@@ -154,6 +157,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     jobs,
     queues,
     batches,
+    tokens,
     flow,
     ...(skewGuard ? { skewGuard } : {}),
     ...(sandbox ? { sandbox } : {}),

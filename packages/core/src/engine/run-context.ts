@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { Clock } from '../support/clock.js';
 import { patched } from '../workflow/patches.js';
 import { toMs, type Duration } from '../support/duration.js';
@@ -15,12 +16,20 @@ import { RunSuspension } from '../workflow/run-suspension.js';
 import { enqueueChild, waitForJobs } from '../workflow/child-jobs.js';
 import type { RunScope, WorkflowServices } from '../workflow/run-scope.js';
 import { waitForSignal } from '../workflow/signals.js';
+import { createWaitToken, waitForToken } from '../workflow/wait-tokens.js';
 import { recordStepFailure } from '../workflow/step-failure.js';
 import { StepBudget } from '../workflow/step-limits.js';
 import { StepLog } from '../workflow/step-log.js';
 import { stepNesting } from '../workflow/step-nesting.js';
 import { WaitOutcomes } from '../workflow/step-outcome.js';
-import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../jobs/workflow-options.js';
+import type {
+  ChildEnqueueOptions,
+  CreateWaitTokenOptions,
+  WaitForJobOptions,
+  WaitForSignalOptions,
+  WaitForTokenOptions,
+  WaitToken,
+} from '../jobs/workflow-options.js';
 
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
 export class RunContext implements JobContext {
@@ -179,6 +188,15 @@ export class RunContext implements JobContext {
 
   waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T> {
     return waitForSignal(this.scope, name, opts) as Promise<T>;
+  }
+
+  createWaitToken<S extends z.ZodType = z.ZodType<unknown>>(options?: CreateWaitTokenOptions<S>): Promise<WaitToken<z.output<S>>> {
+    if (this.suspension) throw this.suspension;
+    return createWaitToken(this.scope, options) as Promise<WaitToken<z.output<S>>>;
+  }
+
+  waitForToken<T>(token: WaitToken<T>, opts?: WaitForTokenOptions): Promise<T> {
+    return waitForToken(this.scope, token, opts) as Promise<T>;
   }
 
   async progress(value: number | Record<string, unknown>): Promise<void> {

@@ -1,7 +1,15 @@
 import type { Duration } from '../support/duration.js';
 import type { EnqueueResult } from '../store/job-record.js';
 import type { Logger } from '../support/logger.js';
-import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from './workflow-options.js';
+import type { z } from 'zod';
+import type {
+  ChildEnqueueOptions,
+  CreateWaitTokenOptions,
+  WaitForJobOptions,
+  WaitForSignalOptions,
+  WaitForTokenOptions,
+  WaitToken,
+} from './workflow-options.js';
 
 // A job class, its handler and the context its `run` receives are one contract: the context's
 // `enqueue` takes a job class, whose handler takes the context. They share this file so that the
@@ -144,6 +152,26 @@ export interface JobContext {
    * `timeout` elapsing fails it with `WAIT_TIMEOUT` (final once caught, as for `waitForJob`).
    */
   waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<T>;
+  /**
+   * Makes a wait token for a person or another system to settle (`loom.tokens.complete(id, output)`,
+   * `loom.tokens.reject(id, reason)`, `loom tokens complete ID`, or its signed `url`). Call it
+   * inside a step, so a retried attempt gets the same token back:
+   *
+   * ```ts
+   * const token = await ctx.step('approval-token', () => ctx.createWaitToken({ timeout: '3d', schema: Approval }));
+   * await mailer.send(reviewer, token.url);
+   * const decision = await ctx.waitForToken(token);
+   * ```
+   */
+  createWaitToken<S extends z.ZodType = z.ZodType<unknown>>(options?: CreateWaitTokenOptions<S>): Promise<WaitToken<z.output<S>>>;
+  /**
+   * Durably waits until the token is settled and returns the output it was completed with. The run
+   * ends while it waits (no worker is held) and resumes when the token is settled. A rejection
+   * throws `TokenRejectedError` (`TOKEN_REJECTED`); the token's timeout throws `TokenTimeoutError`
+   * (`TOKEN_TIMEOUT`), or returns its `default`. Recorded as a `signal` step (default name
+   * `waitForToken#<n>`): every later attempt gets the same outcome.
+   */
+  waitForToken<T>(token: WaitToken<T>, opts?: WaitForTokenOptions): Promise<T>;
   /** Saves progress (plain data) on the job for operators to read. */
   progress(value: number | Record<string, unknown>): Promise<void>;
   /**

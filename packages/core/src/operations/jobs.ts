@@ -1,11 +1,13 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError, JobNotFoundError } from '../support/errors.js';
+import { InvalidArgumentError, JobNotFoundError, NotPlainDataError } from '../support/errors.js';
+import { findPlainDataProblem } from '../support/plain-data.js';
 import type { Logger } from '../support/logger.js';
-import type { JobRecord, JobStatus } from '../store/job-record.js';
+import type { JobRecord, JobStatus, StepRecord } from '../store/job-record.js';
 import type { JobSummary } from '../store/operations.js';
 import type { JobStore } from '../store/store.js';
 import { wakeIfJobsFinished } from '../workflow/parent-wake.js';
 import { plainString } from './plain-string.js';
+import { exportRun, type RunRecord } from './run-export.js';
 import { toJobPage, toPageQuery, type JobListFilter, type JobPage } from './job-list-filter.js';
 
 /** What `jobs.cancel` did. */
@@ -29,6 +31,41 @@ export interface RetryResult {
 export interface RemoveResult {
   removed: boolean;
   status: JobStatus;
+}
+
+/** Options of `jobs.fork`. */
+export interface ForkOptions {
+  /** The first step to run again: the steps recorded before it are kept, it and every later one run anew. */
+  fromStep: string;
+  /** The fork's payload. Default: the original's. */
+  payload?: unknown;
+}
+
+/** What `jobs.fork` made: the new job's id and the names of the steps it kept. */
+export interface ForkResult {
+  id: string;
+  keptSteps: string[];
+}
+
+/**
+ * The completed steps `job` recorded before step `fromStep`, in call order: those with a lower
+ * position (`seq`), and the markers (`ctx.patched`, no position) recorded before it.
+ */
+function stepsBefore(job: JobRecord, fromStep: string): StepRecord[] {
+  const at = job.steps.findIndex((s) => s.name === fromStep);
+  const from = job.steps[at];
+  if (!from) {
+    const names = job.steps.map((s) => s.name);
+    throw new InvalidArgumentError(
+      'jobs.fork fromStep',
+      `job ${job.id} recorded no step "${fromStep}"${names.length ? ` (it recorded: ${names.join(', ')})` : ' (it recorded no step)'}; nothing changed`,
+    );
+  }
+  return job.steps.filter((s, i) => {
+    if (s.status !== 'completed' || s === from) return false;
+    if (s.seq !== undefined && from.seq !== undefined && s.seq >= 0 && from.seq >= 0) return s.seq < from.seq;
+    return i < at;
+  });
 }
 
 /** Where the engine hooks into `jobs` (none when used on a bare store, e.g. by the `loom` command line). */
@@ -124,6 +161,62 @@ export class Jobs {
     const result = await this.deps.store.removeJob(jobId(id, 'remove'), this.deps.clock.now());
     if (!result) throw new JobNotFoundError(id);
     return { removed: result.outcome === 'removed', status: result.status };
+  }
+
+  /**
+   * A new job that runs `id` again from step `fromStep`: it keeps the completed steps the original
+   * recorded before `fromStep` (so a charge that succeeded is not made again) and runs the rest,
+   * with `payload` instead of the original's when given. The original, in whatever status, is
+   * unchanged. The fork has the original's name, queue, priority and attempts, no idempotency
+   * key, and `forkedFrom: id`. Throws `JOB_NOT_FOUND` for an unknown id and `INVALID_ARGUMENT`
+   * when the job recorded no step named `fromStep`.
+   *
+   * ```ts
+   * const { id: forkId } = await loom.jobs.fork(id, { fromStep: 'ship' }); // the shipping bug is fixed
+   * ```
+   */
+  async fork(id: string, options: ForkOptions): Promise<ForkResult> {
+    const { store, clock, hooks } = this.deps;
+    jobId(id, 'fork');
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('jobs.fork options', 'must be { fromStep, payload? }; nothing changed');
+    const fromStep = plainString(options.fromStep, 'jobs.fork fromStep');
+    const job = await store.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    const steps = stepsBefore(job, fromStep);
+    const payload = 'payload' in options ? options.payload : job.payload;
+    const problem = findPlainDataProblem(payload);
+    if (problem) throw new NotPlainDataError('The payload of jobs.fork', problem.path, problem.reason);
+    const now = clock.now();
+    const [result] = await store.enqueue(
+      [
+        {
+          name: job.name,
+          queue: job.queue,
+          payload,
+          priority: job.priority,
+          runAt: now,
+          maxAttempts: job.maxAttempts,
+          steps,
+          forkedFrom: job.id,
+          ...(job.rateLimitKey !== undefined ? { rateLimitKey: job.rateLimitKey } : {}),
+          ...(job.groupKey !== undefined ? { groupKey: job.groupKey } : {}),
+        },
+      ],
+      { now },
+    );
+    hooks?.onQueued?.();
+    return { id: result!.id, keptSteps: steps.map((s) => s.name) };
+  }
+
+  /**
+   * The run record of a job (also a dead one): payload, recorded steps, sleeps, waits, pending
+   * signals and errors, as `loom jobs export ID` writes it, for `replayRun` of `@loom/testing`.
+   * Throws `JOB_NOT_FOUND` for an unknown id.
+   */
+  async export(id: string): Promise<RunRecord> {
+    const job = await this.deps.store.getJob(jobId(id, 'export'));
+    if (!job) throw new JobNotFoundError(id);
+    return exportRun(job, this.deps.clock.now());
   }
 
   /** A cancelled child decides its parent's `waitForJob`: wake the parent now (else it looks again within minutes). */

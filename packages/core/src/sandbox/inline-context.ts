@@ -3,7 +3,7 @@ import type { JobClass, JobContext } from '../jobs/job-class.js';
 import type { EnqueueResult } from '../store/job-record.js';
 import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } from '../jobs/workflow-options.js';
 import type { Logger } from '../support/logger.js';
-import { transactionRefused } from './thread-context.js';
+import { transactionRefused, waitTokensRefused } from './thread-context.js';
 import { assertCloneable } from './wire.js';
 
 /**
@@ -70,5 +70,11 @@ export class InlineContext implements JobContext {
   }
   transaction<T>(_fn: (session?: unknown) => Promise<T>): Promise<T> {
     return Promise.reject(transactionRefused());
+  }
+  createWaitToken(): Promise<never> {
+    return Promise.reject(waitTokensRefused('ctx.createWaitToken'));
+  }
+  waitForToken(): Promise<never> {
+    return Promise.reject(waitTokensRefused('ctx.waitForToken'));
   }
 }

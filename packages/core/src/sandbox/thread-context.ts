@@ -111,6 +111,20 @@ export class ThreadContext implements JobContext {
   transaction<T>(_fn: (session?: unknown) => Promise<T>): Promise<T> {
     return Promise.reject(transactionRefused());
   }
+  createWaitToken(): Promise<never> {
+    return Promise.reject(waitTokensRefused('ctx.createWaitToken'));
+  }
+  waitForToken(): Promise<never> {
+    return Promise.reject(waitTokensRefused('ctx.waitForToken'));
+  }
+}
+
+/** Why wait tokens fail in a sandboxed handler (in a thread, and in-line alike): not bridged yet. */
+export function waitTokensRefused(method: string): SandboxUnsupportedError {
+  return new SandboxUnsupportedError(
+    method,
+    'wait tokens are not bridged to sandbox threads; create the token and wait for it in a job without sandbox, which enqueues the sandboxed work (ctx.enqueue)',
+  );
 }
 
 /** Why `ctx.transaction` fails in a sandboxed handler (in a thread, and in-line alike). */

@@ -162,6 +162,8 @@ export interface JobRecord {
    * job is still queued updates it instead of adding a job.
    */
   debounceKey?: string;
+  /** The job this one was forked from (`jobs.fork`), if it was. */
+  forkedFrom?: string;
   /** The batch this job is a member of (`loom.batches.create`): its end moves the batch's counts. */
   batchId?: string;
   /** On a batch callback: the batch whose end enqueued it, and on which outcome (its `ctx.batch`). */
@@ -197,6 +199,13 @@ export interface NewJob {
    * instead of storing a new job.
    */
   debounceKey?: string;
+  /**
+   * Steps the job starts with (`jobs.fork`: the recorded steps of another job before a given
+   * step), replayed by its first run as if it had recorded them. Stored as given. Default: none.
+   */
+  steps?: StepRecord[];
+  /** The job this one was forked from (`jobs.fork`). */
+  forkedFrom?: string;
 }
 
 /** The outcome of one enqueue. */

@@ -19,6 +19,7 @@ export type TransitionName =
   | 'recordStep'
   | 'progress'
   | 'consumeSignal'
+  | 'createWaitToken'
   | 'complete'
   | 'retry'
   | 'sleep'
@@ -115,6 +116,15 @@ export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
   recordStep: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'first write of a step name wins' },
   progress: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep' },
   consumeSignal: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'a signal of that name is stored' },
+  createWaitToken: {
+    from: ['running'],
+    to: 'running',
+    fence: 'lease',
+    attempt: 'keep',
+    lease: 'keep',
+    slots: 'keep',
+    guard: 'stores a pending wait token of the job; its settlement arrives as a signal (signal / signalWake)',
+  },
   complete: { from: ['running'], to: 'completed', fence: 'lease', attempt: 'keep', lease: 'clear', slots: 'free' },
   retry: { from: ['running'], to: 'queued', fence: 'lease', attempt: 'keep', lease: 'clear', slots: 'free' },
   sleep: { from: ['running'], to: 'queued', fence: 'lease', attempt: 'give-back', lease: 'clear', slots: 'free' },

@@ -14,6 +14,7 @@ import type {
 } from './job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
+import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from './wait-token.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
 
 /**
@@ -185,6 +186,27 @@ export interface JobStore {
    * (`TOO_MANY_SIGNALS`), storing nothing.
    */
   signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean>;
+
+  /**
+   * Stores a new `pending` wait token (`token.status` must be `'pending'`) created by the run
+   * holding `lease`; `token.jobId` must be the lease's job. Fenced: a run that lost its lease stores
+   * nothing and gets `LEASE_LOST`. An id already stored is refused with `INVALID_ARGUMENT`.
+   */
+  createWaitToken(lease: LeaseRef, token: WaitTokenRecord, now: Date): Promise<void>;
+
+  /** A wait token by id, or null when no token has this id. */
+  getWaitToken(id: string): Promise<WaitTokenRecord | null>;
+
+  /**
+   * Settles a `pending` wait token, conditionally (the first settlement wins): `completed` or
+   * `rejected` only before its `timeoutAt`, `timed-out` only from then on. Then, whether this call
+   * settled it or an earlier one did, delivers the outcome to the token's job as the signal
+   * `waitTokenSignal``(id)` sent with that same signal id (so a repeated delivery stores
+   * nothing; a job waiting for it is queued at `now`; a finished job is left alone). That second
+   * write is what a repeated call repairs, should a process die between the two. Null when no
+   * token has this id.
+   */
+  settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null>;
 
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;

@@ -1,3 +1,5 @@
+// Over 500 lines by design: issue 27 asks for one error module per package, so every core error
+// class and its code are in this one file (test/errors.test.ts checks the codes are distinct).
 /**
  * Every error Loom raises is a {@link LoomError} with a stable `code`; core's error classes all
  * live in this module, each with a code of its own (a subclass that refines another, such as
@@ -50,7 +52,12 @@ export type LoomErrorCode =
   | 'SANDBOX_MODULE'
   | 'SANDBOX_UNSUPPORTED'
   | 'BATCH_NOT_FOUND'
-  | 'INVALID_BATCH';
+  | 'INVALID_BATCH'
+  | 'TOKEN_REJECTED'
+  | 'TOKEN_TIMEOUT'
+  | 'INVALID_TOKEN_OUTPUT'
+  | 'WAIT_TOKEN_NOT_FOUND'
+  | 'RUN_RECORD_MISMATCH';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -586,5 +593,81 @@ export class SandboxUnsupportedError extends LoomError {
     detail: string,
   ) {
     super('SANDBOX_UNSUPPORTED', `${method} is not available in a sandboxed handler: ${detail}`);
+  }
+}
+
+// ---- Wait tokens and run records ---------------------------------------------------------------
+
+/**
+ * `ctx.waitForToken`: the token was rejected (`loom.tokens.reject`, `loom tokens reject`, the
+ * reject button of a token link). Final: every later attempt of the run gets the same error at the
+ * same step, so catch it to take the "no" branch.
+ */
+export class TokenRejectedError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly reason: string | undefined,
+    readonly stepName: string,
+  ) {
+    super(
+      'TOKEN_REJECTED',
+      `Wait token ${tokenId} was rejected${reason === undefined ? '' : `: ${reason}`}; catch TokenRejectedError around ctx.waitForToken to handle a rejection`,
+    );
+  }
+}
+
+/**
+ * `ctx.waitForToken`: nobody completed or rejected the token before its timeout, and it has no
+ * `default`. Final, as {@link TokenRejectedError}; give `createWaitToken({ default })` to go on
+ * with a value instead.
+ */
+export class TokenTimeoutError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly timeoutAt: Date,
+    readonly stepName: string,
+  ) {
+    super(
+      'TOKEN_TIMEOUT',
+      `Wait token ${tokenId} timed out at ${timeoutAt.toISOString()} without being completed or rejected; ` +
+        'catch TokenTimeoutError, or give createWaitToken a `default` to go on with',
+    );
+  }
+}
+
+/**
+ * `loom.tokens.complete`: the output does not match the token's schema (or is not plain data).
+ * Nothing changed: the token is still pending, so complete it again with a valid output.
+ */
+export class InvalidTokenOutputError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(
+      'INVALID_TOKEN_OUTPUT',
+      `Wait token ${tokenId}: the output${path === '' ? '' : ` at ${path}`} is refused: ${detail}; nothing changed, send a valid output`,
+    );
+  }
+}
+
+/** `loom.tokens.complete` / `reject` / `get`: no wait token has this id (a typo, or another store). */
+export class WaitTokenNotFoundError extends LoomError {
+  constructor(readonly tokenId: string) {
+    super('WAIT_TOKEN_NOT_FOUND', `No wait token has the id ${tokenId}; check the id (a token is made by ctx.createWaitToken in a run of this store)`);
+  }
+}
+
+/**
+ * `replayRun` (`@loom/testing`) was given a run record (`loom jobs export`) that is not a run of
+ * this job class, or not a run record of a format version it reads. Nothing ran.
+ */
+export class RunRecordMismatchError extends LoomError {
+  constructor(
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super('RUN_RECORD_MISMATCH', `The run record is ${found}, not ${expected}; nothing was replayed. Replay it against the job class that made it`);
   }
 }

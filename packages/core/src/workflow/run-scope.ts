@@ -10,6 +10,7 @@ import type { RunSuspension } from './run-suspension.js';
 import type { StepBudget } from './step-limits.js';
 import type { StepLog } from './step-log.js';
 import type { WaitOutcomes } from './step-outcome.js';
+import type { WaitTokenLinkOptions } from '../support/token-links.js';
 
 /** How workflows enqueue a child job: the engine's `Enqueuer` is one. */
 export interface ChildEnqueuer {
@@ -23,6 +24,8 @@ export interface WorkflowServices {
   registry: JobRegistry;
   /** Tells this engine's workers that a job became claimable (woken, signalled, released). */
   wakeWorkers(): void;
+  /** Where wait-token links point and how they are signed (`Loom.create({ waitTokens })`); absent: tokens have no `url`. */
+  waitTokenLinks?: WaitTokenLinkOptions;
 }
 
 /** What the workflow operations (child jobs, waits, signals) use of one run. */

@@ -19,13 +19,18 @@ export async function readForm(req: IncomingMessage & { body?: unknown; _body?: 
     }
     return fields;
   }
+  for (const [key, value] of new URLSearchParams(await readBody(req, MAX_FORM_BYTES, 'form'))) if (!fields.has(key)) fields.set(key, value);
+  return fields;
+}
+
+/** The request body as UTF-8 text, refused (`BodyTooLargeError`) past `maxBytes`. */
+export async function readBody(req: IncomingMessage, maxBytes: number, what: string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new BodyTooLargeError(`The form is over ${MAX_FORM_BYTES} bytes`);
+    if (size > maxBytes) throw new BodyTooLargeError(`The ${what} is over ${maxBytes} bytes`);
     chunks.push(chunk);
   }
-  for (const [key, value] of new URLSearchParams(Buffer.concat(chunks).toString('utf8'))) if (!fields.has(key)) fields.set(key, value);
-  return fields;
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -8,6 +8,7 @@ import type {
   KeyTombstoneDocument,
   QueueDocument,
   ScheduleDocument,
+  WaitTokenDocument,
 } from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
 
@@ -42,6 +43,8 @@ export interface StoreCollections {
   counts: Collection<CompletedCountDocument>;
   /** Batches (batches/batches.ts): one document per batch with its counts and callbacks. */
   batches: Collection<BatchDocument>;
+  /** Wait tokens (`ctx.createWaitToken`), `_id` = the token id. */
+  waitTokens: Collection<WaitTokenDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -61,6 +64,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     flow: db.collection<FlowDocument>(names.flow),
     counts: db.collection<CompletedCountDocument>(names.counts),
     batches: db.collection<BatchDocument>(names.batches),
+    waitTokens: db.collection<WaitTokenDocument>(names.waitTokens),
   };
 }
 

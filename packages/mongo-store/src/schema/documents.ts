@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord } from '@loom/core';
+import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord, WaitTokenRecord } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
@@ -148,3 +148,5 @@ export interface BatchDocument {
   /** The callbacks' jobs as the engine gave them (without idempotency keys). */
   callbacks: BatchCallbackJobs;
 }
+/** A wait token (`ctx.createWaitToken`): the core record with its id as `_id`. */
+export type WaitTokenDocument = Omit<WaitTokenRecord, 'id'> & { _id: string };

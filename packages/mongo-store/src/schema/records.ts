@@ -31,6 +31,7 @@ const OPTIONAL_FIELDS = [
   'debounceKey',
   'batchId',
   'batchCallback',
+  'forkedFrom',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

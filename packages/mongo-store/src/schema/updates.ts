@@ -65,7 +65,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
     attempt: 0,
     maxAttempts: requireNumber(job.maxAttempts, 'job.maxAttempts', true),
     errors: [],
-    steps: [],
+    steps: job.steps === undefined ? [] : requireSteps(job.steps),
     signals: [],
     createdAt: now,
     updatedAt: now,
@@ -79,6 +79,7 @@ export function newJobDocument(job: NewJob, now: Date, id = new ObjectId()): Job
   if (job.trace !== undefined) doc.trace = requireTraceContext(job.trace, 'job.trace');
   if (job.rateLimitKey !== undefined) doc.rateLimitKey = requireString(job.rateLimitKey, 'job.rateLimitKey');
   if (job.groupKey !== undefined) doc.groupKey = requireString(job.groupKey, 'job.groupKey');
+  if (job.forkedFrom !== undefined) doc.forkedFrom = requireString(job.forkedFrom, 'job.forkedFrom');
   if (job.debounceKey !== undefined) {
     doc.debounceKey = requireString(job.debounceKey, 'job.debounceKey');
     if (doc.idempotencyKey !== undefined) throw new StoreArgumentError('a job cannot have both a debounceKey and an idempotencyKey; nothing was enqueued');
@@ -249,4 +250,12 @@ export function replayedJobDocument(dead: DeadLetterDocument, now: Date): JobDoc
   const { finishedAt: _f, deadReason: _d, result: _r, waitingFor: _w, ...job } = dead.job;
   const priorAttempts = (job.priorAttempts ?? 0) + job.attempt;
   return { ...job, _id: dead._id, status: LIFECYCLE_TO.replay, attempt: 0, priorAttempts, runAt: now, claimAt: now, updatedAt: now };
+}
+
+/** A new job's steps (`NewJob.steps`): an array of step records, stored as given. */
+function requireSteps(steps: unknown): StepRecord[] {
+  if (!Array.isArray(steps) || steps.some((s) => typeof s !== 'object' || s === null || typeof (s as StepRecord).name !== 'string')) {
+    throw new StoreArgumentError('job.steps must be an array of step records');
+  }
+  return steps as StepRecord[];
 }

@@ -69,6 +69,19 @@ export function describeEnqueue(ctx: ConformanceContext): void {
       expect(await ctx.store.listJobs({})).toEqual([]);
     });
 
+    it('stores the steps and forkedFrom a job is enqueued with (jobs.fork); a run claims it with them', async () => {
+      const steps = [
+        { name: 'charge', kind: 'step' as const, status: 'completed' as const, result: { chargeId: 'ch-1' }, at: at(1), seq: 0 },
+        { name: 'patched:v2', kind: 'step' as const, status: 'completed' as const, result: true, at: at(2) },
+        { name: 'pickup', kind: 'sleep' as const, status: 'completed' as const, wakeAt: at(3), at: at(3), seq: 1 },
+      ];
+      const id = await enqueueOne(ctx.store, { steps, forkedFrom: 'original-job-id' });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', attempt: 0, steps, forkedFrom: 'original-job-id' });
+      const [claimed] = await claimJobs(ctx.store);
+      expect(claimed).toMatchObject({ id, steps, forkedFrom: 'original-job-id' });
+      await expect(ctx.store.enqueue([newJob({ steps: 'no' as never })], { now: at(0) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+
     it('survives init being called again (it is idempotent)', async () => {
       const id = await enqueueOne(ctx.store);
       await ctx.store.init();

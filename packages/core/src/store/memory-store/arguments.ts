@@ -38,7 +38,10 @@ export function assertNewJob(job: NewJob, now: Date): void {
   assertDate(job.runAt, `job "${job.name}": runAt`);
   if (job.scheduledFor !== undefined) assertDate(job.scheduledFor, `job "${job.name}": scheduledFor`);
   if (job.trace !== undefined) assertTraceContext(job.trace, `job "${job.name}": trace`);
-  for (const field of ['rateLimitKey', 'groupKey', 'debounceKey'] as const) {
+  if (job.steps !== undefined && (!Array.isArray(job.steps) || job.steps.some((s) => typeof s?.name !== 'string'))) {
+    throw invalid(`job "${job.name}": steps`, 'must be an array of step records');
+  }
+  for (const field of ['rateLimitKey', 'groupKey', 'debounceKey', 'forkedFrom'] as const) {
     if (job[field] !== undefined && typeof job[field] !== 'string') throw invalid(`job "${job.name}": ${field}`, `must be a string, got ${typeof job[field]}`);
   }
   if (job.debounceKey !== undefined && job.idempotencyKey !== undefined)

@@ -52,6 +52,8 @@ import { parseRetention } from './retention.js';
 import * as signals from './signals.js';
 import { MemoryState } from './state.js';
 import * as writes from './writes.js';
+import * as waitTokens from './wait-tokens.js';
+import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from '../wait-token.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './stored-job.js';
 
@@ -175,6 +177,18 @@ export class MemoryStore implements JobStore {
 
   async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     return writes.consumeSignal(this.#state, lease, req);
+  }
+
+  async createWaitToken(lease: LeaseRef, token: WaitTokenRecord, now: Date): Promise<void> {
+    waitTokens.createWaitToken(this.#state, lease, token, now);
+  }
+
+  async getWaitToken(id: string): Promise<WaitTokenRecord | null> {
+    return waitTokens.getWaitToken(this.#state, id);
+  }
+
+  async settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null> {
+    return waitTokens.settleWaitToken(this.#state, id, req);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

@@ -16,7 +16,7 @@ export function newRecord(job: NewJob, now: Date): JobRecord {
     attempt: 0,
     maxAttempts: job.maxAttempts,
     errors: [],
-    steps: [],
+    steps: job.steps === undefined ? [] : clonePlain(job.steps),
     signals: [],
     createdAt: copyDate(now),
     updatedAt: copyDate(now),
@@ -28,5 +28,6 @@ export function newRecord(job: NewJob, now: Date): JobRecord {
   if (job.rateLimitKey !== undefined) record.rateLimitKey = job.rateLimitKey;
   if (job.groupKey !== undefined) record.groupKey = job.groupKey;
   if (job.debounceKey !== undefined) record.debounceKey = job.debounceKey;
+  if (job.forkedFrom !== undefined) record.forkedFrom = job.forkedFrom;
   return record;
 }

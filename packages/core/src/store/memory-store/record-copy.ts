@@ -49,5 +49,6 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.debounceKey !== undefined) out.debounceKey = r.debounceKey;
   if (r.batchId !== undefined) out.batchId = r.batchId;
   if (r.batchCallback !== undefined) out.batchCallback = { batchId: r.batchCallback.batchId, on: r.batchCallback.on };
+  if (r.forkedFrom !== undefined) out.forkedFrom = r.forkedFrom;
   return out;
 }

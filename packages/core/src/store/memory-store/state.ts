@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../job-record.js';
 import { BatchTable } from './batch-table.js';
+import type { WaitTokenRecord } from '../wait-token.js';
 import { ClaimIndex } from './claim-index.js';
 import { DebounceKeys } from './debounce.js';
 import { FlowTable } from './flow-table.js';
@@ -62,6 +63,8 @@ export class MemoryState {
   readonly counts = new StatusCounts();
   readonly schedules = new ScheduleTable();
   readonly batches = new BatchTable();
+  /** Wait tokens by id (kept as long as the store lives). */
+  readonly waitTokens = new Map<string, WaitTokenRecord>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */
   seq = 0;
   /** Lease tokens are this store's random prefix and a claim counter (see {@link leaseToken}). */
