@@ -24,6 +24,7 @@ export * from './store/signal-limit.js';
 export * from './store/operations.js';
 export * from './store/flow.js';
 export * from './store/lifecycle.js';
+export * from './store/dependencies.js';
 export * from './store/memory-store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
@@ -41,7 +42,8 @@ export type { LoomEventMap, LoomEventName, LoomEventListener, JobEventInfo } fro
 export type { LoomOptions } from './loom-options.js';
 export type { ResolveJob } from './jobs/discovery.js';
 export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.js';
-export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
+export { Flows, type FlowDefinition, type FlowNode, type FlowResult } from './operations/flows.js';
+export { Jobs, type CancelOptions, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
 export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobPage } from './operations/job-list-filter.js';
 export { Loom, type EnqueueArgs, type LoomStats } from './loom.js';

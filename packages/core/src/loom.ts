@@ -12,6 +12,7 @@ import type { LoomOptions } from './loom-options.js';
 import { sendSignal } from './workflow/signals.js';
 import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
+import type { Flows } from './operations/flows.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -49,6 +50,8 @@ export class Loom {
   readonly jobs: Jobs;
   /** Pause, resume and list queues (pauses are stored: they hold for every instance). */
   readonly queues: Queues;
+  /** Enqueue a DAG of jobs in one call, all or nothing: `flows.add({ nodes })`. */
+  readonly flows: Flows;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
   private state: 'created' | 'started' | 'stopped' = 'created';
@@ -58,6 +61,7 @@ export class Loom {
     this.deadLetters = engine.deadLetters;
     this.jobs = engine.jobs;
     this.queues = engine.queues;
+    this.flows = engine.flows;
     this.schedules = engine.scheduling.control;
     engines.set(this, engine);
   }
@@ -82,6 +86,7 @@ export class Loom {
     void this.engine.skewGuard?.start();
     this.engine.telemetry.start();
     await this.engine.pool.start();
+    this.engine.dependencies.start();
     await this.engine.scheduling.start();
   }
 
@@ -104,6 +109,7 @@ export class Loom {
     this.engine.skewGuard?.stop();
     this.engine.telemetry.stop();
     this.engine.flow.stop();
+    this.engine.dependencies.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

@@ -38,6 +38,8 @@ const samples: Record<string, () => LoomError> = {
   ChildCancelledError: () => new core.ChildCancelledError('w', 'c1', 'cancelled'),
   TooManySignalsError: () => new core.TooManySignalsError('j1', 'go', 100),
   InvalidTransitionError: () => new core.InvalidTransitionError('j1', 'complete', 'queued', ['running']),
+  InvalidDependenciesError: () => new core.InvalidDependenciesError('unknown job ids: j9'),
+  DependencyFailedError: () => new core.DependencyFailedError('j1', 'j2', 'dead'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

@@ -16,6 +16,8 @@ import type { Telemetry } from '../observability/telemetry.js';
 import { wakeParentsOnFinish } from '../workflow/parent-wake.js';
 import { Jobs } from '../operations/jobs.js';
 import { Queues } from '../operations/queues.js';
+import { DependencySettler } from './dependency-settler.js';
+import { Flows } from '../operations/flows.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -33,6 +35,9 @@ export interface Engine {
   jobs: Jobs;
   queues: Queues;
   flow: FlowControl;
+  /** Settles the dependents of finished jobs (`dependsOn`). */
+  dependencies: DependencySettler;
+  flows: Flows;
 }
 
 /**
@@ -53,6 +58,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
+  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake });
   const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
   const runner = new JobRunner({
@@ -124,5 +130,20 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
       },
     },
   });
-  return { options, registry, events, enqueuer, pool, deadLetters, scheduling, telemetry, jobs, queues, flow, ...(skewGuard ? { skewGuard } : {}) };
+  return {
+    options,
+    registry,
+    events,
+    enqueuer,
+    pool,
+    deadLetters,
+    scheduling,
+    telemetry,
+    jobs,
+    queues,
+    flow,
+    dependencies,
+    flows: new Flows({ enqueuer, registry }),
+    ...(skewGuard ? { skewGuard } : {}),
+  };
 }

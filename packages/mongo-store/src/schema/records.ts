@@ -29,6 +29,9 @@ const OPTIONAL_FIELDS = [
   'rateLimitKey',
   'groupKey',
   'debounceKey',
+  'dependsOn',
+  'onDependencyFailure',
+  'dependents',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -60,6 +60,8 @@ export class MemoryState {
   /** Jobs per queue and status, but dead ones (counted by `dead`). */
   readonly counts = new StatusCounts();
   readonly schedules = new ScheduleTable();
+  /** Finished jobs with dependents not settled yet (`settleDependents`), in the order they finished. */
+  readonly unsettled = new Set<string>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */
   seq = 0;
   /** Lease tokens are this store's random prefix and a claim counter (see {@link leaseToken}). */
