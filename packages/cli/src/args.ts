@@ -27,6 +27,8 @@ export interface CommandOptions {
   reason?: string;
   all?: boolean;
   yes?: boolean;
+  /** `jobs cancel --children`: also its children and dependents, recursively. */
+  children?: boolean;
 }
 
 /** What each command takes: whether an argument (and what it is) and which options. */
@@ -34,7 +36,7 @@ const COMMANDS = {
   stats: { target: undefined, options: [] },
   'jobs ls': { target: undefined, options: ['status', 'name', 'queue', 'limit', 'cursor'] },
   'jobs show': { target: 'job id', options: [] },
-  'jobs cancel': { target: 'job id', options: ['reason'] },
+  'jobs cancel': { target: 'job id', options: ['reason', 'children'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
@@ -107,6 +109,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
         reason: { type: 'string' },
         all: { type: 'boolean' },
         yes: { type: 'boolean' },
+        children: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -133,7 +136,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
   if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
 
   const allowed = new Set<string>(spec.options);
-  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes'] as const) {
+  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'children'] as const) {
     if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
   }
   const options: CommandOptions = {};
@@ -155,6 +158,7 @@ export function parseInvocation(argv: readonly string[]): Invocation | typeof HE
   }
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;
+  if (values.children) options.children = true;
 
   if (name === 'dlq retry') {
     if (target !== undefined && options.all) throw new UsageError("'dlq retry' takes a job id or --all, not both");

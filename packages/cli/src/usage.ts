@@ -6,7 +6,7 @@ Usage:
   loom [--uri URI] [--database DB] [--prefix P] [--json] COMMAND
   loom stats
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
-  loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
+  loom jobs show ID | cancel ID [--reason R] [--children] | retry ID | rm ID
   loom dlq ls [--name N] [--queue Q] [--limit K]
   loom dlq retry (ID | --all [--name N] [--queue Q])
   loom dlq purge [--name N] [--queue Q] --yes
@@ -20,6 +20,7 @@ Options:
   --database DB    database of the Loom store (default: $LOOM_DATABASE, else the URI's)
   --prefix P       collection prefix of the store (default: loom_)
   --json           print JSON for scripts instead of tables
+  --children       jobs cancel: also cancel its children and dependents, recursively
   -h, --help       this text
 
 Exit codes: 0 done; 1 the job, schedule or dead letter does not exist or cannot change;
