@@ -9,7 +9,7 @@ import { checkBatchDependencies, dependencyFailedError, dependencyFailedReason, 
 import type { JobRecord, NewJob } from '../job-record.js';
 import { assertDate } from './arguments.js';
 import { copyDate } from './record-copy.js';
-import { sweep } from './retention.js';
+import { releaseSettled, sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { appendError } from './stored-job.js';
 import { transition } from './transition.js';
@@ -103,6 +103,7 @@ export function settleDependents(state: MemoryState, req: { now: Date; jobIds?: 
       });
       if (state.unsettled.has(dependentId)) work.push(dependentId);
     }
+    releaseSettled(state, id);
   }
   return settled;
 }
