@@ -22,7 +22,8 @@ import { StoreArgumentError } from '../store-errors.js';
  * Job dependencies on MongoDB. A job lists its dependencies (`dependsOn`) and the unmet ones
  * (`waitingFor.dependencies`); each dependency lists its dependents (`dependents`) and carries
  * `dependentsOpen` until a settle has applied its end to them. Settling reads the finished job and
- * writes each dependent by `_id`: O(edges), no scan. `dependentsOpen` is in a partial index, so the
+ * writes each dependent by `_id`: O(edges), no scan (a completed dependency: two updates per edge,
+ * plus one read and one update per finished job). `dependentsOpen` is in a partial index, so the
  * settle of what a crash left undone finds exactly those jobs.
  *
  * An enqueue with dependencies is one transaction (a replica set is required): its read of the
@@ -181,9 +182,13 @@ async function settleOne(collections: StoreCollections, dep: Finished, dependent
   if (!_id) return null;
   const depId = dep.id.toHexString();
   const waiting = { _id, status: 'waiting', 'waitingFor.dependencies': depId } as Filter<JobDocument>;
-  const job = await jobs.findOne(waiting, { projection: { onDependencyFailure: 1 } });
-  if (!job) return null;
-  const outcome = dependencyOutcome(dep.status, job.onDependencyFailure);
+  // A completed dependency is met whatever the policy: two writes, no read.
+  let outcome = dependencyOutcome(dep.status, undefined);
+  if (outcome !== 'met') {
+    const job = await jobs.findOne(waiting, { projection: { onDependencyFailure: 1 } });
+    if (!job) return null;
+    outcome = dependencyOutcome(dep.status, job.onDependencyFailure);
+  }
   if (outcome === 'met') {
     await jobs.updateOne(waiting, { $pull: { 'waitingFor.dependencies': depId }, $set: { updatedAt: now } } as never);
     await jobs.updateOne({ _id, status: 'waiting', 'waitingFor.dependencies': { $size: 0 } } as Filter<JobDocument>, {
