@@ -17,6 +17,7 @@ import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
 import { deadLetterDocument } from '../schema/updates.js';
 import { DEAD_DEPENDENTS_OPEN_INDEX, DEPENDENTS_OPEN_INDEX } from '../schema/indexes.js';
 import { StoreArgumentError } from '../store-errors.js';
+import { releaseHolds } from '../writes/retention-holds.js';
 
 /**
  * Job dependencies on MongoDB. A job lists its dependencies (`dependsOn`) and the unmet ones
@@ -109,7 +110,10 @@ async function link(collections: StoreCollections, id: ObjectId, deps: string[],
     await jobs.updateOne({ _id: id }, { $set: set }, { session });
   }
   for (const depId of depIds) {
-    const res = await jobs.updateOne({ _id: depId }, { $push: { dependents: id.toHexString() }, $set: { dependentsOpen: true } }, { session });
+    // A dependency not completed yet is held from retention until its end is applied to this job
+    // (a retention hold: see retention-holds.ts); a completed one has nothing left to tell it.
+    const open = completed.has(depId.toHexString()) ? {} : { $set: { dependentsOpen: true as const } };
+    const res = await jobs.updateOne({ _id: depId }, { $push: { dependents: id.toHexString() }, ...open }, { session });
     if (res.matchedCount === 0)
       await deadLetters.updateOne({ _id: depId }, { $push: { 'job.dependents': id.toHexString() }, $set: { 'job.dependentsOpen': true } }, { session });
   }
@@ -164,7 +168,7 @@ export async function settleDependents(collections: StoreCollections, req: { now
     // Only if no dependent was added meanwhile (an enqueue committed since the read): else read again.
     const closed = finished.dead
       ? await collections.deadLetters.updateOne({ _id: id, 'job.dependents': { $size: finished.dependents.length } }, { $unset: { 'job.dependentsOpen': '' } })
-      : await collections.jobs.updateOne({ _id: id, dependents: { $size: finished.dependents.length } }, { $unset: { dependentsOpen: '' } });
+      : { matchedCount: await releaseHolds(collections.jobs, { _id: id, dependents: { $size: finished.dependents.length } }, 'dependentsOpen') };
     if (closed.matchedCount === 1) settled += 1;
     else {
       const round = (rounds.get(id.toHexString()) ?? 0) + 1;
