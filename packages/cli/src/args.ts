@@ -33,6 +33,8 @@ export interface CommandOptions {
   payload?: unknown;
   /** `tokens complete ID --json VALUE`: the token's output, parsed. */
   output?: unknown;
+  /** `jobs cancel --children`: also its children and dependents, recursively. */
+  children?: boolean;
 }
 
 /** What each command takes: whether an argument (and what it is) and which options. */
@@ -40,7 +42,7 @@ const COMMANDS = {
   stats: { target: undefined, options: [] },
   'jobs ls': { target: undefined, options: ['status', 'name', 'queue', 'limit', 'cursor'] },
   'jobs show': { target: 'job id', options: [] },
-  'jobs cancel': { target: 'job id', options: ['reason'] },
+  'jobs cancel': { target: 'job id', options: ['reason', 'children'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
   'jobs export': { target: 'job id', options: [] },
@@ -141,6 +143,7 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
         yes: { type: 'boolean' },
         'from-step': { type: 'string' },
         payload: { type: 'string' },
+        children: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -168,7 +171,7 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
 
   const allowed = new Set<string>(spec.options);
-  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'from-step', 'payload'] as const) {
+  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'from-step', 'payload', 'children'] as const) {
     if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
   }
   const options: CommandOptions = {};
@@ -201,6 +204,7 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   }
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;
+  if (values.children) options.children = true;
 
   if (name === 'dlq retry') {
     if (target !== undefined && options.all) throw new UsageError("'dlq retry' takes a job id or --all, not both");

@@ -6,7 +6,7 @@ Usage:
   loom [--uri URI] [--database DB] [--prefix P] [--json] COMMAND
   loom stats
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
-  loom jobs show ID | cancel ID [--reason R] | retry ID | rm ID
+  loom jobs show ID | cancel ID [--reason R] [--children] | retry ID | rm ID
   loom jobs fork ID --from-step S [--payload JSON]
   loom jobs export ID > run.json
   loom dlq ls [--name N] [--queue Q] [--limit K]
@@ -25,6 +25,7 @@ Options:
   --prefix P       collection prefix of the store (default: loom_)
   --json           print JSON for scripts instead of tables; after 'tokens complete ID',
                    --json OUTPUT is the token's output (a JSON value, checked against its schema)
+  --children       jobs cancel: also cancel its children and dependents, recursively
   -h, --help       this text
 
 Exit codes: 0 done; 1 the job, batch, schedule or dead letter does not exist or cannot change;

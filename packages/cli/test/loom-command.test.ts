@@ -255,6 +255,33 @@ describe('loom: jobs', () => {
   );
 });
 
+describe('loom: dependencies', () => {
+  it(
+    'shows what a job depends on and its dependents; cancel --children cancels the dependents too',
+    async () => {
+      const { store, env } = await seeded();
+      const [{ id: a }] = await store.enqueue([job()], { now: now() });
+      const [{ id: b }] = await store.enqueue([job({ dependsOn: [a], onDependencyFailure: 'cancel' })], { now: now() });
+      const [{ id: c }] = await store.enqueue([job({ dependsOn: [b] })], { now: now() });
+      const dependent = await loom(['jobs', 'show', b], env);
+      expect(dependent.stdout).toMatch(new RegExp(`depends on\\s+${a} \\(waiting\\)`));
+      expect(dependent.stdout).toMatch(/on dep. failure\s+cancel/);
+      expect(dependent.stdout).toMatch(new RegExp(`dependents\\s+${c}`));
+      expect((await loom(['jobs', 'show', a], env)).stdout).toMatch(new RegExp(`dependents\\s+${b}`));
+      expect(await loom(['jobs', 'cancel', a, '--children'], env)).toMatchObject({
+        code: 0,
+        stdout: `cancelled job ${a}\ncancelled 2 of its children and dependents\n`,
+      });
+      for (const id of [a, b, c]) expect((await store.getJob(id))?.status).toBe('cancelled');
+      expect(await loom(['jobs', 'rm', a, '--children'], env)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("'jobs rm' does not take --children"),
+      });
+    },
+    SPAWNS,
+  );
+});
+
 describe('loom: dead letters, queues, schedules, stats', () => {
   it(
     'lists, retries one or all (with progress) and purges dead letters',

@@ -26,6 +26,7 @@ export * from './store/operations.js';
 export * from './store/flow.js';
 export * from './store/batch.js';
 export * from './store/lifecycle.js';
+export * from './store/dependencies.js';
 export * from './store/memory-store/memory-store.js';
 export * from './support/logger.js';
 export * from './jobs/backoff.js';
@@ -46,7 +47,17 @@ export type { LoomOptions } from './loom-options.js';
 export type { ResolveJob } from './jobs/discovery.js';
 export type { SandboxOptions } from './sandbox/sandbox-options.js';
 export { DeadLetters, type DeadLetterRetryOptions } from './engine/dead-letters.js';
-export { Jobs, type CancelResult, type RetryResult, type RemoveResult, type JobsHooks, type ForkOptions, type ForkResult } from './operations/jobs.js';
+export { Flows, type FlowDefinition, type FlowNode, type FlowResult } from './operations/flows.js';
+export {
+  Jobs,
+  type CancelOptions,
+  type CancelResult,
+  type RetryResult,
+  type RemoveResult,
+  type JobsHooks,
+  type ForkOptions,
+  type ForkResult,
+} from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
 export { RUN_RECORD_FORMAT, RUN_RECORD_VERSION, exportRun, importSteps, type RunRecord, type ExportedError } from './operations/run-export.js';
 export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';

@@ -14,6 +14,7 @@ import type { Jobs } from './operations/jobs.js';
 import type { Queues } from './operations/queues.js';
 import type { Batches } from './engine/batches.js';
 import type { Tokens } from './operations/tokens.js';
+import type { Flows } from './operations/flows.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -53,6 +54,8 @@ export class Loom {
   readonly queues: Queues;
   /** Groups of jobs with callbacks that run once when all have ended: `create`, `get` (progress). */
   readonly batches: Batches;
+  /** Enqueue a DAG of jobs in one call, all or nothing: `flows.add({ nodes })`. */
+  readonly flows: Flows;
   /** The cron schedules of this engine's jobs: `pause(name)`, `resume(name)`, `list()`. */
   readonly schedules: ScheduleControl;
   /** Settle wait tokens (`ctx.createWaitToken`): `complete(id, output)`, `reject(id, reason)`, `get(id)`. */
@@ -65,6 +68,7 @@ export class Loom {
     this.jobs = engine.jobs;
     this.queues = engine.queues;
     this.batches = engine.batches;
+    this.flows = engine.flows;
     this.schedules = engine.scheduling.control;
     this.tokens = engine.tokens;
     engines.set(this, engine);
@@ -90,6 +94,7 @@ export class Loom {
     void this.engine.skewGuard?.start();
     this.engine.telemetry.start();
     await this.engine.pool.start();
+    this.engine.dependencies.start();
     await this.engine.scheduling.start();
   }
 
@@ -112,6 +117,7 @@ export class Loom {
     this.engine.skewGuard?.stop();
     this.engine.telemetry.stop();
     this.engine.flow.stop();
+    this.engine.dependencies.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

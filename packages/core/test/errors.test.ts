@@ -49,6 +49,8 @@ const samples: Record<string, () => LoomError> = {
   InvalidTokenOutputError: () => new core.InvalidTokenOutputError('t1', 'a', 'is bad'),
   WaitTokenNotFoundError: () => new core.WaitTokenNotFoundError('t1'),
   RunRecordMismatchError: () => new core.RunRecordMismatchError('a run of "a"', 'a run of "b"'),
+  InvalidDependenciesError: () => new core.InvalidDependenciesError('unknown job ids: j9'),
+  DependencyFailedError: () => new core.DependencyFailedError('j1', 'j2', 'dead'),
 };
 
 /** Every class exported by @loom/core that extends LoomError (LoomError itself takes any code). */

@@ -60,6 +60,19 @@ describe('MemoryStore', () => {
       expect((await store.stats()).queues.default).toEqual({ queued: 2 });
     });
 
+    it('keeps a completed job past its retention until its dependents are settled', async () => {
+      const store = new MemoryStore({ retention: { completed: '1h' } });
+      const id = await enqueue(store);
+      const [{ id: dependent }] = await store.enqueue([newJob({ name: 'after', dependsOn: [id] })], { now: at(0) });
+      const { lease } = await claim(store, at(0));
+      await store.complete(lease, { now: at(10) });
+      await enqueue(store, { name: 'other' }, at(10 + HOUR));
+      expect((await store.getJob(id))?.status).toBe('completed');
+      expect(await store.settleDependents({ now: at(10 + HOUR) })).toBe(1);
+      expect((await store.getJob(dependent))?.status).toBe('queued');
+      expect(await store.getJob(id)).toBeNull();
+    });
+
     it('removes dead letters once their retention has passed', async () => {
       const store = new MemoryStore({ retention: { dead: 1_000 } });
       const id = await enqueue(store);

@@ -4,6 +4,7 @@ import {
   type BatchRecord,
   type CreatedBatch,
   type NewBatch,
+  hasDependencies,
   type CancelOutcome,
   type ClaimRequest,
   type DeadLetter,
@@ -50,6 +51,7 @@ import { readServerTime } from './connection/server-time.js';
 import { isTransientMongoError } from './connection/transient-errors.js';
 import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters/dead-letters.js';
 import { enqueueJobs } from './enqueue/enqueue.js';
+import { enqueueWithDependencies, settleDependents } from './dependencies/dependencies.js';
 import { FlowPermits } from './flow/flow-permits.js';
 import { countFinished } from './operations/finished-counts.js';
 import { completeCancelUpdate, JobControl, retryCancelledUpdate } from './operations/job-control.js';
@@ -181,7 +183,18 @@ export class MongoStore implements JobStore {
   async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
     const now = requireDate(opts?.now, 'now');
     const session = await this.sessionOf(opts.session, 'enqueue({ session })');
+    if (Array.isArray(jobs) && hasDependencies(jobs)) {
+      const { replicated } = await this.getDeployment();
+      const enqueue = (plain: NewJob[], s: ClientSession) =>
+        enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session: s }, plain, now);
+      return enqueueWithDependencies({ collections: this.collections, replicated, enqueue }, jobs, now, session);
+    }
     return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+  }
+
+  /** See `JobStore.settleDependents`: O(dependents) writes by `_id`; without ids, the unsettled jobs come from a partial index. */
+  async settleDependents(req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number> {
+    return settleDependents(this.collections, req);
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {

@@ -5,6 +5,7 @@ import { describeClaim } from './conformance/claim.js';
 import { describeCompleteMany } from './conformance/complete-many.js';
 import { describeHeartbeatMany } from './conformance/heartbeat-many.js';
 import { describeDeadLetters } from './conformance/dead-letters.js';
+import { describeDependencies } from './conformance/dependencies.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFinishedCounts } from './conformance/finished-counts.js';
 import { describeFlow } from './conformance/flow.js';
@@ -41,7 +42,10 @@ export interface ConformanceOptions {
   /**
    * Whether to test `withTransaction`. Default true: the store must then implement it. A store
    * without transactions passes `false` (and the engine refuses `ctx.transaction` on it); its
-   * `createBatch` must then refuse with `TRANSACTIONS_UNSUPPORTED` (batches need atomic writes).
+   * `createBatch` must then refuse with `TRANSACTIONS_UNSUPPORTED` (batches need atomic writes). Such a
+   * store must also refuse jobs with dependencies (`dependsOn`), storing nothing: without a
+   * transaction their link to their dependencies could miss a dependency's end. The suite then
+   * checks that refusal instead of the dependency cases.
    */
   transactions?: boolean;
 }
@@ -112,7 +116,8 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeEnqueue(ctx);
     describeClaim(ctx);
     describeTransitions(ctx);
-    describeLifecycle(ctx);
+    describeLifecycle(ctx, { dependencies: options.transactions !== false });
+    describeDependencies(ctx, { supported: options.transactions !== false });
     describeCompleteMany(ctx);
     describeHeartbeatMany(ctx);
     describeFencing(ctx);

@@ -100,6 +100,31 @@ export function describeRetentionScenarios(label: string, fixture: () => Retenti
       return { parentId, childId: child.id };
     }
 
+    it('a completed dependency stays past the retention period until its dependents are settled, then goes', async () => {
+      const { store } = current;
+      await store.init();
+      const day0 = new Date('2026-01-01T00:00:00Z');
+      const job = { queue: 'default', payload: {}, priority: 0, runAt: day0, maxAttempts: 1 };
+      const [{ id }] = await store.enqueue([{ ...job, name: 'rt-dependency' }], { now: day0 });
+      const [{ id: dependent }] = await store.enqueue([{ ...job, name: 'rt-dependent', dependsOn: [id] }], { now: day0 });
+      const [claimed] = await store.claim({
+        owner: 'w',
+        queues: ['default'],
+        names: ['rt-dependency'],
+        limit: 1,
+        leaseUntil: new Date(day0.getTime() + 30_000),
+        now: day0,
+      });
+      await store.complete({ jobId: id, token: claimed!.lease!.token }, { now: day0 });
+      const later = new Date(day0.getTime() + (SCENARIO_RETENTION_DAYS + 1) * 86_400_000);
+      await current.expireCompleted(later);
+      expect((await store.getJob(id))?.status).toBe('completed');
+      expect(await store.settleDependents({ now: later })).toBe(1);
+      expect((await store.getJob(dependent))?.status).toBe('queued');
+      await current.expireCompleted(later);
+      expect(await store.getJob(id)).toBeNull();
+    });
+
     it('a parent that dies no longer keeps its finished children from retention', async () => {
       const { parentId, childId } = await parentAsleepPastRetention({ sleep: `${SCENARIO_RETENTION_DAYS + 1}d`, fail: true });
       await t!.advance('1d');

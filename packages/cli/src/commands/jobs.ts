@@ -1,4 +1,4 @@
-import { LoomError, type JobListFilter, type JobRecord } from '@loom/core';
+import { LoomError, type CancelOptions, type JobListFilter, type JobRecord } from '@loom/core';
 import { printJson, relative, table } from '../output.js';
 import { RefusedError } from '../usage.js';
 import type { CommandContext } from './context.js';
@@ -69,6 +69,12 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   if (job.parentId !== undefined) lines.push(['parent', job.parentId]);
   if (job.batchId !== undefined) lines.push(['batch', job.batchId]);
   if (job.batchCallback !== undefined) lines.push(['callback of batch', `${job.batchCallback.batchId} (on ${job.batchCallback.on})`]);
+  if (job.dependsOn !== undefined) {
+    const unmet = job.waitingFor?.dependencies;
+    lines.push(['depends on', job.dependsOn.map((d) => (unmet?.includes(d) ? `${d} (waiting)` : d)).join(', ')]);
+    if (job.onDependencyFailure !== undefined) lines.push(['on dep. failure', job.onDependencyFailure]);
+  }
+  if (job.dependents !== undefined) lines.push(['dependents', job.dependents.join(', ')]);
   if (job.lease) lines.push(['lease', `${job.lease.owner} until ${job.lease.until.toISOString()}`]);
   if (job.deadReason !== undefined) lines.push(['dead because', job.deadReason]);
   if (job.cancelReason !== undefined) lines.push(['cancel reason', job.cancelReason]);
@@ -100,11 +106,14 @@ async function orRefused<T>(run: () => Promise<T>, id: string): Promise<T> {
   }
 }
 
-/** `loom jobs cancel ID [--reason R]`. */
+/** `loom jobs cancel ID [--reason R] [--children]`. */
 export async function cancelJob(ctx: CommandContext): Promise<void> {
   const id = ctx.invocation.target!;
-  const reason = ctx.invocation.options.reason;
-  const result = await orRefused(() => ctx.jobs.cancel(id, reason === undefined ? {} : { reason }), id);
+  const { reason, children } = ctx.invocation.options;
+  const options: CancelOptions = {};
+  if (reason !== undefined) options.reason = reason;
+  if (children) options.children = true;
+  const result = await orRefused(() => ctx.jobs.cancel(id, options), id);
   const { output } = ctx;
   if (output.json) printJson(output, result);
   if (!result.cancelled) throw new RefusedError(`job ${id} is ${result.status}: nothing to cancel`);
@@ -114,6 +123,7 @@ export async function cancelJob(ctx: CommandContext): Promise<void> {
       ? `cancel requested: job ${id} is running; the engine running it aborts it within one heartbeat and ends it cancelled\n`
       : `cancelled job ${id}\n`,
   );
+  if (result.cascaded !== undefined) output.out(`cancelled ${result.cascaded} of its children and dependents\n`);
 }
 
 /** `loom jobs retry ID`: a dead or cancelled job back in its queue. */

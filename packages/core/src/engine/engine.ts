@@ -20,6 +20,8 @@ import { Queues } from '../operations/queues.js';
 import { Sandbox } from '../sandbox/sandbox.js';
 import { InvalidArgumentError } from '../support/errors.js';
 import { Tokens } from '../operations/tokens.js';
+import { DependencySettler } from './dependency-settler.js';
+import { Flows } from '../operations/flows.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -41,6 +43,9 @@ export interface Engine {
   flow: FlowControl;
   /** Runs `@Job({ sandbox })` jobs; present when `Loom.create({ sandbox })` was given. */
   sandbox?: Sandbox;
+  /** Settles the dependents of finished jobs (`dependsOn`). */
+  dependencies: DependencySettler;
+  flows: Flows;
 }
 
 /**
@@ -71,6 +76,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
+  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake });
   const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
   const runner = new JobRunner({
@@ -159,6 +165,8 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     batches,
     tokens,
     flow,
+    dependencies,
+    flows: new Flows({ enqueuer, registry }),
     ...(skewGuard ? { skewGuard } : {}),
     ...(sandbox ? { sandbox } : {}),
   };

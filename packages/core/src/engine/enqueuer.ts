@@ -6,9 +6,10 @@ import { resolveFlowKeys } from './flow-keys.js';
 import { resolveIdempotencyKey } from './idempotency-key.js';
 import type { JobClass } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import type { EnqueueResult, NewJob } from '../store/job-record.js';
+import type { DependencyFailurePolicy, EnqueueResult, NewJob } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { checkPayload } from './payload-check.js';
+import { checkBatchDependencies } from '../store/dependencies.js';
 import type { JobStore } from '../store/store.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { EnqueuedJob } from './claim-demand.js';
@@ -17,6 +18,30 @@ import type { EnqueuedJob } from './claim-demand.js';
 export interface EnqueueExtras {
   scheduledFor?: Date;
   parentId?: string;
+}
+
+const POLICIES: readonly DependencyFailurePolicy[] = ['fail', 'cancel', 'run'];
+
+/** The `dependsOn` and `onDependencyFailure` of an enqueue, checked (empty when it has none). */
+export function dependencyOptions(
+  def: JobDefinition,
+  opts: Pick<EnqueueOptions, 'dependsOn' | 'onDependencyFailure'>,
+): Pick<NewJob, 'dependsOn' | 'onDependencyFailure'> {
+  const { dependsOn, onDependencyFailure } = opts;
+  if (onDependencyFailure !== undefined && !POLICIES.includes(onDependencyFailure)) {
+    throw new InvalidArgumentError(
+      'onDependencyFailure',
+      `must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')}, got ${JSON.stringify(onDependencyFailure)}`,
+    );
+  }
+  if (dependsOn === undefined) return {};
+  if (!Array.isArray(dependsOn) || dependsOn.some((id) => typeof id !== 'string' || id === '')) {
+    throw new InvalidArgumentError('dependsOn', 'must be an array of job ids (non-empty strings, as returned by enqueue)');
+  }
+  if (def.debounce && dependsOn.length > 0)
+    throw new InvalidArgumentError('dependsOn', `job "${def.name}" is debounced: a debounced job cannot have dependencies`);
+  if (dependsOn.length === 0) return {};
+  return onDependencyFailure === undefined ? { dependsOn: [...new Set(dependsOn)] } : { dependsOn: [...new Set(dependsOn)], onDependencyFailure };
 }
 
 /**
@@ -78,6 +103,28 @@ export class Enqueuer {
     if (jobs.length > 0) this.deps.onEnqueued(jobs);
   }
 
+  /**
+   * Enqueues a DAG in one store call (`loom.flows.add`): `nodes[i].dependsOn` are node positions
+   * (`dependsOnBatch`) and/or stored job ids. The edges are checked (cycles named by `names`)
+   * before the store is called; the store stores all or nothing.
+   */
+  async enqueueFlow(
+    nodes: readonly { def: JobDefinition; payload: unknown; opts: EnqueueOptions; batchDeps: number[] }[],
+    names: readonly string[],
+    session: unknown,
+  ): Promise<EnqueueResult[]> {
+    if (nodes.length === 0) return [];
+    const now = this.deps.clock.now();
+    const jobs = nodes.map(({ def, payload, opts, batchDeps }, i) => {
+      const job = this.prepare(def, payload, opts, now, {}, `${names[i]}.payload`);
+      if (batchDeps.length > 0) job.dependsOnBatch = batchDeps;
+      if (job.dependsOnBatch !== undefined && opts.onDependencyFailure !== undefined) job.onDependencyFailure = opts.onDependencyFailure;
+      return job;
+    });
+    checkBatchDependencies(jobs, names);
+    return this.store(nodes[0]!.def, jobs, true, now, session);
+  }
+
   private prepare(def: JobDefinition, payload: unknown, opts: EnqueueOptions, now: Date, extras: EnqueueExtras, pathPrefix: string): NewJob {
     if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
     const parsed = checkPayload(def, payload, pathPrefix);
@@ -98,6 +145,7 @@ export class Enqueuer {
       ...resolveFlowKeys(def, parsed),
     };
     if (idempotencyKey !== undefined) job.idempotencyKey = idempotencyKey;
+    Object.assign(job, dependencyOptions(def, opts));
     if (extras.parentId !== undefined) job.parentId = extras.parentId;
     if (extras.scheduledFor !== undefined) job.scheduledFor = extras.scheduledFor;
     return job;

@@ -180,6 +180,14 @@ export class RunContext implements JobContext {
     return enqueueChild(this.scope, job, payload, opts);
   }
 
+  async dependencyResults<R = unknown>(): Promise<Record<string, R>> {
+    const ids = this.deps.job.dependsOn ?? [];
+    const jobs = await Promise.all(ids.map((id) => this.deps.store.getJob(id)));
+    const results: Record<string, R> = {};
+    for (const job of jobs) if (job?.status === 'completed') results[job.id] = (job.result ?? null) as R;
+    return results;
+  }
+
   waitForJob<R = unknown>(id: string, opts?: WaitForJobOptions): Promise<R>;
   waitForJob<R = unknown>(ids: readonly string[], opts?: WaitForJobOptions): Promise<R[]>;
   waitForJob(ids: string | readonly string[], opts?: WaitForJobOptions): Promise<unknown> {

@@ -135,6 +135,13 @@ export interface JobContext {
    */
   enqueue<P>(job: JobClass<P>, payload: P, opts?: ChildEnqueueOptions): Promise<EnqueueResult>;
   /**
+   * The results of the jobs this one was enqueued to run after (`dependsOn`), by job id: each
+   * completed dependency's result (`null` when it returned nothing). A dependency that did not
+   * complete (it died or was cancelled and this job has `onDependencyFailure: 'run'`), or that
+   * retention removed, is absent. `{}` for a job without dependencies.
+   */
+  dependencyResults<R = unknown>(): Promise<Record<string, R>>;
+  /**
    * Durably waits until the job(s) have finished and returns their results: one result for an id,
    * an array in input order for an array (`null` for a job without a result). The run ends while
    * it waits (no worker is held) and resumes when the last one finishes. A dead job fails the wait

@@ -1,8 +1,8 @@
 import type { Clock } from '../support/clock.js';
-import { InvalidArgumentError, JobNotFoundError, NotPlainDataError } from '../support/errors.js';
+import { InvalidArgumentError, JobNotFoundError, LoomError, NotPlainDataError } from '../support/errors.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import type { Logger } from '../support/logger.js';
-import type { JobRecord, JobStatus, StepRecord } from '../store/job-record.js';
+import { ACTIVE_STATUSES, type JobRecord, type JobStatus, type StepRecord } from '../store/job-record.js';
 import type { JobSummary } from '../store/operations.js';
 import type { JobStore } from '../store/store.js';
 import { wakeIfJobsFinished } from '../workflow/parent-wake.js';
@@ -19,6 +19,21 @@ export interface CancelResult {
   cancelled: boolean;
   /** The job's status after the call: `cancelled`; `running` for a requested cancel; else the finished status it kept. */
   status: JobStatus;
+  /** With `{ children: true }`: how many of its children and dependents (recursively) were cancelled or had their cancel requested. */
+  cascaded?: number;
+}
+
+/** Options of `jobs.cancel`. */
+export interface CancelOptions {
+  /** Kept on the job (at most 1,000 characters). */
+  reason?: string;
+  /**
+   * Also cancel the job's children (jobs its run enqueued with `ctx.enqueue`) and dependents (jobs
+   * enqueued with it in `dependsOn`) that are queued, waiting or running, and theirs, recursively.
+   * They are cancelled deepest first, so a dependent is cancelled rather than failed by its
+   * dependency's cancel.
+   */
+  children?: boolean;
 }
 
 /** What `jobs.retry` did: `retried` when a dead or cancelled job is `queued` again. */
@@ -121,14 +136,60 @@ export class Jobs {
    * aborts `ctx.signal` with a `CancelledError` within one heartbeat (lease / 3), discards the run's
    * outcome and ends it `cancelled`; the result then says `{ cancelled: true, status: 'running' }`.
    * A finished job is unchanged (`cancelled: false`). Throws `JOB_NOT_FOUND` for an unknown id.
+   *
+   * With `{ children: true }` its children and dependents that have not finished are cancelled
+   * too, recursively (deepest first), also when the job itself has finished; `cascaded` counts them.
    */
-  async cancel(id: string, options: { reason?: string } = {}): Promise<CancelResult> {
-    const { store, clock, hooks } = this.deps;
+  async cancel(id: string, options: CancelOptions = {}): Promise<CancelResult> {
     jobId(id, 'cancel');
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('jobs.cancel options', 'must be an object; nothing changed');
-    const { reason } = options;
+    const { reason, children } = options;
     if (reason !== undefined && typeof reason !== 'string') throw new InvalidArgumentError('jobs.cancel reason', 'must be a string; nothing changed');
+    if (children !== undefined && typeof children !== 'boolean') throw new InvalidArgumentError('jobs.cancel children', 'must be a boolean; nothing changed');
     const kept = reason === undefined ? undefined : reason.slice(0, MAX_REASON);
+    if (!children) return this.cancelOne(id, kept);
+    const root = await this.deps.store.getJob(id);
+    if (!root) throw new JobNotFoundError(id);
+    let cascaded = 0;
+    for (const descendant of (await this.descendants(root)).reverse()) {
+      const result = await this.cancelOne(descendant, kept).catch((err: unknown) => {
+        if (LoomError.is(err, 'JOB_NOT_FOUND')) return undefined; // removed meanwhile
+        throw err;
+      });
+      if (result?.cancelled) cascaded += 1;
+    }
+    return { ...(await this.cancelOne(id, kept)), cascaded };
+  }
+
+  /**
+   * The active children and dependents of `root`, recursively, each once, in breadth-first order
+   * (parents before theirs). Reads one page of children per job (an index range) and each dependent.
+   */
+  private async descendants(root: JobRecord): Promise<string[]> {
+    const { store } = this.deps;
+    const seen = new Set<string>([root.id]);
+    const order: string[] = [];
+    const queue: JobRecord[] = [root];
+    while (queue.length > 0) {
+      const job = queue.shift()!;
+      const found = await store.listJobs({ parentId: job.id, status: [...ACTIVE_STATUSES] });
+      for (const id of job.dependents ?? []) {
+        if (seen.has(id)) continue;
+        const dependent = await store.getJob(id);
+        if (dependent && ACTIVE_STATUSES.includes(dependent.status)) found.push(dependent);
+      }
+      for (const next of found) {
+        if (seen.has(next.id)) continue;
+        seen.add(next.id);
+        order.push(next.id);
+        queue.push(next);
+      }
+    }
+    return order;
+  }
+
+  private async cancelOne(id: string, kept: string | undefined): Promise<CancelResult> {
+    const { store, clock, hooks } = this.deps;
     const result = await store.cancelJob(id, kept === undefined ? { now: clock.now() } : { reason: kept, now: clock.now() });
     if (!result) throw new JobNotFoundError(id);
     const { outcome, job } = result;

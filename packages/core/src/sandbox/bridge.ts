@@ -99,6 +99,8 @@ export class SandboxBridge implements ThreadRunListener {
         return ctx.waitForSignal(args[0] as string, args[1] as WaitForSignalOptions | undefined);
       case 'progress':
         return ctx.progress(args[0] as number);
+      case 'dependencyResults':
+        return ctx.dependencyResults();
       default:
         return Promise.reject(new Error(`sandbox: unknown ctx method ${method}`));
     }

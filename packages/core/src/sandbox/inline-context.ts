@@ -44,6 +44,9 @@ export class InlineContext implements JobContext {
       return value;
     });
   }
+  dependencyResults<R = unknown>(): Promise<Record<string, R>> {
+    return this.ctx.dependencyResults<R>();
+  }
   patched(changeId: string): Promise<boolean> {
     return this.ctx.patched(changeId);
   }

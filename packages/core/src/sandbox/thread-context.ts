@@ -70,6 +70,10 @@ export class ThreadContext implements JobContext {
     });
   }
 
+  dependencyResults<R = unknown>(): Promise<Record<string, R>> {
+    return this.link.call('dependencyResults', []) as Promise<Record<string, R>>;
+  }
+
   patched(changeId: string): Promise<boolean> {
     return this.link.call('patched', [changeId]) as Promise<boolean>;
   }

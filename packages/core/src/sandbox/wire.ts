@@ -25,7 +25,7 @@ export interface WireJob {
 }
 
 /** The `ctx` methods a thread calls in the engine (each answered by a `reply`). */
-export type BridgeMethod = 'step' | 'patched' | 'sleep' | 'sleepUntil' | 'enqueue' | 'waitForJob' | 'waitForSignal' | 'progress';
+export type BridgeMethod = 'step' | 'patched' | 'sleep' | 'sleepUntil' | 'enqueue' | 'waitForJob' | 'waitForSignal' | 'progress' | 'dependencyResults';
 
 export type ToThread =
   | { t: 'run'; runId: number; job: WireJob; payload: unknown }

@@ -84,7 +84,20 @@ export interface WaitCondition {
   signal?: string;
   /** Wakes when these jobs have all finished (completed or dead). */
   jobs?: string[];
+  /**
+   * A job enqueued with `dependsOn`: the ids of its dependencies that have not completed yet. It
+   * becomes `queued` when the last one completes (see {@link DependencyFailurePolicy} for one that
+   * dies or is cancelled). Such a job has no timeout: it is never claimable while waiting.
+   */
+  dependencies?: string[];
 }
+
+/**
+ * What a job enqueued with `dependsOn` does when one of its dependencies dies or is cancelled:
+ * `'fail'` (the default) dead-letters it with `DEPENDENCY_FAILED`; `'cancel'` cancels it; `'run'`
+ * counts the dependency as met, so the job runs once the others have ended.
+ */
+export type DependencyFailurePolicy = 'fail' | 'cancel' | 'run';
 
 /**
  * The trace context a job was enqueued in (W3C Trace Context), stored with the job so its runs
@@ -135,6 +148,12 @@ export interface JobRecord {
   parentId?: string;
   /** Cron runs: the fire time this job is for. */
   scheduledFor?: Date;
+  /** The jobs this one was enqueued to run after (`dependsOn`), in the order given. */
+  dependsOn?: string[];
+  /** With `dependsOn`: what a dependency that dies or is cancelled does to this job (absent: `'fail'`). */
+  onDependencyFailure?: DependencyFailurePolicy;
+  /** The jobs enqueued with this one in their `dependsOn`, in enqueue order. */
+  dependents?: string[];
   /** The trace the job was enqueued in (see {@link JobTraceContext}). */
   trace?: JobTraceContext;
   createdAt: Date;
@@ -190,6 +209,19 @@ export interface NewJob {
   idempotencyKey?: string;
   parentId?: string;
   scheduledFor?: Date;
+  /**
+   * Ids of stored jobs this one runs after. Every one must exist (else an
+   * `InvalidDependenciesError`, nothing stored). While any has not completed, the job is stored
+   * `waiting` (`waitingFor.dependencies`) instead of `queued`.
+   */
+  dependsOn?: string[];
+  /**
+   * Positions, in the same `enqueue` call, of jobs this one runs after (a DAG stored in one call).
+   * A cycle among them is refused with an `InvalidDependenciesError`, nothing stored.
+   */
+  dependsOnBatch?: number[];
+  /** With dependencies: see {@link DependencyFailurePolicy}. Stores keep it as given (absent: `'fail'`). */
+  onDependencyFailure?: DependencyFailurePolicy;
   trace?: JobTraceContext;
   rateLimitKey?: string;
   groupKey?: string;

@@ -11,6 +11,7 @@ import type { JobStatus, LeaseRef } from './job-record.js';
 /** The name of each transition, after the store operation that makes it. */
 export type TransitionName =
   | 'enqueue'
+  | 'enqueueWaiting'
   | 'debounce'
   | 'claim'
   | 'reclaim'
@@ -29,6 +30,9 @@ export type TransitionName =
   | 'wake'
   | 'signal'
   | 'signalWake'
+  | 'dependenciesMet'
+  | 'dependencyFailed'
+  | 'dependencyCancelled'
   | 'cancel'
   | 'requestCancel'
   | 'cancelExpired'
@@ -76,6 +80,15 @@ export interface Transition {
 /** Every transition a job can make. The order is a job's life. */
 export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
   enqueue: { from: [], to: 'queued', fence: 'none', attempt: 'zero', lease: 'none', slots: 'none', guard: 'its idempotency key is free' },
+  enqueueWaiting: {
+    from: [],
+    to: 'waiting',
+    fence: 'none',
+    attempt: 'zero',
+    lease: 'none',
+    slots: 'none',
+    guard: 'it depends on jobs (dependsOn) not all completed: waitingFor.dependencies lists those, and it has no timeout',
+  },
   debounce: {
     from: ['queued'],
     to: 'queued',
@@ -150,6 +163,33 @@ export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
     guard: 'stores the signal on a job that does not wait for it',
   },
   signalWake: { from: ['waiting'], to: 'queued', fence: 'status', attempt: 'keep', lease: 'none', slots: 'none', guard: 'it waits for that signal' },
+  dependenciesMet: {
+    from: ['waiting'],
+    to: 'queued',
+    fence: 'status',
+    attempt: 'keep',
+    lease: 'none',
+    slots: 'none',
+    guard: "settleDependents: its last unmet dependency completed (or ended otherwise, under onDependencyFailure 'run')",
+  },
+  dependencyFailed: {
+    from: ['waiting'],
+    to: 'dead',
+    fence: 'status',
+    attempt: 'keep',
+    lease: 'none',
+    slots: 'none',
+    guard: "settleDependents: an unmet dependency is dead or cancelled, onDependencyFailure 'fail' (DEPENDENCY_FAILED)",
+  },
+  dependencyCancelled: {
+    from: ['waiting'],
+    to: 'cancelled',
+    fence: 'status',
+    attempt: 'keep',
+    lease: 'none',
+    slots: 'none',
+    guard: "settleDependents: an unmet dependency is dead or cancelled, onDependencyFailure 'cancel'",
+  },
   cancel: { from: ['queued', 'waiting'], to: 'cancelled', fence: 'status', attempt: 'keep', lease: 'none', slots: 'none' },
   requestCancel: {
     from: ['running'],

@@ -46,6 +46,14 @@ export interface JobStore {
    * Stores new `queued` jobs. A job whose idempotency key is taken stores nothing and returns the
    * existing job's id with `deduplicated: true` (also when racing another process). Results are in
    * input order.
+   *
+   * Dependencies (`dependsOn`: stored ids; `dependsOnBatch`: positions in `jobs`): every id must
+   * exist and the batch's edges must not make a cycle, else it rejects with an
+   * `InvalidDependenciesError` and stores nothing (the whole call is one atomic write: a store
+   * without a single-write batch uses a transaction). The job is added to each dependency's
+   * `dependents`; it is stored `waiting` with `waitingFor.dependencies` = the dependencies not
+   * completed (the `enqueueWaiting` row), or `queued` when all are. A dependency already dead or
+   * cancelled is settled by the next {@link settleDependents}, as if it had just ended.
    */
   enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]>;
 
@@ -141,6 +149,23 @@ export interface JobStore {
    * job (the caller then consumes it instead of waiting).
    */
   wait(lease: LeaseRef, req: { for: WaitCondition; timeoutAt?: Date; step?: StepRecord; now: Date }): Promise<'waiting' | 'signal-pending'>;
+
+  /**
+   * Settles the dependents of finished jobs (jobs enqueued with them in `dependsOn`). For each
+   * dependent still `waiting` for a finished dependency: a completed one is met; a dead or
+   * cancelled one is met under `onDependencyFailure: 'run'`, and otherwise ends the dependent
+   * (`dependencyFailed` → `dead` with `DEPENDENCY_FAILED`, `dependencyCancelled` → `cancelled`). A
+   * dependent whose last unmet dependency is met becomes `queued` at `now` (`dependenciesMet`).
+   * Dependents ended this way are settled in turn, in the same call.
+   *
+   * With `jobIds`: those jobs (ids of jobs not finished, or without dependents, are skipped).
+   * Without: up to `limit` (default 100) finished jobs whose dependents are not settled yet, found
+   * from an index (a store may settle them earlier, in the write that finished them; the engine
+   * calls this after the jobs it finished, and every poll interval to finish what a crash left).
+   * Idempotent: a dependency is met once however often it is settled. Costs O(dependents), reading
+   * no unrelated job. Resolves the number of finished jobs whose dependents it settled.
+   */
+  settleDependents(req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number>;
 
   /**
    * Wakes a `waiting` job (`→ queued`, `runAt = now`). Used when a child job finishes. Not fenced:

@@ -57,7 +57,9 @@ export type LoomErrorCode =
   | 'TOKEN_TIMEOUT'
   | 'INVALID_TOKEN_OUTPUT'
   | 'WAIT_TOKEN_NOT_FOUND'
-  | 'RUN_RECORD_MISMATCH';
+  | 'RUN_RECORD_MISMATCH'
+  | 'INVALID_DEPENDENCIES'
+  | 'DEPENDENCY_FAILED';
 
 /** Base class of every Loom error: a stable `code`, a message that says what to do. */
 export class LoomError extends Error {
@@ -669,5 +671,43 @@ export class RunRecordMismatchError extends LoomError {
     readonly found: string,
   ) {
     super('RUN_RECORD_MISMATCH', `The run record is ${found}, not ${expected}; nothing was replayed. Replay it against the job class that made it`);
+  }
+}
+
+// ---- Dependencies (dependsOn, flows.add) ------------------------------------------------------------
+
+/**
+ * An enqueue with dependencies (`dependsOn`, `loom.flows.add`) named a job that does not exist, a
+ * node that is not in the flow, or made a cycle; nothing was stored.
+ */
+export class InvalidDependenciesError extends LoomError {
+  constructor(
+    /** What was wrong, e.g. `unknown job ids: a, b` or `a cycle: prices -> report -> prices`. */
+    readonly problem: string,
+  ) {
+    super(
+      'INVALID_DEPENDENCIES',
+      `The dependencies were refused and nothing was stored: ${problem}. Depend only on ids returned by enqueue (or on node names of the ` +
+        'same flow), and make sure no job depends on itself through others',
+    );
+  }
+}
+
+/**
+ * A job's dependency died or was cancelled and its `onDependencyFailure` is `'fail'` (the
+ * default): the job was dead-lettered with this error instead of running. Replay it with
+ * `loom.jobs.retry` once the dependency is fixed, or enqueue it with `onDependencyFailure: 'run'`.
+ */
+export class DependencyFailedError extends LoomError {
+  constructor(
+    readonly jobId: string,
+    readonly dependencyId: string,
+    dependencyStatus: string,
+  ) {
+    super(
+      'DEPENDENCY_FAILED',
+      `Job ${jobId} did not run: its dependency ${dependencyId} is ${dependencyStatus}. Retry the dependency and then this job ` +
+        "(loom.jobs.retry), or enqueue it with onDependencyFailure: 'run' to run it anyway",
+    );
   }
 }

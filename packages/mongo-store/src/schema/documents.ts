@@ -22,6 +22,8 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
   flowKey?: string;
   /** Retention holds (see retention-holds.ts): a child whose parent has not finished. */
   holdForParent?: true;
+  /** Set while the job has dependents that its end has not been applied to (dependencies.ts). */
+  dependentsOpen?: true;
   /** Retention holds: `dedupe: 'forever'` and the key's tombstone is not final yet. */
   holdForKey?: true;
   /** A held completed job's finish time; `finishedAt` is absent until every hold is released. */

@@ -145,7 +145,8 @@ export function activeChildFilter(parentId: unknown): Filter<JobDocument> {
 
 /** A job that is waiting (for `wake`). */
 export function waitingFilter(id: ObjectId): Filter<JobDocument> {
-  return { _id: id, status: 'waiting' };
+  // A job waiting for its dependencies is woken by their settle only (dependencies.ts).
+  return { _id: id, status: 'waiting', 'waitingFor.dependencies': { $exists: false } };
 }
 
 /** A job waiting for the signal `name`: storing the signal also wakes it. */

@@ -19,6 +19,10 @@ export interface IndexSpec {
  * another index plus a sort, a choice it would then cache for the backlog that follows.
  */
 export const CLAIM_INDEX = 'loom_claim';
+
+/** The partial indexes of jobs (and dead letters) whose dependents are not settled yet (dependencies.ts). */
+export const DEPENDENTS_OPEN_INDEX = 'loom_dependents_open';
+export const DEAD_DEPENDENTS_OPEN_INDEX = 'loom_dead_dependents_open';
 /**
  * Its key pattern (what `findOneAndUpdate`'s `hint` takes). A claim names its queues and names as
  * points, so the server walks one range per (queue, name) pair, each in claim order, and merges
@@ -101,6 +105,9 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: HELD_FINISHED_INDEX, key: { heldFinishedAt: 1 }, partialFilterExpression: { heldFinishedAt: { $exists: true } } },
     // A batch's cancelled members (`batchFailures`). Partial: only batch members are in it.
     { name: BATCH_MEMBERS_INDEX, key: { batchId: 1, status: 1 }, partialFilterExpression: { batchId: { $exists: true } } },
+    // Jobs whose end is not yet applied to their dependents (dependencies.ts): what a settle
+    // without ids reads, and nothing else. Partial: a job without dependents is never in it.
+    { name: DEPENDENTS_OPEN_INDEX, key: { dependentsOpen: 1, status: 1 }, partialFilterExpression: { dependentsOpen: { $exists: true } } },
   ];
   const deadLetters: IndexSpec[] = [
     // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
@@ -115,6 +122,7 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: DEAD_LETTER_INDEX.pending, key: { pending: 1 }, partialFilterExpression: { pending: { $exists: true } } },
     // A batch's dead members (`batchFailures`). Partial: only batch members are in it.
     { name: DEAD_LETTER_INDEX.batch, key: { 'job.batchId': 1 }, partialFilterExpression: { 'job.batchId': { $exists: true } } },
+    { name: DEAD_DEPENDENTS_OPEN_INDEX, key: { 'job.dependentsOpen': 1 }, partialFilterExpression: { 'job.dependentsOpen': { $exists: true } } },
   ];
   const { completed, dead } = options.retentionSeconds;
   if (completed !== false) {

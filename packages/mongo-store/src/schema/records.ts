@@ -32,6 +32,9 @@ const OPTIONAL_FIELDS = [
   'batchId',
   'batchCallback',
   'forkedFrom',
+  'dependsOn',
+  'onDependencyFailure',
+  'dependents',
 ] as const satisfies readonly (keyof JobRecord & keyof JobDocument)[];
 
 function toSignal({ name, data, at, id }: StoredSignal): SignalRecord {

@@ -16,45 +16,53 @@ import { fencedFilter } from '../schema/filters.js';
  *   completes or dies (before its own outcome is written: a parent whose handler returned no longer
  *   needs its children, even if that write then fails and the run is replayed from its steps);
  * - `holdForKey`: `dedupe: 'forever'` and its idempotency key's tombstone is not final yet: the
- *   job is the only proof the key was used. Released once the tombstone is final.
+ *   job is the only proof the key was used. Released once the tombstone is final;
+ * - `dependentsOpen`: jobs wait for it (`dependsOn`) and its end has not been applied to them yet
+ *   (dependencies.ts): removed, its status could not be read. Released by the settle.
  *
  * Completions check holds in the write itself (`completionStatements` in completions.ts), and releases run
  * against every state ({@link releaseHolds}), so a job completing concurrently with a release is
  * neither left held nor released early.
  */
-export type HoldField = 'holdForParent' | 'holdForKey';
+export type HoldField = 'holdForParent' | 'holdForKey' | 'dependentsOpen';
 
-const HOLDS: HoldField[] = ['holdForParent', 'holdForKey'];
+const HOLDS: HoldField[] = ['holdForParent', 'holdForKey', 'dependentsOpen'];
 
 /** No hold at all. */
-export const UNHELD: Filter<JobDocument> = { holdForParent: { $exists: false }, holdForKey: { $exists: false } };
+export const UNHELD: Filter<JobDocument> = { holdForParent: { $exists: false }, holdForKey: { $exists: false }, dependentsOpen: { $exists: false } };
 /** At least one hold. */
-export const HELD: Filter<JobDocument> = { $or: [{ holdForParent: { $exists: true } }, { holdForKey: { $exists: true } }] };
+export const HELD: Filter<JobDocument> = { $or: HOLDS.map((hold) => ({ [hold]: { $exists: true } })) };
 
 /** Releases the `holdForParent` of every child of `parentId` (the parent completes or dies). */
-export function releaseChildren(jobs: Collection<JobDocument>, parentId: ObjectId, session?: ClientSession): Promise<void> {
-  return releaseHolds(jobs, { parentId: { $eq: parentId.toHexString() } }, 'holdForParent', session);
+export async function releaseChildren(jobs: Collection<JobDocument>, parentId: ObjectId, session?: ClientSession): Promise<void> {
+  await releaseHolds(jobs, { parentId: { $eq: parentId.toHexString() } }, 'holdForParent', session);
 }
 
 /**
  * Removes the hold `field` from the jobs matching `where`. A completed job left with no hold gets
  * its `finishedAt` back, and from then on retention counts from it. One `update` command.
  */
-export async function releaseHolds(jobs: Collection<JobDocument>, where: Filter<JobDocument>, field: HoldField, session?: ClientSession): Promise<void> {
-  const other = HOLDS.find((h) => h !== field)!;
+export async function releaseHolds(jobs: Collection<JobDocument>, where: Filter<JobDocument>, field: HoldField, session?: ClientSession): Promise<number> {
+  const others = HOLDS.filter((h) => h !== field);
   const holding = { ...where, [field]: { $exists: true } } as Filter<JobDocument>;
+  const free = Object.fromEntries(others.map((other) => [other, { $exists: false }]));
   const operations: AnyBulkWriteOperation<JobDocument>[] = [
     // Not completed yet, or still held otherwise: only the hold goes.
-    { updateMany: { filter: { ...holding, $or: [{ status: { $ne: 'completed' } }, { [other]: { $exists: true } }] }, update: { $unset: { [field]: '' } } } },
+    {
+      updateMany: {
+        filter: { ...holding, $or: [{ status: { $ne: 'completed' } }, ...others.map((other) => ({ [other]: { $exists: true } }))] },
+        update: { $unset: { [field]: '' } },
+      },
+    },
     // Completed and free now: its finish time returns to `finishedAt`, where retention sees it.
     {
       updateMany: {
-        filter: { ...holding, status: 'completed', [other]: { $exists: false } },
+        filter: { ...holding, status: 'completed', ...free },
         update: [{ $set: { finishedAt: '$heldFinishedAt' } }, { $unset: ['heldFinishedAt', field] }],
       },
     },
   ];
-  await jobs.bulkWrite(operations, { ordered: true, ...withSession(session) });
+  return (await jobs.bulkWrite(operations, { ordered: true, ...withSession(session) })).matchedCount;
 }
 
 /**

@@ -48,6 +48,11 @@ interface Driver {
   sameOperationAs?: TransitionName[];
   /** What the jobs are enqueued with, beyond their name (e.g. a debounce key). */
   job?(name: string): Partial<NewJob>;
+  /**
+   * Puts the subject in `status` its own way instead of {@link jobIn} (e.g. waiting for dependencies
+   * rather than for a signal); undefined: {@link jobIn} does.
+   */
+  setUp?(store: JobStore, status: JobStatus, name: string): Promise<Subject | undefined>;
   /** Whether the subject must be prepared first (e.g. a stored signal to consume); runs before `apply`. */
   prepare?(store: JobStore, subject: Subject): Promise<void>;
   /** Performs the operation. Fenced rows reject with `LEASE_LOST` to refuse; others say `refused`. */
@@ -120,11 +125,51 @@ async function claimed(store: JobStore, subject: Subject, now: Date): Promise<Ap
 const CLAIMS: TransitionName[] = ['claim', 'reclaim', 'claimAtTimeout'];
 const CANCELS: TransitionName[] = ['cancel', 'requestCancel', 'cancelExpired'];
 const SIGNALS: TransitionName[] = ['signal', 'signalWake'];
+const SETTLES: TransitionName[] = ['dependenciesMet', 'dependencyFailed', 'dependencyCancelled'];
+
+/**
+ * The driver of a `settleDependents` row: the `waiting` subject depends on a job that is then
+ * completed (`ending: 'complete'`), dead-lettered or cancelled, with `policy`; the others depend on
+ * nothing, so settling changes none of them.
+ */
+function settleDriver(ending: 'complete' | 'deadLetter' | 'cancel', policy: 'fail' | 'cancel' | 'run'): Driver {
+  const dependencyOf = new Map<string, { id: string; lease: LeaseRef }>();
+  return {
+    sameOperationAs: SETTLES,
+    async setUp(store, status, name) {
+      if (status !== 'waiting') return undefined;
+      const dep = await jobIn(store, 'running', `${name}-dependency`);
+      const [result] = await store.enqueue(
+        [{ name, queue: 'default', payload: {}, priority: 0, runAt: SETUP_AT, maxAttempts: 3, dependsOn: [dep.id], onDependencyFailure: policy }],
+        { now: SETUP_AT },
+      );
+      dependencyOf.set(result.id, { id: dep.id, lease: dep.lease });
+      return { id: result.id, status, name, lease: strangerLease(result.id) };
+    },
+    async apply(store, s, now) {
+      const before = await mustGet(store, s.id);
+      const dep = dependencyOf.get(s.id);
+      if (dep !== undefined) {
+        if (ending === 'complete') await store.complete(dep.lease, { result: 'dep', now });
+        else if (ending === 'deadLetter') await store.deadLetter(dep.lease, { reason: 'dependency died', now });
+        else {
+          await store.cancelJob(dep.id, { now });
+          await store.completeCancel(dep.lease, now);
+        }
+      }
+      await store.settleDependents(dep === undefined ? { now } : { now, jobIds: [dep.id] });
+      const after = await store.getJob(s.id);
+      return after?.status !== before.status ? 'applied' : 'refused';
+    },
+  };
+}
 
 /** How each row of the table is driven. Every row must have one. */
 const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   // enqueue has no `from`: it is the enqueue suite's subject (enqueue.ts), which checks it makes a queued job of attempt 0.
   enqueue: 'own-suite',
+  // Likewise enqueueWaiting, an enqueue with dependencies: the dependencies suite's (dependencies.ts).
+  enqueueWaiting: 'own-suite',
   debounce: {
     job: (name) => ({ debounceKey: `k-${name}` }),
     async apply(store, subject, now) {
@@ -168,6 +213,9 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   wake: { apply: async (store, s, now) => ((await store.wake(s.id, now)) ? 'applied' : 'refused') },
   signal: { sameOperationAs: SIGNALS, apply: async (store, s, now) => ((await store.signal(s.id, { name: 'other', data: 1, now })) ? 'applied' : 'refused') },
   signalWake: { sameOperationAs: SIGNALS, apply: async (store, s, now) => ((await store.signal(s.id, { name: 'go', data: 1, now })) ? 'applied' : 'refused') },
+  dependenciesMet: settleDriver('complete', 'fail'),
+  dependencyFailed: settleDriver('deadLetter', 'fail'),
+  dependencyCancelled: settleDriver('cancel', 'cancel'),
   cancel: {
     sameOperationAs: CANCELS,
     apply: async (store, s, now) => ((await store.cancelJob(s.id, { now }))?.outcome === 'cancelled' ? 'applied' : 'refused'),
@@ -237,7 +285,10 @@ function expectUnchanged(row: TransitionName, before: JobRecord, after: JobRecor
   });
 }
 
-export function describeLifecycle(ctx: ConformanceContext): void {
+/** The rows of enqueues with dependencies: not driven on a store that refuses dependencies (see `ConformanceOptions.transactions`). */
+const DEPENDENCY_ROWS: TransitionName[] = ['enqueueWaiting', ...SETTLES];
+
+export function describeLifecycle(ctx: ConformanceContext, options: { dependencies: boolean } = { dependencies: true }): void {
   describe('lifecycle table (generated from LIFECYCLE)', () => {
     it('has a driver for every row', () => {
       expect(Object.keys(DRIVERS).sort()).toEqual(Object.keys(LIFECYCLE).sort());
@@ -245,7 +296,7 @@ export function describeLifecycle(ctx: ConformanceContext): void {
 
     for (const row of Object.keys(LIFECYCLE) as TransitionName[]) {
       const driver = DRIVERS[row];
-      if (driver === 'own-suite') continue;
+      if (driver === 'own-suite' || (!options.dependencies && DEPENDENCY_ROWS.includes(row))) continue;
       const rule = LIFECYCLE[row];
       const refused = refusedFrom(row, driver);
       const title = `${row}: ${rule.from.join('/')} → ${rule.to}${refused.length > 0 ? `; changes nothing from ${refused.join('/')}` : ''}`;
@@ -257,7 +308,7 @@ export function describeLifecycle(ctx: ConformanceContext): void {
         const subjects = [];
         for (const status of statuses) {
           const name = nameOf(row, status);
-          subjects.push(await jobIn(store, status, name, driver.job?.(name)));
+          subjects.push((await driver.setUp?.(store, status, name)) ?? (await jobIn(store, status, name, driver.job?.(name))));
         }
         for (const subject of subjects) await driver.prepare?.(store, subject);
         for (const subject of subjects) {

@@ -7,6 +7,8 @@ import { LoomError } from '../../support/errors.js';
 import type { EnqueueResult, JobRecord, NewJob } from '../job-record.js';
 import { assertNewJob } from './arguments.js';
 import { debounceInTransaction, debouncedUpdate, hasDebounced } from './debounce.js';
+import { assignDependencies, checkDependencies, linkDependents } from './dependencies.js';
+import { hasDependencies } from '../dependencies.js';
 import { MemoryTransaction } from './memory-transaction.js';
 import { newRecord } from './new-record.js';
 import { sweep } from './retention.js';
@@ -16,15 +18,36 @@ import { insert, transition } from './transition.js';
 export function enqueue(state: MemoryState, jobs: NewJob[], opts: { now: Date; session?: unknown }): EnqueueResult[] {
   for (const job of jobs) assertNewJob(job, opts.now);
   const debounced = hasDebounced(jobs);
+  if (debounced && hasDependencies(jobs)) {
+    throw new LoomError(
+      'INVALID_ARGUMENT',
+      'MemoryStore: a debounced job cannot have dependencies (nor be enqueued with jobs that have some); nothing changed',
+    );
+  }
   if (opts.session !== undefined) {
     if (debounced) throw debounceInTransaction();
-    return enqueueInTransaction(state, MemoryTransaction.of(opts.session, state), jobs, opts.now);
+    const tx = MemoryTransaction.of(opts.session, state);
+    checkDependencies(state, jobs, tx.enqueued);
+    return enqueueInTransaction(state, tx, jobs, opts.now);
   }
+  checkDependencies(state, jobs);
   sweep(state, opts.now);
   if (debounced) return jobs.map((job) => enqueueOne(state, job, opts.now));
   const { results, created } = prepareEnqueue(state, jobs, opts.now, undefined);
-  insert(state, created, opts.now);
+  store(state, jobs, results, created, opts.now);
   return results;
+}
+
+/** Stores the new records of a batch: with their dependencies decided against the store as it is now. */
+function store(state: MemoryState, jobs: readonly NewJob[], results: readonly EnqueueResult[], created: ReadonlyMap<number, JobRecord>, now: Date): void {
+  assignDependencies(
+    state,
+    jobs,
+    results.map((r) => r.id),
+    created,
+  );
+  insert(state, [...created.values()], now);
+  linkDependents(state, created.values());
 }
 
 /** One job of a batch with debounced jobs: those update the queued job of their key, if there is one. */
@@ -32,7 +55,7 @@ function enqueueOne(state: MemoryState, job: NewJob, now: Date): EnqueueResult {
   const pending = state.debounce.holder(job.debounceKey);
   if (!pending) {
     const { results, created } = prepareEnqueue(state, [job], now, undefined);
-    insert(state, created, now);
+    store(state, [job], results, created, now);
     return results[0]!;
   }
   transition(state, pending, 'debounce', now, debouncedUpdate(job));
@@ -45,11 +68,11 @@ function prepareEnqueue(
   jobs: NewJob[],
   now: Date,
   pending: Map<string, string> | undefined,
-): { results: EnqueueResult[]; created: JobRecord[] } {
+): { results: EnqueueResult[]; created: Map<number, JobRecord> } {
   const batch = new Map<string, string>();
   const results: EnqueueResult[] = [];
-  const created: JobRecord[] = [];
-  for (const job of jobs) {
+  const created = new Map<number, JobRecord>();
+  for (const [i, job] of jobs.entries()) {
     const key = job.idempotencyKey;
     const existing = key === undefined ? undefined : (state.keys.get(key) ?? pending?.get(key) ?? batch.get(key));
     if (existing !== undefined) {
@@ -59,17 +82,20 @@ function prepareEnqueue(
     const record = newRecord(job, now);
     if (key !== undefined) batch.set(key, record.id);
     results.push({ id: record.id, deduplicated: false });
-    created.push(record);
+    created.set(i, record);
   }
   return { results, created };
 }
 
 function enqueueInTransaction(state: MemoryState, tx: MemoryTransaction, jobs: NewJob[], now: Date): EnqueueResult[] {
   const { results, created } = prepareEnqueue(state, jobs, now, tx.keys);
-  for (const record of created) if (record.idempotencyKey !== undefined) tx.keys.set(record.idempotencyKey, record.id);
+  for (const record of created.values()) {
+    if (record.idempotencyKey !== undefined) tx.keys.set(record.idempotencyKey, record.id);
+    tx.enqueued.add(record.id);
+  }
   tx.buffer({
     check: () => {
-      for (const record of created) {
+      for (const record of created.values()) {
         const holder = record.idempotencyKey === undefined ? undefined : state.keys.get(record.idempotencyKey);
         if (holder !== undefined) {
           throw new LoomError(
@@ -80,7 +106,7 @@ function enqueueInTransaction(state: MemoryState, tx: MemoryTransaction, jobs: N
         }
       }
     },
-    apply: () => insert(state, created, now),
+    apply: () => store(state, jobs, results, created, now),
   });
   return results;
 }

@@ -43,6 +43,7 @@ import * as batches from './batches.js';
 import * as claims from './claims.js';
 import { clonePlain } from './clone.js';
 import * as deadLetters from './dead-letters.js';
+import * as dependencies from './dependencies.js';
 import { enqueue } from './enqueue.js';
 import * as control from './job-control.js';
 import { MemoryTransaction } from './memory-transaction.js';
@@ -196,6 +197,10 @@ export class MemoryStore implements JobStore {
   }
 
   // ---- wakes and signals -----------------------------------------------------------------------
+
+  async settleDependents(req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number> {
+    return dependencies.settleDependents(this.#state, req);
+  }
 
   async wake(jobId: string, now: Date): Promise<boolean> {
     return signals.wake(this.#state, jobId, now);

@@ -19,6 +19,8 @@ export class MemoryTransaction {
   readonly #writes: BufferedWrite[] = [];
   /** Idempotency keys taken by this transaction's enqueues (key → job id), for dedup inside it. */
   readonly keys = new Map<string, string>();
+  /** Ids of the jobs this transaction's enqueues will store: later enqueues in it may depend on them. */
+  readonly enqueued = new Set<string>();
 
   constructor(readonly owner: object) {}
 

@@ -38,6 +38,9 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.progress !== undefined) out.progress = clonePlain(r.progress);
   if (r.parentId !== undefined) out.parentId = r.parentId;
   if (r.scheduledFor !== undefined) out.scheduledFor = copyDate(r.scheduledFor);
+  if (r.dependsOn !== undefined) out.dependsOn = [...r.dependsOn];
+  if (r.onDependencyFailure !== undefined) out.onDependencyFailure = r.onDependencyFailure;
+  if (r.dependents !== undefined) out.dependents = [...r.dependents];
   if (r.trace !== undefined) out.trace = clonePlain(r.trace);
   if (r.startedAt !== undefined) out.startedAt = copyDate(r.startedAt);
   if (r.finishedAt !== undefined) out.finishedAt = copyDate(r.finishedAt);

@@ -2,7 +2,8 @@
  * Retention of a MemoryStore's finished jobs: lazy, judged by the `now` of later store operations
  * (the store never reads the wall clock). Completed jobs go `retention.completed` after they
  * finished, but a child is kept (in `held`) while its parent is still active, since the parent
- * may still wait for it; dead letters go `retention.dead` after they died.
+ * may still wait for it, and so is a job whose dependents are not settled yet; dead letters go
+ * `retention.dead` after they died.
  */
 import type { Duration } from '../../support/duration.js';
 import { toMs } from '../../support/duration.js';
@@ -37,8 +38,9 @@ export function sweep(state: MemoryState, now: Date): void {
       if (job.record.finishedAt!.getTime() > cutoff) break;
       state.completed.delete(id);
       const { parentId } = job.record;
-      // A parent still running may wait for this child after sleeping past the retention period.
-      if (parentId !== undefined && state.active.has(parentId)) state.held.set(id, job);
+      // A parent still running may wait for this child after sleeping past the retention period;
+      // jobs waiting for this one learn of its end only when its dependents are settled.
+      if ((parentId !== undefined && state.active.has(parentId)) || state.unsettled.has(id)) state.held.set(id, job);
       else removeCompleted(state, job);
     }
   }
@@ -55,9 +57,20 @@ export function sweep(state: MemoryState, now: Date): void {
 export function releaseChildren(state: MemoryState, parentId: string): void {
   if (state.held.size === 0) return;
   for (const child of [...state.byParent.get(parentId)]) {
-    if (!state.held.delete(child.record.id)) continue;
+    // Still needed by its dependents: settling them releases it (releaseSettled).
+    if (state.unsettled.has(child.record.id) || !state.held.delete(child.record.id)) continue;
     removeCompleted(state, child);
   }
+}
+
+/** A job whose dependents were just settled: if retention kept it only for them, it goes now. */
+export function releaseSettled(state: MemoryState, id: string): void {
+  const job = state.held.get(id);
+  if (!job) return;
+  const { parentId } = job.record;
+  if (parentId !== undefined && state.active.has(parentId)) return;
+  state.held.delete(id);
+  removeCompleted(state, job);
 }
 
 /** Forgets a completed job retention removed: its id, its key and its count. */

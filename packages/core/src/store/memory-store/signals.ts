@@ -17,7 +17,8 @@ import { transition } from './transition.js';
 export function wake(state: MemoryState, jobId: string, now: Date): boolean {
   assertDate(now, 'wake now');
   const job = state.active.get(jobId);
-  if (!job || !allows('wake', job.record.status)) return false;
+  // A job waiting for its dependencies wakes only when they are settled (settleDependents).
+  if (!job || !allows('wake', job.record.status) || job.record.waitingFor?.dependencies !== undefined) return false;
   sweep(state, now);
   transition(state, job, 'wake', now, awake(now));
   return true;

@@ -65,6 +65,8 @@ export class MemoryState {
   readonly batches = new BatchTable();
   /** Wait tokens by id (kept as long as the store lives). */
   readonly waitTokens = new Map<string, WaitTokenRecord>();
+  /** Finished jobs with dependents not settled yet (`settleDependents`), in the order they finished. */
+  readonly unsettled = new Set<string>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */
   seq = 0;
   /** Lease tokens are this store's random prefix and a claim counter (see {@link leaseToken}). */

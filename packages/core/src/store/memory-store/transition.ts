@@ -86,15 +86,20 @@ export function transition(
   if (to === 'queued') state.notify(record);
 }
 
-/** Stores new `queued` records (the `enqueue` row: a job that did not exist). */
+/**
+ * Stores new records (the `enqueue` row: a job that did not exist, `queued`; or `enqueueWaiting`:
+ * `waiting` for its dependencies, never claimable until they are settled).
+ */
 export function insert(state: MemoryState, records: JobRecord[], now: Date): void {
   for (const record of records) {
-    state.counts.add(record.queue, 'queued', 1);
+    const row = LIFECYCLE[record.status === 'waiting' ? 'enqueueWaiting' : 'enqueue'];
+    if (row.to !== record.status) throw new InvalidTransitionError(record.id, 'enqueue', record.status, []);
+    state.counts.add(record.queue, record.status, 1);
     enter(state, record, now);
   }
 }
 
-/** A record enters the active maps, `queued`, as a new enqueue (a new `seq`, so it claims last among equals). */
+/** A record enters the active maps, `queued` (or `waiting` for dependencies), as a new enqueue (a new `seq`, so it claims last among equals). */
 function enter(state: MemoryState, record: JobRecord, now: Date): void {
   const job: StoredJob = { record, seq: ++state.seq, version: 0, waitHasTimeout: false, indexed: false };
   state.active.set(record.id, job);
@@ -104,7 +109,7 @@ function enter(state: MemoryState, record: JobRecord, now: Date): void {
   if (record.idempotencyKey !== undefined) state.keys.set(record.idempotencyKey, record.id);
   state.debounce.entered(job);
   state.index.update(job, now.getTime());
-  state.notify(record);
+  if (record.status === 'queued') state.notify(record);
 }
 
 /** An active job that finished (`completed`, `cancelled`, `dead`): out of the active maps and the claim index. */
@@ -125,6 +130,7 @@ function finish(state: MemoryState, job: StoredJob, now: Date, at: Date): void {
     (record.status === 'completed' ? state.completed : state.cancelled).set(record.id, job);
   }
   releaseChildren(state, record.id);
+  if (record.dependents !== undefined && record.dependents.length > 0) state.unsettled.add(record.id);
 }
 
 /** A dead or cancelled job made `queued` again (replay, retryJob): it leaves its finished map and enters as new, due now. */

@@ -1,0 +1,74 @@
+import type { Clock } from '../support/clock.js';
+import type { Logger } from '../support/logger.js';
+import type { JobStore } from '../store/store.js';
+import type { EventBus } from './events.js';
+
+/**
+ * Wakes (or ends) the jobs that depend on jobs this engine finished: after every completion,
+ * death or cancel it asks the store to settle those jobs' dependents (`settleDependents`), the
+ * ids of one burst in one call, one call at a time. Every poll interval while started it also
+ * settles what no engine did (a process died between a job's end and the settle, or a job was
+ * cancelled from the command line): the store finds those from an index, reading no other job.
+ */
+export class DependencySettler {
+  readonly #pending = new Set<string>();
+  #running: Promise<void> | undefined;
+  #cancelTimer: (() => void) | undefined;
+  #started = false;
+
+  constructor(private readonly deps: { store: JobStore; clock: Clock; logger: Logger; events: EventBus; pollMs: number; onQueued: () => void }) {
+    // settle() never rejects: a failed call is logged, and the periodic settle does it later.
+    const note = ({ job }: { job: { id: string } }): void => void this.settle([job.id]);
+    deps.events.on('job:completed', note);
+    deps.events.on('job:dead', note);
+    deps.events.on('job:cancelled', note);
+  }
+
+  /** Starts the periodic settle of what was left unsettled. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#schedule();
+  }
+
+  stop(): void {
+    this.#started = false;
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+  }
+
+  /** Settles the dependents of `ids` (finished jobs) soon; resolves once a call including them has run. */
+  async settle(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.#pending.add(id);
+    while (this.#pending.size > 0) {
+      if (this.#running) {
+        await this.#running;
+        continue;
+      }
+      const jobIds = [...this.#pending];
+      this.#pending.clear();
+      this.#running = this.#run(jobIds).finally(() => (this.#running = undefined));
+      await this.#running;
+    }
+  }
+
+  #schedule(): void {
+    if (!this.#started) return;
+    this.#cancelTimer = this.deps.clock.setTimer(() => {
+      void this.#run(undefined).finally(() => this.#schedule());
+    }, this.deps.pollMs);
+  }
+
+  async #run(jobIds: string[] | undefined): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    try {
+      const settled = await store.settleDependents(jobIds === undefined ? { now: clock.now() } : { now: clock.now(), jobIds });
+      if (settled > 0) this.deps.onQueued();
+    } catch (err) {
+      logger.error(
+        { err, jobIds },
+        `Could not settle the dependents of ${jobIds === undefined ? 'finished jobs' : `jobs ${jobIds.join(', ')}`}; this engine tries again within its poll interval`,
+      );
+    }
+  }
+}

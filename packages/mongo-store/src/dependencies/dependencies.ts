@@ -1,0 +1,227 @@
+import type { ClientSession, Filter, ObjectId } from 'mongodb';
+import {
+  InvalidDependenciesError,
+  LIFECYCLE,
+  checkBatchDependencies,
+  dependencyFailedError,
+  dependencyFailedReason,
+  dependencyIds,
+  dependencyOutcome,
+  type EnqueueResult,
+  type JobStatus,
+  type NewJob,
+} from '@loom/core';
+import { parseJobId, requireDate } from '../arguments.js';
+import { inTransaction, withSession, type StoreCollections } from '../connection/collections.js';
+import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
+import { deadLetterDocument } from '../schema/updates.js';
+import { DEAD_DEPENDENTS_OPEN_INDEX, DEPENDENTS_OPEN_INDEX } from '../schema/indexes.js';
+import { StoreArgumentError } from '../store-errors.js';
+import { releaseHolds } from '../writes/retention-holds.js';
+
+/**
+ * Job dependencies on MongoDB. A job lists its dependencies (`dependsOn`) and the unmet ones
+ * (`waitingFor.dependencies`); each dependency lists its dependents (`dependents`) and carries
+ * `dependentsOpen` until a settle has applied its end to them. Settling reads the finished job and
+ * writes each dependent by `_id`: O(edges), no scan (a completed dependency: two updates per edge,
+ * plus one read and one update per finished job). `dependentsOpen` is in a partial index, so the
+ * settle of what a crash left undone finds exactly those jobs.
+ *
+ * An enqueue with dependencies is one transaction (a replica set is required): its read of the
+ * dependencies' statuses and its write of their `dependents` conflict with a concurrent end of a
+ * dependency, so the dependent never misses it.
+ */
+
+/** How a settle asks again when a dependency gained dependents while it was being settled. */
+const MAX_SETTLE_ROUNDS = 5;
+const DEFAULT_SETTLE_LIMIT = 100;
+
+/** Rows' end statuses, from the table. */
+const TO = {
+  enqueueWaiting: LIFECYCLE.enqueueWaiting.to as JobStatus,
+  dependenciesMet: LIFECYCLE.dependenciesMet.to as JobStatus,
+  dependencyCancelled: LIFECYCLE.dependencyCancelled.to as JobStatus,
+};
+
+export interface DependencyContext {
+  collections: StoreCollections;
+  replicated: boolean;
+  /** The plain enqueue (dedup, tombstones) of the jobs, without their dependencies. */
+  enqueue(jobs: NewJob[], session: ClientSession): Promise<EnqueueResult[]>;
+}
+
+/** Enqueues a batch with dependencies (see `JobStore.enqueue`): in `session`, or in a transaction of its own. */
+export async function enqueueWithDependencies(ctx: DependencyContext, jobs: NewJob[], now: Date, session: ClientSession | undefined): Promise<EnqueueResult[]> {
+  if (!ctx.replicated)
+    throw new StoreArgumentError('MongoStore: jobs with dependencies (dependsOn) need a replica set (they are stored in a transaction); nothing was enqueued');
+  if (jobs.some((job) => job.debounceKey !== undefined))
+    throw new StoreArgumentError('MongoStore: a debounced job cannot have dependencies (nor be enqueued with jobs that have some); nothing was enqueued');
+  checkBatchDependencies(jobs);
+  const run = (s: ClientSession) => enqueueIn(ctx, jobs, now, s);
+  return session ? run(session) : inTransaction(ctx.collections, run);
+}
+
+async function enqueueIn(ctx: DependencyContext, jobs: NewJob[], now: Date, session: ClientSession): Promise<EnqueueResult[]> {
+  const { jobs: live, deadLetters } = ctx.collections;
+  const external = new Map<string, ObjectId | null>();
+  for (const job of jobs) {
+    if (job.dependsOn !== undefined && !Array.isArray(job.dependsOn)) throw new InvalidDependenciesError('dependsOn must be an array of job ids');
+    for (const id of job.dependsOn ?? []) {
+      if (typeof id !== 'string') throw new InvalidDependenciesError(`dependsOn holds a ${typeof id}, not a job id`);
+      external.set(id, parseJobId(id));
+    }
+  }
+  const ids = [...external.values()].filter((id): id is ObjectId => id !== null);
+  const found = new Set<string>();
+  if (ids.length > 0) {
+    for (const doc of await live.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()) found.add(doc._id.toHexString());
+    for (const doc of await deadLetters.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()) found.add(doc._id.toHexString());
+  }
+  const unknown = [...external.keys()].filter((id) => !found.has(id));
+  if (unknown.length > 0) throw new InvalidDependenciesError(`unknown job ids: ${unknown.join(', ')}`);
+
+  const plain = jobs.map(({ dependsOn: _d, dependsOnBatch: _b, onDependencyFailure: _p, ...job }) => job);
+  const results = await ctx.enqueue(plain, session);
+  const batchIds = results.map((r) => r.id);
+  for (const [i, job] of jobs.entries()) {
+    const result = results[i]!;
+    const deps = dependencyIds(job, batchIds);
+    if (result.deduplicated || deps.length === 0) continue;
+    await link(ctx.collections, parseJobId(result.id)!, deps, job, now, session);
+  }
+  return results;
+}
+
+/** Gives the new job `id` its dependencies `deps` and adds it to theirs `dependents`. */
+async function link(collections: StoreCollections, id: ObjectId, deps: string[], job: NewJob, now: Date, session: ClientSession): Promise<void> {
+  const { jobs, deadLetters } = collections;
+  const depIds = deps.map((d) => parseJobId(d)!);
+  const completed = new Set(
+    (await jobs.find({ _id: { $in: depIds }, status: 'completed' }, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id.toHexString()),
+  );
+  const unmet = deps.filter((d) => !completed.has(d));
+  const set: Partial<JobDocument> = { dependsOn: deps, updatedAt: now };
+  if (job.onDependencyFailure !== undefined) set.onDependencyFailure = job.onDependencyFailure;
+  if (unmet.length > 0) {
+    set.status = TO.enqueueWaiting;
+    set.waitingFor = { dependencies: unmet };
+    await jobs.updateOne({ _id: id }, { $set: set, $unset: { claimAt: '' } }, { session });
+  } else {
+    await jobs.updateOne({ _id: id }, { $set: set }, { session });
+  }
+  for (const depId of depIds) {
+    // A dependency not completed yet is held from retention until its end is applied to this job
+    // (a retention hold: see retention-holds.ts); a completed one has nothing left to tell it.
+    const open = completed.has(depId.toHexString()) ? {} : { $set: { dependentsOpen: true as const } };
+    const res = await jobs.updateOne({ _id: depId }, { $push: { dependents: id.toHexString() }, ...open }, { session });
+    if (res.matchedCount === 0)
+      await deadLetters.updateOne({ _id: depId }, { $push: { 'job.dependents': id.toHexString() }, $set: { 'job.dependentsOpen': true } }, { session });
+  }
+}
+
+/** A finished job as a settle reads it. */
+interface Finished {
+  id: ObjectId;
+  status: JobStatus;
+  dependents: string[];
+  dead: boolean;
+}
+
+const FINISHED: JobStatus[] = ['completed', 'cancelled'];
+
+async function readFinished(collections: StoreCollections, id: ObjectId): Promise<Finished | null> {
+  const job = await collections.jobs.findOne({ _id: id }, { projection: { status: 1, dependents: 1, dependentsOpen: 1 } });
+  if (job)
+    return FINISHED.includes(job.status) && job.dependentsOpen === true ? { id, status: job.status, dependents: job.dependents ?? [], dead: false } : null;
+  const letter = await collections.deadLetters.findOne({ _id: id }, { projection: { 'job.dependents': 1, 'job.dependentsOpen': 1 } });
+  if (letter?.job.dependentsOpen !== true) return null;
+  return { id, status: 'dead', dependents: letter.job.dependents ?? [], dead: true };
+}
+
+/** `settleDependents` (see `JobStore`). */
+export async function settleDependents(collections: StoreCollections, req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number> {
+  const now = requireDate(req?.now, 'settleDependents now');
+  let work: ObjectId[];
+  if (req.jobIds !== undefined) {
+    if (!Array.isArray(req.jobIds)) throw new StoreArgumentError('settleDependents jobIds must be an array of job ids');
+    work = req.jobIds.map((id) => parseJobId(id)).filter((id): id is ObjectId => id !== null);
+  } else {
+    const limit = req.limit ?? DEFAULT_SETTLE_LIMIT;
+    const live = await collections.jobs
+      .find({ dependentsOpen: true, status: { $in: FINISHED } } as Filter<JobDocument>, { projection: { _id: 1 }, limit, hint: DEPENDENTS_OPEN_INDEX })
+      .toArray();
+    const dead = await collections.deadLetters
+      .find({ 'job.dependentsOpen': true } as Filter<DeadLetterDocument>, { projection: { _id: 1 }, limit, hint: DEAD_DEPENDENTS_OPEN_INDEX })
+      .toArray();
+    work = [...live, ...dead].map((d) => d._id);
+  }
+  let settled = 0;
+  const rounds = new Map<string, number>();
+  while (work.length > 0) {
+    const id = work.shift()!;
+    const finished = await readFinished(collections, id);
+    if (!finished) continue;
+    for (const dependent of finished.dependents) {
+      const ended = await settleOne(collections, finished, dependent, now);
+      if (ended) work.push(ended);
+    }
+    // Only if no dependent was added meanwhile (an enqueue committed since the read): else read again.
+    const closed = finished.dead
+      ? await collections.deadLetters.updateOne({ _id: id, 'job.dependents': { $size: finished.dependents.length } }, { $unset: { 'job.dependentsOpen': '' } })
+      : { matchedCount: await releaseHolds(collections.jobs, { _id: id, dependents: { $size: finished.dependents.length } }, 'dependentsOpen') };
+    if (closed.matchedCount === 1) settled += 1;
+    else {
+      const round = (rounds.get(id.toHexString()) ?? 0) + 1;
+      rounds.set(id.toHexString(), round);
+      if (round < MAX_SETTLE_ROUNDS) work.push(id);
+    }
+  }
+  return settled;
+}
+
+/** Applies `dep`'s end to the job `dependentId`, if it still waits for it; returns its id when that ended it (its own dependents are next). */
+async function settleOne(collections: StoreCollections, dep: Finished, dependentId: string, now: Date): Promise<ObjectId | null> {
+  const { jobs } = collections;
+  const _id = parseJobId(dependentId);
+  if (!_id) return null;
+  const depId = dep.id.toHexString();
+  const waiting = { _id, status: 'waiting', 'waitingFor.dependencies': depId } as Filter<JobDocument>;
+  // A completed dependency is met whatever the policy: two writes, no read.
+  let outcome = dependencyOutcome(dep.status, undefined);
+  if (outcome !== 'met') {
+    const job = await jobs.findOne(waiting, { projection: { onDependencyFailure: 1 } });
+    if (!job) return null;
+    outcome = dependencyOutcome(dep.status, job.onDependencyFailure);
+  }
+  if (outcome === 'met') {
+    await jobs.updateOne(waiting, { $pull: { 'waitingFor.dependencies': depId }, $set: { updatedAt: now } } as never);
+    await jobs.updateOne({ _id, status: 'waiting', 'waitingFor.dependencies': { $size: 0 } } as Filter<JobDocument>, {
+      $set: { status: TO.dependenciesMet, runAt: now, claimAt: now, updatedAt: now },
+      $unset: { waitingFor: '' },
+    });
+    return null;
+  }
+  const reason = dependencyFailedReason(depId, dep.status);
+  if (outcome === 'dependencyCancelled') {
+    const res = await jobs.updateOne(waiting, {
+      $set: { status: TO.dependencyCancelled, finishedAt: now, updatedAt: now, cancelReason: reason },
+      $unset: { waitingFor: '', claimAt: '', debounceKey: '' },
+    });
+    return res.modifiedCount === 1 ? _id : null;
+  }
+  // dependencyFailed: the job moves to the dead letters, in one transaction.
+  return inTransaction(collections, async (session) => {
+    const doc = await jobs.findOne(waiting, withSession(session));
+    if (!doc) return null;
+    const { waitingFor: _w, ...rest } = doc;
+    const error = dependencyFailedError(
+      { id: dependentId, attempt: doc.attempt, ...(doc.priorAttempts === undefined ? {} : { priorAttempts: doc.priorAttempts }) },
+      depId,
+      dep.status,
+      now,
+    );
+    await collections.deadLetters.replaceOne({ _id }, deadLetterDocument(rest as JobDocument, { reason, error, now }), { upsert: true, session });
+    await jobs.deleteOne({ _id }, { session });
+    return _id;
+  });
+}
