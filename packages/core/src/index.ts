@@ -22,6 +22,7 @@ export * from './store/job-record.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
 export * from './store/operations.js';
+export * from './store/payload-match.js';
 export * from './store/flow.js';
 export * from './store/lifecycle.js';
 export * from './store/memory-store/memory-store.js';

@@ -93,6 +93,8 @@ describe('loom.jobs', () => {
     expect((await t.jobs.list({ status: ['dead'] })).jobs).toEqual([]);
     expect((await t.jobs.list({ queue: 'emails', createdAfter: new Date(t.clock.now().getTime() - 2_500) })).jobs.map((j) => j.id)).toEqual([ids[4], ids[3]]);
     expect(await t.jobs.get(ids[0])).toMatchObject({ id: ids[0], payload: { to: 'u0' }, status: 'queued' });
+    expect((await t.jobs.list({ payload: { to: 'u3' } })).jobs.map((j) => j.id)).toEqual([ids[3]]);
+    expect((await t.jobs.list({ payload: { to: 'u3' }, status: 'dead' })).jobs).toEqual([]);
     await t.stop();
   });
 
@@ -105,6 +107,14 @@ describe('loom.jobs', () => {
     await expectCode(t.jobs.list({ limit: 501 }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.list({ cursor: 'not-a-cursor!' }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.list({ createdAfter: new Date('nope') }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ idempotencyKey: { $ne: null } as unknown as string }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { to: { $ne: null } } as never }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { $where: 'true' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { 'to.$': 'x' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { '.to': 'x' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: {} }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: [] as never }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 } }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.cancel({ $ne: null } as unknown as string), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.cancel('no-such-job'), 'JOB_NOT_FOUND');
     await expectCode(t.jobs.retry('no-such-job'), 'JOB_NOT_FOUND');

@@ -50,6 +50,9 @@ describe('MongoStore reads for operators are index-backed', () => {
       await store.listJobPage({ statuses: ['queued', 'dead'], name: 'send', limit: 10 });
       await store.listJobPage({ statuses: ['running', 'dead'], queue: 'default', createdAfter: at(-1), limit: 10 });
       await store.listJobPage({ statuses: ['completed'], limit: 10 });
+      await store.listJobPage({ statuses: [...JOB_STATUSES], idempotencyKey: 'k', limit: 10 });
+      // Payload fields are not indexed: the page walks its list index range and checks each document.
+      await store.listJobPage({ statuses: [...JOB_STATUSES], payload: [{ path: 'n', value: 1 }], limit: 10 });
 
       const reads = sent.filter(
         (e) => ['find', 'aggregate', 'count', 'distinct'].includes(e.commandName) && (e.command[e.commandName] as string) !== 'loom_queues',

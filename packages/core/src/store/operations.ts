@@ -4,6 +4,7 @@
  */
 import type { FlowHeldBy } from './flow.js';
 import type { JobRecord, JobStatus } from './job-record.js';
+import type { PayloadMatch } from './payload-match.js';
 
 /** A job as lists show it: everything but the payload, steps, signals, errors and result. */
 export interface JobSummary {
@@ -87,6 +88,13 @@ export interface JobPageQuery {
   createdAfter?: Date;
   /** Only jobs created strictly before this instant. */
   createdBefore?: Date;
+  /** Only the job with this idempotency key (live or dead). */
+  idempotencyKey?: string;
+  /**
+   * Only jobs whose payload meets every condition (equality; see `payloadMatches`). Stores check each
+   * with `payloadMatchProblem` again: a path becomes a key of a database filter.
+   */
+  payload?: PayloadMatch[];
   /** Only jobs after this one in list order (the previous page's last job). */
   after?: JobPagePosition;
   /** At most this many (>= 1). */

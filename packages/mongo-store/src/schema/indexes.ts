@@ -63,7 +63,7 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       formerKeys: FORMER_CLAIM_INDEX_KEYS,
     },
     {
-      name: 'loom_idempotency_key',
+      name: IDEMPOTENCY_INDEX,
       key: { idempotencyKey: 1 },
       unique: true,
       partialFilterExpression: { idempotencyKey: { $type: 'string' } },
@@ -109,6 +109,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: DEAD_LETTER_INDEX.created, key: { 'job.createdAt': -1, _id: -1 } },
     { name: DEAD_LETTER_INDEX.nameCreated, key: { name: 1, 'job.createdAt': -1, _id: -1 } },
     { name: DEAD_LETTER_INDEX.queueCreated, key: { queue: 1, 'job.createdAt': -1, _id: -1 } },
+    // `listJobPage({ idempotencyKey })` over dead jobs: a search by key is one lookup here too.
+    { name: DEAD_LETTER_INDEX.key, key: { 'job.idempotencyKey': 1 }, partialFilterExpression: { 'job.idempotencyKey': { $type: 'string' } } },
     // Moves a crash may have interrupted (standalone only): what init() reconciles, and nothing else.
     { name: DEAD_LETTER_INDEX.pending, key: { pending: 1 }, partialFilterExpression: { pending: { $exists: true } } },
   ];
@@ -133,6 +135,9 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
 /** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */
 export const JOB_LIST_INDEX = { status: 'loom_list_status', name: 'loom_name_status', queue: 'loom_list_queue' } as const;
 
+/** The unique index of live jobs' idempotency keys (also what `listJobPage({ idempotencyKey })` reads). */
+export const IDEMPOTENCY_INDEX = 'loom_idempotency_key';
+
 /** The dead-letter indexes. */
 export const DEAD_LETTER_INDEX = {
   died: 'loom_dead_died',
@@ -141,6 +146,7 @@ export const DEAD_LETTER_INDEX = {
   created: 'loom_dead_created',
   nameCreated: 'loom_dead_name_created',
   queueCreated: 'loom_dead_queue_created',
+  key: 'loom_dead_key',
   pending: 'loom_dead_pending',
 } as const;
 

@@ -5,6 +5,7 @@
  */
 import { LoomError } from '../../support/errors.js';
 import type { FlowHeldBy } from '../flow.js';
+import { payloadMatchProblem } from '../payload-match.js';
 import { ACTIVE_STATUSES, type JobRecord, type StoreStats } from '../job-record.js';
 import { compareListOrder, emptyQueueCounts, toJobSummary, type JobPageQuery, type JobSummary, type QueueSummary } from '../operations.js';
 import type { FinishedCountQuery, JobFilter } from '../store.js';
@@ -47,6 +48,11 @@ export function listJobPage(state: MemoryState, query: JobPageQuery): JobSummary
   }
   assertOptionalString(query.name, 'listJobPage name');
   assertOptionalString(query.queue, 'listJobPage queue');
+  assertOptionalString(query.idempotencyKey, 'listJobPage idempotencyKey');
+  for (const match of query.payload ?? []) {
+    const problem = payloadMatchProblem(match);
+    if (problem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: listJobPage payload ${problem}; nothing was read`);
+  }
   const statuses = new Set(query.statuses);
   const sources: Iterable<StoredJob>[] = [];
   if (statuses.has('queued') || statuses.has('running') || statuses.has('waiting')) {
