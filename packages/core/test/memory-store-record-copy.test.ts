@@ -30,6 +30,7 @@ const full: Required<JobRecord> = {
   createdAt: at(8),
   updatedAt: at(9),
   startedAt: at(10),
+  sleepUntil: at(15),
   finishedAt: at(11),
   deadReason: 'r',
   cancelRequestedAt: at(12),

@@ -224,7 +224,13 @@ describe('loom.queues', () => {
     await worker.advance('5s');
     expect(ran).toEqual([]);
     expect(await operator.queues.list()).toEqual([
-      { name: 'emails', paused: true, counts: { queued: 1, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 }, oldestQueuedAt: expect.any(Date) },
+      {
+        name: 'emails',
+        paused: true,
+        counts: { queued: 1, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 },
+        oldestQueuedAt: expect.any(Date),
+        sleeping: 0,
+      },
     ]);
     await operator.queues.resume('emails');
     expect(resumed).toEqual([{ queue: 'emails' }]);

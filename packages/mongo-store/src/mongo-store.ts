@@ -374,8 +374,8 @@ export class MongoStore implements JobStore {
     return this.queues.paused();
   }
 
-  listQueues(): Promise<QueueSummary[]> {
-    return this.queues.list();
+  listQueues(now?: Date): Promise<QueueSummary[]> {
+    return this.queues.list(now);
   }
 
   countFinished(req: FinishedCountQuery): Promise<number | null> {

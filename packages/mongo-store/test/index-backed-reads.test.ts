@@ -42,6 +42,7 @@ describe('MongoStore reads for operators are index-backed', () => {
       sent.length = 0;
       await store.stats();
       await store.listQueues();
+      await store.listQueues(at(3));
       await store.listDeadLetters({});
       await store.listDeadLetters({ name: 'send', limit: 5 });
       await store.listDeadLetters({ queue: 'default', before: at(10) });

@@ -34,6 +34,6 @@ export class Queues {
 
   /** Every queue with jobs, dead letters or a pause, by name: paused or not, counts per status, oldest queued job. */
   list(): Promise<QueueSummary[]> {
-    return this.deps.store.listQueues();
+    return this.deps.store.listQueues(this.deps.clock.now());
   }
 }

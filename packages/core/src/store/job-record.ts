@@ -141,6 +141,11 @@ export interface JobRecord {
   updatedAt: Date;
   /** When it first started running. */
   startedAt?: Date;
+  /**
+   * When the job's latest durable sleep (`ctx.sleep`, `ctx.sleepUntil`) ends. Written by the sleep
+   * transition and left in place: the job is asleep while it is `queued` and this is after now.
+   */
+  sleepUntil?: Date;
   /** When it completed or died. */
   finishedAt?: Date;
   /** Dead jobs: why (the final error's message, or a reason such as "lease expired 4 times"). */

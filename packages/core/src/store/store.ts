@@ -283,8 +283,11 @@ export interface JobStore {
   /** The names of the paused queues. Engines read it every poll interval and do not claim from them. */
   pausedQueues(): Promise<string[]>;
 
-  /** Every queue that has jobs, dead letters or a pause record, by name, with counts per status. */
-  listQueues(): Promise<QueueSummary[]>;
+  /**
+   * Every queue that has jobs, dead letters or a pause record, by name, with counts per status; with
+   * `now`, also how many queued jobs sleep in a workflow at `now` (`sleeping`).
+   */
+  listQueues(now?: Date): Promise<QueueSummary[]>;
 
   /**
    * How many jobs now `completed` finished, or now `dead` died, at an instant in `[from, to)`:

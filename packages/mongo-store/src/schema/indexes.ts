@@ -96,6 +96,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       key: { queue: 1, name: 1, flowKey: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
       partialFilterExpression: { claimAt: { $exists: true }, flowKey: { $exists: true } },
     },
+    // Sleeping jobs per queue (`listQueues(now)`): only jobs that ever slept are in it.
+    { name: SLEEPING_INDEX, key: { queue: 1, status: 1, sleepUntil: 1 }, partialFilterExpression: { sleepUntil: { $exists: true } } },
     // Completed jobs kept from retention (retention-holds.ts) keep their finish time here, out of
     // the TTL index: `countFinished` counts them on this index. Partial: only held jobs are in it.
     { name: HELD_FINISHED_INDEX, key: { heldFinishedAt: 1 }, partialFilterExpression: { heldFinishedAt: { $exists: true } } },
@@ -134,6 +136,9 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
 
 /** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */
 export const JOB_LIST_INDEX = { status: 'loom_list_status', name: 'loom_name_status', queue: 'loom_list_queue' } as const;
+
+/** Jobs that slept, by queue, status and wake time: the `sleeping` count of `listQueues`. */
+export const SLEEPING_INDEX = 'loom_sleeping';
 
 /** The unique index of live jobs' idempotency keys (also what `listJobPage({ idempotencyKey })` reads). */
 export const IDEMPOTENCY_INDEX = 'loom_idempotency_key';

@@ -21,6 +21,7 @@ const OPTIONAL_FIELDS = [
   'scheduledFor',
   'trace',
   'startedAt',
+  'sleepUntil',
   'finishedAt',
   'deadReason',
   'cancelRequestedAt',

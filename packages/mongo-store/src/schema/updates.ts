@@ -165,7 +165,7 @@ export function retryUpdate(runAt: Date, error: ErrorRecord, now: Date): UpdateF
 export function requeueUpdate(runAt: Date, now: Date, name: 'release' | 'sleep' = 'release'): UpdateFilter<JobDocument> {
   requireDate(runAt, 'runAt');
   return {
-    $set: { status: LIFECYCLE_TO[name], runAt, claimAt: runAt, updatedAt: now },
+    $set: { status: LIFECYCLE_TO[name], runAt, claimAt: runAt, updatedAt: now, ...(name === 'sleep' ? { sleepUntil: runAt } : {}) },
     $unset: { lease: '' },
     $inc: { attempt: -1 },
   };

@@ -322,6 +322,32 @@ export function describeOperations(ctx: ConformanceContext): void {
         { name: 'mail', paused: true, counts: { queued: 0, running: 1, waiting: 0, completed: 0, dead: 1, cancelled: 0 } },
       ]);
     });
+
+    it('with now, counts the queued jobs asleep in a workflow (sleepUntil after now), per queue', async () => {
+      const napping = await enqueueAndClaim(ctx.store, {}, { now: at(1) });
+      await ctx.store.sleep(napping.lease, { runAt: at(100), now: at(2) });
+      const short = await enqueueAndClaim(ctx.store, { queue: 'mail', name: 'm' }, { now: at(1) });
+      await ctx.store.sleep(short.lease, { runAt: at(10), now: at(2) });
+      await enqueueOne(ctx.store, { runAt: at(500) }, at(3)); // delayed, not asleep
+      expect(await mustGet(ctx.store, napping.id)).toMatchObject({ status: 'queued', sleepUntil: at(100), runAt: at(100) });
+      expect((await ctx.store.listJobPage(page({ statuses: ['queued'], name: 'send' })))[1]).toMatchObject({ id: napping.id, sleepUntil: at(100) });
+      const sleeping = async (now?: Date) => (await ctx.store.listQueues(now)).map((q) => [q.name, q.counts.queued, q.sleeping]);
+      expect(await sleeping(at(5))).toEqual([
+        ['default', 2, 1],
+        ['mail', 1, 1],
+      ]);
+      expect(await sleeping(at(50))).toEqual([
+        ['default', 2, 1],
+        ['mail', 1, 0],
+      ]);
+      expect(await sleeping()).toEqual([
+        ['default', 2, undefined],
+        ['mail', 1, undefined],
+      ]);
+      // Woken and running, it is no longer asleep.
+      await claimJobs(ctx.store, { now: at(100), limit: 5, queues: ['default', 'mail'], names: ['send', 'm'] });
+      expect((await ctx.store.listQueues(at(100))).map((q) => q.sleeping)).toEqual([0, 0]);
+    });
   });
 
   describe('describeSchedule', () => {

@@ -210,8 +210,8 @@ export class MemoryStore implements JobStore {
     return queries.listJobPage(this.#state, query);
   }
 
-  async listQueues(): Promise<QueueSummary[]> {
-    return queries.listQueues(this.#state);
+  async listQueues(now?: Date): Promise<QueueSummary[]> {
+    return queries.listQueues(this.#state, now);
   }
 
   async countFinished(req: FinishedCountQuery): Promise<number | null> {

@@ -110,6 +110,7 @@ export function sleep(state: MemoryState, lease: LeaseRef, req: { runAt: Date; s
   const step = req.step && clonePlain(req.step);
   transition(state, job, 'sleep', req.now, (record) => {
     record.runAt = copyDate(req.runAt);
+    record.sleepUntil = copyDate(req.runAt);
     if (step) putStep(record, step);
   });
 }
