@@ -29,6 +29,7 @@ import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic
 import { LiveFeed } from './live/live-feed.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
+import { flowPage } from './views/flow-view.js';
 import { jobsPage, type JobsFilter } from './views/jobs-view.js';
 import { messagePage } from './views/message-view.js';
 import { href, jobPath, type PageContext } from './views/page-context.js';
@@ -221,6 +222,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       return jobPage(ctx, heldBy ? { job, children, heldBy } : { job, children });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
+    if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
     if (path === '/dead-letters/purge') {
       const name = filterValue(query, 'name');
       const queue = filterValue(query, 'queue');

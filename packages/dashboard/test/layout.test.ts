@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 12;
+const PAGE_COUNT = 13;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -47,6 +47,7 @@ function pages(): [string, string][] {
     ['purge-confirmation', '/loom/dead-letters/purge'],
     ['not-found', '/loom/jobs/no-such-job'],
     ['jobs-search', `/loom/jobs?payload=${encodeURIComponent('orderId=o-1')}&key=`],
+    ['flow', '/loom/flow'],
   ];
 }
 

@@ -106,6 +106,14 @@ describe('why a job waits', () => {
     expect(await text('.status-card.status-waiting .card-note')).toBe('2 asleep');
   });
 
+  test('the flow page shows each limit with its use, and what is full', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/flow`);
+    expect(await f.t.loom.queues.flow()).toEqual([{ name: 'sync-crm', kind: 'rateLimit', limit: 1, perMs: 3_600_000, used: 1 }]);
+    const cells = await page.$$eval('tr[data-flow="sync-crm"] td', (tds: PageElement[]) => tds.map((td) => (td.textContent ?? '').trim().replace(/\s+/g, ' ')));
+    expect(cells).toEqual(['sync-crm', 'rate limit', 'whole name', '1 / 1 started — full', 'per 1 h 0 min', '']);
+  });
+
   test('a job waiting for a signal or a child says so', async () => {
     await open();
     await page.goto(`${f.url}/loom/jobs/${ids.approval}`);

@@ -10,6 +10,7 @@ import {
   type EnqueueResult,
   type ErrorRecord,
   type FlowHoldRecord,
+  type FlowUsage,
   type JobFilter,
   type JobPageQuery,
   type JobRecord,
@@ -174,6 +175,10 @@ export class MongoStore implements JobStore {
 
   flowHolds(now: Date): Promise<FlowHoldRecord[]> {
     return this.permits.holds(now);
+  }
+
+  flowUsage(now: Date): Promise<FlowUsage[]> {
+    return this.permits.usage(now);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------

@@ -12,7 +12,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from './job-record.js';
-import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
+import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
 
 /**
@@ -78,6 +78,13 @@ export interface JobStore {
    * list the held names in their claims' `flow`, so a hold made by any process applies to them.
    */
   flowHolds(now: Date): Promise<FlowHoldRecord[]>;
+
+  /**
+   * The flow limits the store knows (from engines' claims) and their use at `now`, in
+   * {@link compareFlowUsage} order, at most {@link MAX_FLOW_USAGE}: per name its global concurrency
+   * and rate limit; per group or rate-limit key in use (or held) its own. For operators' views.
+   */
+  flowUsage(now: Date): Promise<FlowUsage[]>;
 
   /**
    * Heartbeat: moves `lease.until` to `until`. Fenced; a lease that already ran out at `now` is lost

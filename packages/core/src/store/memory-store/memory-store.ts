@@ -22,7 +22,7 @@ import type {
   StoreStats,
   WaitCondition,
 } from '../job-record.js';
-import type { FlowHoldRecord } from '../flow.js';
+import type { FlowHoldRecord, FlowUsage } from '../flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
 import type {
   ClaimRequest,
@@ -126,6 +126,11 @@ export class MemoryStore implements JobStore {
 
   async flowHolds(now: Date): Promise<FlowHoldRecord[]> {
     return claims.flowHolds(this.#state, now);
+  }
+
+  async flowUsage(now: Date): Promise<FlowUsage[]> {
+    assertDate(now, 'flowUsage now');
+    return this.#state.flow.usage(now.getTime());
   }
 
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
