@@ -31,6 +31,7 @@ const full: Required<JobRecord> = {
   updatedAt: at(9),
   startedAt: at(10),
   sleepUntil: at(15),
+  logs: [{ at: at(12), level: 'info', msg: 'hi', attempt: 1 }],
   finishedAt: at(11),
   deadReason: 'r',
   cancelRequestedAt: at(12),

@@ -61,6 +61,14 @@ class Nightly {
   }
 }
 
+@Job({ name: 'chatty' })
+class Chatty {
+  async run(p: { n: number }, ctx: JobContext): Promise<void> {
+    for (let i = 0; i < p.n; i++) ctx.log.info({ i }, `line ${i}`);
+    ctx.log.child({ part: 'end' }).warn({}, 'done');
+  }
+}
+
 const JOBS = [Send, Slow, Parent, Fails, Nightly];
 
 function record<E extends keyof LoomEventMap>(t: { on: (e: E, l: (p: LoomEventMap[E]) => void) => unknown }, event: E): LoomEventMap[E][] {
@@ -204,6 +212,22 @@ describe('loom.jobs', () => {
     await t.jobs.cancel(child.id);
     await t.runUntilIdle();
     expect(await t.getJob(parentId)).toMatchObject({ status: 'completed', result: 'CHILD_CANCELLED' });
+    await t.stop();
+  });
+});
+
+describe('ctx.log tail', () => {
+  it('keeps the lines a handler logs on the job, shown by jobs.get', async () => {
+    const t = await createTestLoom({ jobs: [Chatty] });
+    const { id } = await t.enqueue(Chatty, { n: 3 });
+    await t.runUntilIdle();
+    const job = await t.jobs.get(id);
+    expect(job?.logs?.map((l) => [l.level, l.msg, l.attempt])).toEqual([
+      ['info', 'line 0', 1],
+      ['info', 'line 1', 1],
+      ['info', 'line 2', 1],
+      ['warn', 'done', 1],
+    ]);
     await t.stop();
   });
 });

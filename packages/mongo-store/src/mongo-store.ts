@@ -13,6 +13,7 @@ import {
   type FlowUsage,
   type JobFilter,
   type JobPageQuery,
+  type JobLogLine,
   type JobRecord,
   type JobSummary,
   type JobStore,
@@ -53,7 +54,7 @@ import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './
 import { activeChildFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './schema/indexes.js';
 import { toDeadJobRecord, toJobRecord } from './schema/records.js';
-import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
+import { completeUpdate, extendLeaseUpdate, appendLogsUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
 import { StoreArgumentError, transactionsUnsupported } from './store-errors.js';
 import { completeMany } from './writes/complete-many.js';
 import { completeKeepingHolds } from './writes/completions.js';
@@ -283,6 +284,10 @@ export class MongoStore implements JobStore {
 
   consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     return this.fenced.consumeSignal(lease, req);
+  }
+
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
+    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now')));
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

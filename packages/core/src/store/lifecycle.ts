@@ -18,6 +18,7 @@ export type TransitionName =
   | 'extendLease'
   | 'recordStep'
   | 'progress'
+  | 'appendLogs'
   | 'consumeSignal'
   | 'complete'
   | 'retry'
@@ -114,6 +115,7 @@ export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
   },
   recordStep: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'first write of a step name wins' },
   progress: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep' },
+  appendLogs: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep' },
   consumeSignal: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'a signal of that name is stored' },
   complete: { from: ['running'], to: 'completed', fence: 'lease', attempt: 'keep', lease: 'clear', slots: 'free' },
   retry: { from: ['running'], to: 'queued', fence: 'lease', attempt: 'keep', lease: 'clear', slots: 'free' },

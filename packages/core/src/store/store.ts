@@ -2,6 +2,7 @@ import type {
   DeadLetter,
   EnqueueResult,
   ErrorRecord,
+  JobLogLine,
   JobRecord,
   JobStatus,
   LeaseRef,
@@ -191,6 +192,12 @@ export interface JobStore {
    * (`TOO_MANY_SIGNALS`), storing nothing.
    */
   signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean>;
+
+  /**
+   * Appends `ctx.log` lines to the job's tail, keeping the last `MAX_JOB_LOG_LINES` (lines checked
+   * with `jobLogProblem`; an invalid batch is refused with `INVALID_ARGUMENT`). Fenced.
+   */
+  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void>;
 
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;

@@ -22,6 +22,7 @@ const OPTIONAL_FIELDS = [
   'trace',
   'startedAt',
   'sleepUntil',
+  'logs',
   'finishedAt',
   'deadReason',
   'cancelRequestedAt',

@@ -1,6 +1,17 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
-import { LIFECYCLE, type ErrorRecord, type JobStatus, type NewJob, type StepRecord, type TransitionName, type WaitCondition } from '@loom/core';
+import {
+  jobLogProblem,
+  LIFECYCLE,
+  MAX_JOB_LOG_LINES,
+  type ErrorRecord,
+  type JobLogLine,
+  type JobStatus,
+  type NewJob,
+  type StepRecord,
+  type TransitionName,
+  type WaitCondition,
+} from '@loom/core';
 import { requireDate, requireNumber, requireString, requireTraceContext } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
 import { IdempotencyKeyError, StoreArgumentError } from '../store-errors.js';
@@ -225,6 +236,14 @@ export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobD
 }
 
 /** Handler progress. */
+/** Appends log lines, keeping the last `MAX_JOB_LOG_LINES` (one `$push` with `$slice`). */
+export function appendLogsUpdate(lines: JobLogLine[], now: Date): UpdateFilter<JobDocument> {
+  const problem = jobLogProblem(lines);
+  if (problem !== undefined) throw new StoreArgumentError(`appendLogs lines ${problem}`);
+  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt }));
+  return { $push: { logs: { $each: copies, $slice: -MAX_JOB_LOG_LINES } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+}
+
 export function progressUpdate(value: unknown, now: Date): UpdateFilter<JobDocument> {
   return { $set: { progress: value, updatedAt: now } };
 }

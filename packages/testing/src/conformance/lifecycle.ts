@@ -141,6 +141,7 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   extendLease: { apply: (store, s, now) => fenced(store.extendLease(s.lease, new Date(now.getTime() + LEASE_MS), now)) },
   recordStep: { apply: (store, s, now) => fenced(store.recordStep(s.lease, { name: 'lc-step', kind: 'step', status: 'completed', result: 1, at: now }, now)) },
   progress: { apply: (store, s, now) => fenced(store.progress(s.lease, { percent: 50 }, now)) },
+  appendLogs: { apply: (store, s, now) => fenced(store.appendLogs(s.lease, [{ at: now, level: 'info', msg: 'line', attempt: 1 }], now)) },
   consumeSignal: {
     async prepare(store, s) {
       await store.signal(s.id, { name: 'lc-signal', data: 1, now: SETUP_AT });

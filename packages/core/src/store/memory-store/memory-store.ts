@@ -13,6 +13,7 @@ import type {
   DeadLetter,
   EnqueueResult,
   ErrorRecord,
+  JobLogLine,
   JobRecord,
   LeaseRef,
   NewJob,
@@ -177,6 +178,10 @@ export class MemoryStore implements JobStore {
 
   async consumeSignal(lease: LeaseRef, req: { signal: string; stepName: string; now: Date }): Promise<StepRecord | null> {
     return writes.consumeSignal(this.#state, lease, req);
+  }
+
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
+    writes.appendLogs(this.#state, lease, lines, now);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
