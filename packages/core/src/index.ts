@@ -23,6 +23,7 @@ export * from './store/wait-token.js';
 export * from './store/store.js';
 export * from './store/signal-limit.js';
 export * from './store/operations.js';
+export * from './store/payload-match.js';
 export * from './store/flow.js';
 export * from './store/batch.js';
 export * from './store/lifecycle.js';

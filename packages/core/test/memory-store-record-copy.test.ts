@@ -33,6 +33,8 @@ const full: Required<JobRecord> = {
   createdAt: at(8),
   updatedAt: at(9),
   startedAt: at(10),
+  sleepUntil: at(15),
+  logs: [{ at: at(12), level: 'info', msg: 'hi', attempt: 1 }],
   finishedAt: at(11),
   deadReason: 'r',
   cancelRequestedAt: at(12),

@@ -61,6 +61,14 @@ class Nightly {
   }
 }
 
+@Job({ name: 'chatty' })
+class Chatty {
+  async run(p: { n: number }, ctx: JobContext): Promise<void> {
+    for (let i = 0; i < p.n; i++) ctx.log.info({ i }, `line ${i}`);
+    ctx.log.child({ part: 'end' }).warn({}, 'done');
+  }
+}
+
 const JOBS = [Send, Slow, Parent, Fails, Nightly];
 
 function record<E extends keyof LoomEventMap>(t: { on: (e: E, l: (p: LoomEventMap[E]) => void) => unknown }, event: E): LoomEventMap[E][] {
@@ -93,6 +101,8 @@ describe('loom.jobs', () => {
     expect((await t.jobs.list({ status: ['dead'] })).jobs).toEqual([]);
     expect((await t.jobs.list({ queue: 'emails', createdAfter: new Date(t.clock.now().getTime() - 2_500) })).jobs.map((j) => j.id)).toEqual([ids[4], ids[3]]);
     expect(await t.jobs.get(ids[0])).toMatchObject({ id: ids[0], payload: { to: 'u0' }, status: 'queued' });
+    expect((await t.jobs.list({ payload: { to: 'u3' } })).jobs.map((j) => j.id)).toEqual([ids[3]]);
+    expect((await t.jobs.list({ payload: { to: 'u3' }, status: 'dead' })).jobs).toEqual([]);
     await t.stop();
   });
 
@@ -105,6 +115,14 @@ describe('loom.jobs', () => {
     await expectCode(t.jobs.list({ limit: 501 }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.list({ cursor: 'not-a-cursor!' }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.list({ createdAfter: new Date('nope') }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ idempotencyKey: { $ne: null } as unknown as string }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { to: { $ne: null } } as never }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { $where: 'true' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { 'to.$': 'x' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { '.to': 'x' } }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: {} }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: [] as never }), 'INVALID_ARGUMENT');
+    await expectCode(t.jobs.list({ payload: { a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 } }), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.cancel({ $ne: null } as unknown as string), 'INVALID_ARGUMENT');
     await expectCode(t.jobs.cancel('no-such-job'), 'JOB_NOT_FOUND');
     await expectCode(t.jobs.retry('no-such-job'), 'JOB_NOT_FOUND');
@@ -198,6 +216,22 @@ describe('loom.jobs', () => {
   });
 });
 
+describe('ctx.log tail', () => {
+  it('keeps the lines a handler logs on the job, shown by jobs.get', async () => {
+    const t = await createTestLoom({ jobs: [Chatty] });
+    const { id } = await t.enqueue(Chatty, { n: 3 });
+    await t.runUntilIdle();
+    const job = await t.jobs.get(id);
+    expect(job?.logs?.map((l) => [l.level, l.msg, l.attempt])).toEqual([
+      ['info', 'line 0', 1],
+      ['info', 'line 1', 1],
+      ['info', 'line 2', 1],
+      ['warn', 'done', 1],
+    ]);
+    await t.stop();
+  });
+});
+
 describe('loom.queues', () => {
   it('pauses a queue for every instance sharing the store: enqueue works, nothing is claimed until resume', async () => {
     ran.length = 0;
@@ -214,7 +248,13 @@ describe('loom.queues', () => {
     await worker.advance('5s');
     expect(ran).toEqual([]);
     expect(await operator.queues.list()).toEqual([
-      { name: 'emails', paused: true, counts: { queued: 1, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 }, oldestQueuedAt: expect.any(Date) },
+      {
+        name: 'emails',
+        paused: true,
+        counts: { queued: 1, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 },
+        oldestQueuedAt: expect.any(Date),
+        sleeping: 0,
+      },
     ]);
     await operator.queues.resume('emails');
     expect(resumed).toEqual([{ queue: 'emails' }]);

@@ -10,6 +10,7 @@ import {
   Queues,
   StoredSchedules,
   SystemClock,
+  type JobListFilter,
   type JobRecord,
   type JobStatus,
   type JobSummary,
@@ -22,11 +23,13 @@ import { Csrf } from './http/csrf.js';
 import { FlashCookie, type Flash } from './http/flash.js';
 import { BodyTooLargeError, readForm } from './http/form-body.js';
 import { locate, type Located } from './http/mount.js';
+import { parsePayloadSearch } from './http/payload-search.js';
 import { setSecurityHeaders } from './http/security-headers.js';
 import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic } from './live/fingerprints.js';
 import { LiveFeed } from './live/live-feed.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
+import { flowPage } from './views/flow-view.js';
 import { jobsPage, type JobsFilter } from './views/jobs-view.js';
 import { messagePage } from './views/message-view.js';
 import { href, jobPath, type PageContext } from './views/page-context.js';
@@ -162,6 +165,15 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     const queue = filterValue(query, 'queue');
     if (name !== undefined) filter.name = name;
     if (queue !== undefined) filter.queue = queue;
+    const key = filterValue(query, 'key');
+    if (key !== undefined) filter.key = key;
+    const payload = filterValue(query, 'payload');
+    if (payload !== undefined) {
+      const parsed = parsePayloadSearch(payload);
+      if (typeof parsed === 'string') throw new PageError(400, 'Bad payload search', parsed);
+      filter.payload = payload;
+      filter.payloadMatch = parsed;
+    }
     const cursor = query.get('cursor');
     if (cursor) {
       if (!/^[A-Za-z0-9_-]{1,600}$/.test(cursor))
@@ -197,8 +209,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     }
     if (path === '/jobs') {
       const filter = jobsFilter(query);
-      const { statuses, ...rest } = filter;
-      const [page, queueList] = await Promise.all([jobs.list({ ...rest, ...(statuses ? { status: statuses } : {}), limit: pageSize }), queues.list()]);
+      const [page, queueList] = await Promise.all([jobs.list({ ...listFilter(filter), limit: pageSize }), queues.list()]);
       return jobsPage(ctx, { filter, page, queues: queueList });
     }
     const jobMatch = /^\/jobs\/([^/]+)$/.exec(path);
@@ -211,6 +222,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       return jobPage(ctx, heldBy ? { job, children, heldBy } : { job, children });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
+    if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
     if (path === '/dead-letters/purge') {
       const name = filterValue(query, 'name');
       const queue = filterValue(query, 'queue');
@@ -218,6 +230,28 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       return purgePage(ctx, { ...selection, ...(await countDeadLetters(selection)) });
     }
     throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
+  }
+
+  /** The `jobs.list` filter of the jobs page's filter. */
+  function listFilter(filter: JobsFilter): JobListFilter {
+    const { statuses, name, queue, key, payloadMatch, cursor } = filter;
+    return {
+      ...(statuses ? { status: statuses } : {}),
+      ...(name !== undefined ? { name } : {}),
+      ...(queue !== undefined ? { queue } : {}),
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(payloadMatch !== undefined ? { payload: payloadMatch } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    };
+  }
+
+  /** `<base>/jobs?id=…` (the jump box): the job's page when it exists. */
+  async function jumpToJob(req: IncomingMessage, res: ServerResponse, at: Located, id: string): Promise<void> {
+    if (id.length > MAX_FILTER_CHARS || (await jobs.get(id)) === null) {
+      const ctx = await context(req, res, at);
+      return send(res, 404, messagePage(ctx, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`), undefined, req.method === 'HEAD');
+    }
+    redirect(res, href({ base: at.base }, jobPath(id)));
   }
 
   /**
@@ -419,6 +453,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       res.setHeader('Allow', 'POST');
       return send(res, 405, 'Actions are POSTs', 'text/plain; charset=utf-8');
     }
+    const jump = at.path === '/jobs' ? at.query.get('id')?.trim() : undefined;
+    if (jump) return jumpToJob(req, res, at, jump);
     return renderPage(req, res, at);
   }
 

@@ -277,6 +277,35 @@ describe('pages', () => {
     expect([...byQueue.text.matchAll(/<tr data-job=/g)].length).toBe(2);
   });
 
+  test('find a job: jump to an id, search by idempotency key and by payload fields', async () => {
+    const f = await start();
+    await f.t.enqueue(SendReceipt, { orderId: 'o-key', email: 'k@example.com' }, { idempotencyKey: 'receipt:o-key' });
+    const v = new Visitor(f.url);
+    const ids = (text: string) => [...text.matchAll(/<tr data-job="([^"]+)"/g)].map((m) => m[1]!);
+    const jump = await v.get(`/loom/jobs?id=${f.ids.workflow}`);
+    expect(jump.status).toBe(303);
+    expect(jump.res.headers.get('location')).toBe(`/loom/jobs/${f.ids.workflow}`);
+    const missing = await v.get('/loom/jobs?id=%3Cb%3Enope');
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('No job with id &lt;b&gt;nope');
+
+    const [keyed] = (await f.store.listJobs({ idempotencyKey: 'receipt:o-key' })).map((j) => j.id);
+    expect(ids((await v.get('/loom/jobs?key=receipt%3Ao-key')).text)).toEqual([keyed]);
+    expect(ids((await v.get('/loom/jobs?key=receipt%3Anone')).text)).toEqual([]);
+
+    const byOrder = (await v.get(`/loom/jobs?payload=${encodeURIComponent('orderId=o-1')}`)).text;
+    expect(ids(byOrder).sort()).toEqual([f.ids.workflow, f.ids.completed, await childOf(f, f.ids.workflow)].sort());
+    const both = (await v.get(`/loom/jobs?payload=${encodeURIComponent('orderId=o-1 email="buyer1@example.com"')}`)).text;
+    expect(ids(both)).toEqual([f.ids.completed]);
+    // The search is kept in the form and in the status tabs.
+    expect(both).toContain('value="orderId=o-1 email=&quot;buyer1@example.com&quot;"');
+    expect(both).toMatch(/href="\/loom\/jobs\?[^"]*payload=orderId%3Do-1/);
+    // Operators and bad paths are refused, not run.
+    expect((await v.get(`/loom/jobs?payload=${encodeURIComponent('$where=1')}`)).status).toBe(400);
+    expect((await v.get(`/loom/jobs?payload=${encodeURIComponent('orderId')}`)).status).toBe(400);
+    expect((await v.get(`/loom/jobs?payload=${encodeURIComponent('a..b=1')}`)).status).toBe(400);
+  });
+
   test('a job page shows attempts, steps, progress, parent and children', async () => {
     const f = await start();
     const v = new Visitor(f.url);
@@ -347,3 +376,9 @@ describe('Origin of actions', () => {
     expect(await f.store.pausedQueues()).toEqual([]);
   });
 });
+
+/** The id of a job's first child. */
+async function childOf(f: DashboardFixture, parentId: string): Promise<string> {
+  const [child] = await f.store.listJobs({ parentId, limit: 1 });
+  return child!.id;
+}

@@ -92,6 +92,28 @@ describe('why a job waits', () => {
     expect(await text(`tr[data-job="${ids.sleeping}"] [data-test="state"]`)).toBe(`sleeping, wakes ${wakes}`);
   });
 
+  test('the overview counts sleeping workflows as waiting, and says how many sleep', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/`);
+    const counts = (await f.store.listQueues(f.clock.now())).find((q) => q.name === 'workflows')!;
+    expect(counts).toMatchObject({ sleeping: 1, counts: { waiting: 1 } });
+    const cells = await page.$$eval('tr[data-queue="workflows"] td', (tds: PageElement[]) => tds.map((td) => td.textContent ?? ''));
+    expect(cells[4]).toBe('2' + '1 asleep'); // waiting: the signal wait and the sleeper
+    expect(cells[2]).toBe(String(counts.counts.queued - 1));
+    // Over every queue: the fulfillment order sleeps too.
+    const asleep = (await f.store.listQueues(f.clock.now())).reduce((n, q) => n + q.sleeping!, 0);
+    expect(asleep).toBe(2);
+    expect(await text('.status-card.status-waiting .card-note')).toBe('2 asleep');
+  });
+
+  test('the flow page shows each limit with its use, and what is full', async () => {
+    await open();
+    await page.goto(`${f.url}/loom/flow`);
+    expect(await f.t.loom.queues.flow()).toEqual([{ name: 'sync-crm', kind: 'rateLimit', limit: 1, perMs: 3_600_000, used: 1 }]);
+    const cells = await page.$$eval('tr[data-flow="sync-crm"] td', (tds: PageElement[]) => tds.map((td) => (td.textContent ?? '').trim().replace(/\s+/g, ' ')));
+    expect(cells).toEqual(['sync-crm', 'rate limit', 'whole name', '1 / 1 started — full', 'per 1 h 0 min', '']);
+  });
+
   test('a job waiting for a signal or a child says so', async () => {
     await open();
     await page.goto(`${f.url}/loom/jobs/${ids.approval}`);

@@ -14,8 +14,10 @@ import {
   type EnqueueResult,
   type ErrorRecord,
   type FlowHoldRecord,
+  type FlowUsage,
   type JobFilter,
   type JobPageQuery,
+  type JobLogLine,
   type JobRecord,
   type JobSummary,
   type JobStore,
@@ -62,7 +64,7 @@ import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './
 import { activeChildFilter, fencedFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './schema/indexes.js';
 import { toDeadJobRecord, toJobRecord } from './schema/records.js';
-import { completeUpdate, extendLeaseUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
+import { completeUpdate, extendLeaseUpdate, appendLogsUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
 import { StoreArgumentError, transactionsUnsupported } from './store-errors.js';
 import { completeMany } from './writes/complete-many.js';
 import { completeKeepingHolds } from './writes/completions.js';
@@ -210,6 +212,10 @@ export class MongoStore implements JobStore {
 
   flowHolds(now: Date): Promise<FlowHoldRecord[]> {
     return this.permits.holds(now);
+  }
+
+  flowUsage(now: Date): Promise<FlowUsage[]> {
+    return this.permits.usage(now);
   }
 
   // ---- fenced transitions ------------------------------------------------------------------
@@ -361,6 +367,10 @@ export class MongoStore implements JobStore {
     return this.waitTokens.settle(id, req);
   }
 
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
+    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now')));
+  }
+
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
     await this.fenced.write('progress', lease, progressUpdate(value, requireDate(now, 'now')));
   }
@@ -491,8 +501,8 @@ export class MongoStore implements JobStore {
     return this.queues.paused();
   }
 
-  listQueues(): Promise<QueueSummary[]> {
-    return this.queues.list();
+  listQueues(now?: Date): Promise<QueueSummary[]> {
+    return this.queues.list(now);
   }
 
   countFinished(req: FinishedCountQuery): Promise<number | null> {

@@ -42,6 +42,7 @@ describe('MongoStore reads for operators are index-backed', () => {
       sent.length = 0;
       await store.stats();
       await store.listQueues();
+      await store.listQueues(at(3));
       await store.listDeadLetters({});
       await store.listDeadLetters({ name: 'send', limit: 5 });
       await store.listDeadLetters({ queue: 'default', before: at(10) });
@@ -50,6 +51,9 @@ describe('MongoStore reads for operators are index-backed', () => {
       await store.listJobPage({ statuses: ['queued', 'dead'], name: 'send', limit: 10 });
       await store.listJobPage({ statuses: ['running', 'dead'], queue: 'default', createdAfter: at(-1), limit: 10 });
       await store.listJobPage({ statuses: ['completed'], limit: 10 });
+      await store.listJobPage({ statuses: [...JOB_STATUSES], idempotencyKey: 'k', limit: 10 });
+      // Payload fields are not indexed: the page walks its list index range and checks each document.
+      await store.listJobPage({ statuses: [...JOB_STATUSES], payload: [{ path: 'n', value: 1 }], limit: 10 });
 
       const reads = sent.filter(
         (e) => ['find', 'aggregate', 'count', 'distinct'].includes(e.commandName) && (e.command[e.commandName] as string) !== 'loom_queues',

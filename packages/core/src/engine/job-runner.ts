@@ -19,6 +19,7 @@ import type { JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
+import { LogTail } from './log-tail.js';
 import { afterThisTurn } from '../support/after-this-turn.js';
 import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
@@ -187,13 +188,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
+      const tail = new LogTail(log, clock, job.attempt);
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
         lease,
         store,
         clock,
-        logger: log,
+        logger: tail,
         abort: controller,
         workflow: this.deps.workflow,
         telemetry: run.telemetry,
@@ -202,6 +204,7 @@ export class JobRunner {
       });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
+      await this.writeLogTail(run, tail);
       await this.settle(run, outcome, ctx, startedAt);
     } catch (err) {
       this.failedUnexpectedly(job, err);
@@ -235,6 +238,17 @@ export class JobRunner {
       { jobId: job.id },
       `Job ${job.id}: ${abandoned}, but its handler ignores ctx.signal and is still running; its worker slot stays taken until it returns`,
     );
+  }
+
+  /** The run's `ctx.log` lines, kept on the job while the lease is still held (best effort: a lost lease or a store error loses only these lines). */
+  private async writeLogTail(run: Run, tail: LogTail): Promise<void> {
+    const lines = tail.take();
+    if (lines.length === 0) return;
+    try {
+      await this.deps.store.appendLogs(run.lease.ref, lines, this.deps.clock.now());
+    } catch (err) {
+      run.log.debug({ err, jobId: run.job.id }, `Job ${run.job.id}: could not keep its ${lines.length} log lines; the run goes on`);
+    }
   }
 
   private failedUnexpectedly(job: JobRecord, err: unknown): void {

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../support/errors.js';
 import { JOB_STATUSES, type JobStatus } from '../store/job-record.js';
 import { plainString } from './plain-string.js';
 import type { JobPagePosition, JobPageQuery, JobSummary } from '../store/operations.js';
+import { MAX_PAYLOAD_MATCHES, payloadMatchProblem, type PayloadMatch, type PayloadValue } from '../store/payload-match.js';
 
 /** What `loom.jobs.list` takes. Every filter is a plain value, never a query operator. */
 export interface JobListFilter {
@@ -13,6 +14,24 @@ export interface JobListFilter {
   createdAfter?: Date;
   /** Only jobs created strictly before this instant. */
   createdBefore?: Date;
+  /**
+   * Only the job with this idempotency key (live or dead). Indexed in MongoStore (the jobs' unique
+   * key index, and one on the dead letters' keys): a page costs one index lookup.
+   */
+  idempotencyKey?: string;
+  /**
+   * Only jobs whose payload has these values: `{ orderId: 'o1', 'customer.tier': 'gold' }`. Keys are
+   * field paths (names of letters, digits, `_` and `-` joined by dots, no `$`); values are strings,
+   * numbers, booleans or null (null also matches a missing field; an array field matches when one
+   * element equals the value). At most 5 fields, all of which must match.
+   *
+   * Payload fields are not indexed: MongoStore walks the page's index range (newest first, within
+   * the status, name, queue and creation bounds given) and reads each job's payload until the page
+   * is full, so a search costs one document read per job it passes over. A common value fills a
+   * page at once; a rare one reads the whole range (every job of the statuses asked for, when
+   * nothing else narrows it). Narrow it with `name`, `queue`, `status` or `createdAfter`.
+   */
+  payload?: Readonly<Record<string, PayloadValue>>;
   /** 1..500. @default 50 */
   limit?: number;
   /** `next` of the previous page, as it was returned; absent for the first page. */
@@ -29,7 +48,7 @@ export interface JobPage {
 export const MAX_JOB_PAGE = 500;
 const DEFAULT_JOB_PAGE = 50;
 
-const FILTER_KEYS = new Set(['status', 'name', 'queue', 'createdAfter', 'createdBefore', 'limit', 'cursor']);
+const FILTER_KEYS = new Set(['status', 'name', 'queue', 'createdAfter', 'createdBefore', 'idempotencyKey', 'payload', 'limit', 'cursor']);
 
 function bad(field: string, detail: string): InvalidArgumentError {
   return new InvalidArgumentError(`jobs.list filter.${field}`, `${detail}; nothing was read`);
@@ -38,6 +57,25 @@ function bad(field: string, detail: string): InvalidArgumentError {
 function validDate(value: unknown, field: string): Date {
   if (value instanceof Date && !Number.isNaN(value.getTime())) return value;
   throw bad(field, 'must be a valid Date');
+}
+
+/**
+ * The payload conditions of a filter, checked: a plain object of field paths to primitive values.
+ * An operator object (`{ $gt: 1 }`), a `$` in a path or an empty path is refused.
+ */
+export function parsePayloadFilter(value: unknown): PayloadMatch[] {
+  const proto = value !== null && typeof value === 'object' ? (Object.getPrototypeOf(value) as unknown) : undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
+    throw bad('payload', 'must be an object of field paths to values, e.g. { orderId: "o1" }');
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0 || entries.length > MAX_PAYLOAD_MATCHES) throw bad('payload', `must have 1 to ${MAX_PAYLOAD_MATCHES} fields`);
+  return entries.map(([path, v]) => {
+    const match = { path, value: v as PayloadValue };
+    const problem = payloadMatchProblem(match);
+    if (problem !== undefined) throw bad('payload', problem);
+    return match;
+  });
 }
 
 /** The statuses a filter asks for, checked. */
@@ -88,6 +126,8 @@ export function toPageQuery(filter: unknown): { query: JobPageQuery; limit: numb
   if (f.queue !== undefined) query.queue = plainString(f.queue, 'jobs.list filter.queue', 'nothing was read');
   if (f.createdAfter !== undefined) query.createdAfter = validDate(f.createdAfter, 'createdAfter');
   if (f.createdBefore !== undefined) query.createdBefore = validDate(f.createdBefore, 'createdBefore');
+  if (f.idempotencyKey !== undefined) query.idempotencyKey = plainString(f.idempotencyKey, 'jobs.list filter.idempotencyKey', 'nothing was read');
+  if (f.payload !== undefined) query.payload = parsePayloadFilter(f.payload);
   if (f.cursor !== undefined) query.after = decodeCursor(f.cursor);
   return { query, limit };
 }

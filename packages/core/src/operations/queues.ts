@@ -1,6 +1,7 @@
 import type { Clock } from '../support/clock.js';
 import { plainString } from './plain-string.js';
 import type { QueueSummary } from '../store/operations.js';
+import type { FlowUsage } from '../store/flow.js';
 import type { JobStore } from '../store/store.js';
 
 /** Where the engine hooks into `queues`. */
@@ -34,6 +35,15 @@ export class Queues {
 
   /** Every queue with jobs, dead letters or a pause, by name: paused or not, counts per status, oldest queued job. */
   list(): Promise<QueueSummary[]> {
-    return this.deps.store.listQueues();
+    return this.deps.store.listQueues(this.deps.clock.now());
+  }
+
+  /**
+   * Flow control as it stands: each limit the store knows (from the claims of engines that run the
+   * job), its use (running slots, starts in the rate window), the group and rate-limit keys in
+   * use, and holds (`RateLimitedError`). A name appears once an engine has claimed with its limits.
+   */
+  flow(): Promise<FlowUsage[]> {
+    return this.deps.store.flowUsage(this.deps.clock.now());
   }
 }

@@ -50,6 +50,41 @@ export interface FlowHoldRecord {
   until: Date;
 }
 
+/**
+ * One flow limit and its use at an instant, as {@link JobStore.flowUsage} reports it: the limits of
+ * a whole name (always, once an engine's claim told the store them), and those of single group and
+ * rate-limit keys that are in use or held.
+ */
+export interface FlowUsage {
+  name: string;
+  /** The group key (kind `group`) or rate-limit key (keyed `rateLimit`); absent for the whole name. */
+  key?: string;
+  kind: 'globalConcurrency' | 'group' | 'rateLimit';
+  /** Running jobs at once (concurrency kinds), or starts per window; absent when only a hold is known. */
+  limit?: number;
+  /** A rate limit's window, in ms. */
+  perMs?: number;
+  /** Running jobs whose lease has not expired (concurrency kinds), or starts inside the window. */
+  used: number;
+  /** No start before this instant (a `RateLimitedError`, `holdFlow`). */
+  heldUntil?: Date;
+}
+
+/** The most entries {@link JobStore.flowUsage} returns (a name with many keys in use fills it). */
+export const MAX_FLOW_USAGE = 500;
+
+const KIND_ORDER = { globalConcurrency: 0, rateLimit: 1, group: 2 } as const;
+
+/** Report order: by name, the whole name's limits first, then keys in order. */
+export function compareFlowUsage(a: FlowUsage, b: FlowUsage): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  if ((a.key === undefined) !== (b.key === undefined)) return a.key === undefined ? -1 : 1;
+  if (a.kind !== b.kind) return KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
+  const ak = a.key ?? '';
+  const bk = b.key ?? '';
+  return ak < bk ? -1 : ak > bk ? 1 : 0;
+}
+
 /** Longest group, rate-limit or debounce key accepted: keys are indexed. */
 export const MAX_FLOW_KEY_LENGTH = 1_024;
 

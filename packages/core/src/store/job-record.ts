@@ -160,6 +160,13 @@ export interface JobRecord {
   updatedAt: Date;
   /** When it first started running. */
   startedAt?: Date;
+  /** The last lines its handlers wrote to `ctx.log` (at most {@link MAX_JOB_LOG_LINES}, oldest first). */
+  logs?: JobLogLine[];
+  /**
+   * When the job's latest durable sleep (`ctx.sleep`, `ctx.sleepUntil`) ends. Written by the sleep
+   * transition and left in place: the job is asleep while it is `queued` and this is after now.
+   */
+  sleepUntil?: Date;
   /** When it completed or died. */
   finishedAt?: Date;
   /** Dead jobs: why (the final error's message, or a reason such as "lease expired 4 times"). */
@@ -293,4 +300,35 @@ export interface ScheduleDescription {
 export interface StoreStats {
   queues: Record<string, Partial<Record<JobStatus, number>>>;
   deadLetters: number;
+}
+
+/** One line a handler wrote to `ctx.log`, as the job keeps it. */
+export interface JobLogLine {
+  at: Date;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  /** The message, cut at {@link MAX_JOB_LOG_LINE_CHARS} characters. */
+  msg: string;
+  /** The attempt that wrote it. */
+  attempt: number;
+}
+
+/** A job keeps its last this many `ctx.log` lines. */
+export const MAX_JOB_LOG_LINES = 100;
+/** Longest message kept per line: with {@link MAX_JOB_LOG_LINES}, a job's log tail is at most about 50 KB. */
+export const MAX_JOB_LOG_LINE_CHARS = 500;
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+
+/** Why `lines` are not log lines a store may keep, or undefined when they are (stores check before writing). */
+export function jobLogProblem(lines: unknown): string | undefined {
+  if (!Array.isArray(lines)) return 'must be an array of { at, level, msg, attempt }';
+  for (const [i, line] of lines.entries()) {
+    const l = line as Partial<JobLogLine> | null;
+    if (typeof l !== 'object' || l === null) return `[${i}] must be an object`;
+    if (!(l.at instanceof Date) || Number.isNaN(l.at.getTime())) return `[${i}].at must be a valid Date`;
+    if (typeof l.level !== 'string' || !LOG_LEVELS.includes(l.level)) return `[${i}].level must be debug, info, warn or error`;
+    if (typeof l.msg !== 'string' || l.msg.length > MAX_JOB_LOG_LINE_CHARS)
+      return `[${i}].msg must be a string of at most ${MAX_JOB_LOG_LINE_CHARS} characters`;
+    if (!Number.isInteger(l.attempt)) return `[${i}].attempt must be an integer`;
+  }
+  return undefined;
 }

@@ -19,6 +19,7 @@ export type TransitionName =
   | 'extendLease'
   | 'recordStep'
   | 'progress'
+  | 'appendLogs'
   | 'consumeSignal'
   | 'createWaitToken'
   | 'complete'
@@ -128,6 +129,7 @@ export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
   },
   recordStep: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'first write of a step name wins' },
   progress: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep' },
+  appendLogs: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep' },
   consumeSignal: { from: ['running'], to: 'running', fence: 'lease', attempt: 'keep', lease: 'keep', slots: 'keep', guard: 'a signal of that name is stored' },
   createWaitToken: {
     from: ['running'],

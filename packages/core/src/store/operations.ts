@@ -4,6 +4,7 @@
  */
 import type { FlowHeldBy } from './flow.js';
 import type { JobRecord, JobStatus } from './job-record.js';
+import type { PayloadMatch } from './payload-match.js';
 
 /** A job as lists show it: everything but the payload, steps, signals, errors and result. */
 export interface JobSummary {
@@ -25,6 +26,8 @@ export interface JobSummary {
   parentId?: string;
   cancelRequestedAt?: Date;
   cancelReason?: string;
+  /** The end of the job's latest durable sleep: it is asleep while `queued` and this is after now. */
+  sleepUntil?: Date;
   /**
    * A `queued` job that is due but held back, and by what: its queue is paused, or a flow limit of
    * its name or key is reached. Only in pages asked for with `now`, and only where the store knows
@@ -43,6 +46,7 @@ export const JOB_SUMMARY_OPTIONAL_FIELDS = [
   'parentId',
   'cancelRequestedAt',
   'cancelReason',
+  'sleepUntil',
 ] as const satisfies readonly (keyof JobSummary & keyof JobRecord)[];
 
 /** The fields of a job a summary is made of. */
@@ -87,6 +91,13 @@ export interface JobPageQuery {
   createdAfter?: Date;
   /** Only jobs created strictly before this instant. */
   createdBefore?: Date;
+  /** Only the job with this idempotency key (live or dead). */
+  idempotencyKey?: string;
+  /**
+   * Only jobs whose payload meets every condition (equality; see `payloadMatches`). Stores check each
+   * with `payloadMatchProblem` again: a path becomes a key of a database filter.
+   */
+  payload?: PayloadMatch[];
   /** Only jobs after this one in list order (the previous page's last job). */
   after?: JobPagePosition;
   /** At most this many (>= 1). */
@@ -138,6 +149,11 @@ export interface QueueSummary {
   counts: QueueCounts;
   /** When the oldest job still `queued` in it was created. */
   oldestQueuedAt?: Date;
+  /**
+   * Of the `queued` jobs, how many sleep in a workflow (`ctx.sleep`) at the `now` the list was asked
+   * for; absent when it was asked for without `now`. They wait for a time, not for a worker.
+   */
+  sleeping?: number;
 }
 
 /** Counts with every status at zero. */

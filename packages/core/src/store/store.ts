@@ -2,6 +2,7 @@ import type {
   DeadLetter,
   EnqueueResult,
   ErrorRecord,
+  JobLogLine,
   JobRecord,
   JobStatus,
   LeaseRef,
@@ -13,7 +14,7 @@ import type {
   WaitCondition,
 } from './job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
-import type { FlowHold, FlowHoldRecord, FlowLimits } from './flow.js';
+import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from './wait-token.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
 
@@ -88,6 +89,13 @@ export interface JobStore {
    * list the held names in their claims' `flow`, so a hold made by any process applies to them.
    */
   flowHolds(now: Date): Promise<FlowHoldRecord[]>;
+
+  /**
+   * The flow limits the store knows (from engines' claims) and their use at `now`, in
+   * {@link compareFlowUsage} order, at most {@link MAX_FLOW_USAGE}: per name its global concurrency
+   * and rate limit; per group or rate-limit key in use (or held) its own. For operators' views.
+   */
+  flowUsage(now: Date): Promise<FlowUsage[]>;
 
   /**
    * Heartbeat: moves `lease.until` to `until`. Fenced; a lease that already ran out at `now` is lost
@@ -233,6 +241,12 @@ export interface JobStore {
    */
   settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null>;
 
+  /**
+   * Appends `ctx.log` lines to the job's tail, keeping the last `MAX_JOB_LOG_LINES` (lines checked
+   * with `jobLogProblem`; an invalid batch is refused with `INVALID_ARGUMENT`). Fenced.
+   */
+  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void>;
+
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;
 
@@ -331,8 +345,11 @@ export interface JobStore {
   /** The names of the paused queues. Engines read it every poll interval and do not claim from them. */
   pausedQueues(): Promise<string[]>;
 
-  /** Every queue that has jobs, dead letters or a pause record, by name, with counts per status. */
-  listQueues(): Promise<QueueSummary[]>;
+  /**
+   * Every queue that has jobs, dead letters or a pause record, by name, with counts per status; with
+   * `now`, also how many queued jobs sleep in a workflow at `now` (`sleeping`).
+   */
+  listQueues(now?: Date): Promise<QueueSummary[]>;
 
   /**
    * How many jobs now `completed` finished, or now `dead` died, at an instant in `[from, to)`:

@@ -13,14 +13,14 @@ const HELD_SHORT: Record<NonNullable<JobSummary['heldBy']>, string> = {
 
 /**
  * Why a listed job is not running, from what a summary holds: what the store says holds it back
- * (`heldBy`), a sleep (a queued job that ran before, gave its attempt back and is due later: only
- * a durable sleep does both), or a wait. Undefined when the status says it all.
+ * (`heldBy`), a durable sleep (`sleepUntil` after now), a delay, or a wait. Undefined when the
+ * status says it all.
  */
 export function summaryState(job: JobSummary, now: Date): Html | undefined {
   if (job.status === 'waiting') return html`waiting for a signal or a child job`;
   if (job.status !== 'queued') return undefined;
   if (job.heldBy) return html`${HELD_SHORT[job.heldBy]}`;
-  if (job.runAt > now && job.attempt === 0 && job.startedAt) return html`sleeping, wakes ${when(job.runAt, now)}`;
+  if (job.sleepUntil !== undefined && job.sleepUntil > now) return html`sleeping, wakes ${when(job.sleepUntil, now)}`;
   return undefined;
 }
 

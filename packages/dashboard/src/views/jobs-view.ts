@@ -14,6 +14,11 @@ export interface JobsFilter {
   statuses?: JobStatus[];
   name?: string;
   queue?: string;
+  /** An idempotency key. */
+  key?: string;
+  /** The payload box as typed (`orderId=o1 tier="gold"`), and what it parsed to. */
+  payload?: string;
+  payloadMatch?: Record<string, string | number | boolean | null>;
   cursor?: string;
 }
 
@@ -62,8 +67,12 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
 export function jobsPage(ctx: PageContext, data: { filter: JobsFilter; page: JobPage; queues: QueueSummary[] }): Html {
   const { filter, page } = data;
   const dead = isDeadLetterView(filter);
-  const keep = { name: filter.name, queue: filter.queue };
-  const counted = filter.name === undefined ? totals(filter.queue === undefined ? data.queues : data.queues.filter((q) => q.name === filter.queue)) : undefined;
+  const keep = { name: filter.name, queue: filter.queue, key: filter.key, payload: filter.payload };
+  const narrowed = filter.name !== undefined || filter.queue !== undefined || filter.key !== undefined || filter.payload !== undefined;
+  const counted =
+    filter.name === undefined && filter.key === undefined && filter.payload === undefined
+      ? totals(filter.queue === undefined ? data.queues : data.queues.filter((q) => q.name === filter.queue))
+      : undefined;
   const selected = (s: JobStatus | undefined) => (s === undefined ? filter.statuses === undefined : filter.statuses?.length === 1 && filter.statuses[0] === s);
   const tab = (s: JobStatus | undefined) =>
     html`<a class="tab${selected(s) ? ' active' : ''}" href="${href(ctx, '/jobs', { ...keep, status: s })}">${s ?? 'all'}${
@@ -75,16 +84,23 @@ export function jobsPage(ctx: PageContext, data: { filter: JobsFilter; page: Job
 <label>Name <input name="name" value="${filter.name ?? ''}" placeholder="any job name" autocomplete="off"></label>
 <label>Queue <input name="queue" value="${filter.queue ?? ''}" placeholder="any queue" list="queue-names" autocomplete="off"></label>
 <datalist id="queue-names">${data.queues.map((q) => html`<option value="${q.name}"></option>`)}</datalist>
+<label>Key <input name="key" value="${filter.key ?? ''}" placeholder="idempotency key" autocomplete="off"></label>
+<label class="wide">Payload <input name="payload" value="${filter.payload ?? ''}" placeholder="orderId=o1 tier=&quot;gold plan&quot;" autocomplete="off" data-test="payload-search"></label>
 <button type="submit" class="btn plain">Filter</button>
-${filter.name !== undefined || filter.queue !== undefined ? html`<a class="btn link" href="${href(ctx, '/jobs', { status: filter.statuses })}">Clear</a>` : ''}
+${narrowed ? html`<a class="btn link" href="${href(ctx, '/jobs', { status: filter.statuses })}">Clear</a>` : ''}
+</form>`;
+  const jump = html`<form class="filters jump" method="get" action="${href(ctx, '/jobs')}" role="search">
+<label>Job id <input name="id" placeholder="jump to a job by id" autocomplete="off" data-test="jump-id"></label>
+<button type="submit" class="btn plain">Go</button>
 </form>`;
   const deadTools =
-    dead && ctx.canAct && page.jobs.length > 0
+    // Retry-all and purge select by name and queue only: hidden while a key or payload narrows the list.
+    dead && ctx.canAct && page.jobs.length > 0 && filter.key === undefined && filter.payload === undefined
       ? html`<div class="toolbar">${actionForm(ctx, '/actions/dead-letters/retry', filter.name || filter.queue ? 'Retry all matching' : 'Retry all', {
           variant: 'primary',
-          fields: keep,
+          fields: { name: filter.name, queue: filter.queue },
           testId: 'retry-all',
-        })}<a class="btn danger" data-test="purge" href="${href(ctx, '/dead-letters/purge', keep)}">Purge${filter.name || filter.queue ? ' matching' : ' all'}…</a></div>`
+        })}<a class="btn danger" data-test="purge" href="${href(ctx, '/dead-letters/purge', { name: filter.name, queue: filter.queue })}">Purge${filter.name || filter.queue ? ' matching' : ' all'}…</a></div>`
       : '';
   const rows = page.jobs.map((job) => row(ctx, job, dead));
   const pager = html`<div class="pager">${
@@ -95,6 +111,7 @@ ${filter.name !== undefined || filter.queue !== undefined ? html`<a class="btn l
   const empty = dead ? 'No dead letters match.' : filter.cursor ? 'No more jobs.' : 'No jobs match.';
   const body = html`<h1>${title}</h1>
 ${panel('tabs', undefined, tabs, { live: true })}
+${jump}
 ${filterForm}
 ${panel('job-list', undefined, html`${deadTools}${table(headers, rows, empty)}${pager}`, { live: true })}`;
   return layout(ctx, { title, section: dead ? 'dead' : 'jobs', body, live: { topic: { kind: 'queues' }, fingerprint: queuesFingerprint(data.queues) } });

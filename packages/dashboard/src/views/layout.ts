@@ -7,6 +7,7 @@ const NAV: { section: Section; label: string; path: string; query?: Record<strin
   { section: 'jobs', label: 'Jobs', path: '/jobs' },
   { section: 'dead', label: 'Dead letters', path: '/jobs', query: { status: 'dead' } },
   { section: 'schedules', label: 'Schedules', path: '/schedules' },
+  { section: 'flow', label: 'Flow', path: '/flow' },
 ];
 
 /** What a live page is about and the fingerprint it was rendered with (see `LiveFeed`). */

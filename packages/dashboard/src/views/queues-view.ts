@@ -15,18 +15,34 @@ export function totals(queues: readonly QueueSummary[]): Record<JobStatus, numbe
   return sum;
 }
 
+/**
+ * Counts as the overview shows them: a job asleep in a workflow is stored `queued` but waits for a
+ * time, not for a worker, so it counts under `waiting` here (and no longer under `queued`).
+ */
+export function overviewCounts(q: Pick<QueueSummary, 'counts' | 'sleeping'>): Record<JobStatus, number> {
+  const sleeping = q.sleeping ?? 0;
+  return { ...q.counts, queued: q.counts.queued - sleeping, waiting: q.counts.waiting + sleeping };
+}
+
 /** The overview, `<base>/`: totals per status, the last hour's chart, and each queue with its counts and pause control. */
 export function queuesPage(ctx: PageContext, data: { queues: QueueSummary[]; series: FinishedSeries | undefined }): Html {
-  const sum = totals(data.queues);
+  const sum = totals(data.queues.map((q) => ({ ...q, counts: overviewCounts(q) })));
+  const asleep = data.queues.reduce((n, q) => n + (q.sleeping ?? 0), 0);
   const cards = JOB_STATUSES.map(
     (s) =>
-      html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span></a>`,
+      html`<a class="card status-card status-${s}" href="${href(ctx, '/jobs', { status: s })}"><span class="card-n">${count(sum[s])}</span><span class="card-label">${s}</span>${
+        s === 'waiting' && asleep > 0 ? html`<span class="card-note">${count(asleep)} asleep</span>` : ''
+      }</a>`,
   );
   const chart = data.series ? throughputChart(data.series) : html`<p class="empty">This store cannot count finished jobs by time, so there is no chart.</p>`;
   const rows = data.queues.map((q) => {
+    const shown = overviewCounts(q);
     const cell = (s: JobStatus) => {
-      const n = q.counts[s] ?? 0;
-      return html`<td class="num">${n === 0 ? html`<span class="muted">0</span>` : html`<a href="${href(ctx, '/jobs', { status: s, queue: q.name })}">${count(n)}</a>`}</td>`;
+      const n = shown[s] ?? 0;
+      // Sleepers are stored queued: the waiting cell's link lists those too.
+      const statuses = s === 'waiting' && (q.sleeping ?? 0) > 0 ? ['waiting', 'queued'] : [s];
+      const note = s === 'waiting' && (q.sleeping ?? 0) > 0 ? html`<span class="cell-note">${count(q.sleeping!)} asleep</span>` : '';
+      return html`<td class="num">${n === 0 ? html`<span class="muted">0</span>` : html`<a href="${href(ctx, '/jobs', { status: statuses, queue: q.name })}">${count(n)}</a>`}${note}</td>`;
     };
     const control = q.paused
       ? actionForm(ctx, `/actions/queues/${encodeURIComponent(q.name)}/resume`, 'Resume', { variant: 'primary', testId: 'resume-queue' })

@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type WriteError } from 'mongodb';
-import type { FlowHeldBy, FlowHold, FlowHoldRecord } from '@loom/core';
+import { compareFlowUsage, MAX_FLOW_USAGE, type FlowHeldBy, type FlowHold, type FlowHoldRecord, type FlowUsage } from '@loom/core';
 import { requireDate, requireString } from '../arguments.js';
 import type { FlowDocument, FlowId, JobDocument } from '../schema/documents.js';
 import type { StoreLogger } from '../options.js';
@@ -430,6 +430,42 @@ export class FlowPermits {
         if (!isDuplicateKey(err) || round + 1 >= MAX_UPSERT_ROUNDS) throw err;
       }
     }
+  }
+
+  /**
+   * The known limits and their use at `now` (see `JobStore.flowUsage`): one read of the flow
+   * documents, in `_id` order (names with many keys in use are cut at {@link MAX_FLOW_USAGE} documents).
+   */
+  async usage(now: Date): Promise<FlowUsage[]> {
+    requireDate(now, 'flowUsage now');
+    const docs = await this.flow.find({}, { sort: { _id: 1 }, limit: 4 * MAX_FLOW_USAGE }).toArray();
+    const out: FlowUsage[] = [];
+    for (const doc of docs) {
+      const { n: name, g: group, r: rateKey } = doc._id;
+      const { c, r, p } = doc.l ?? {};
+      const heldUntil = doc.b instanceof Date && doc.b > now ? { heldUntil: doc.b } : {};
+      const running = (doc.h ?? []).filter((h) => h.u >= now).length;
+      const starts = r !== undefined && p !== undefined ? startsIn(liveIn(doc.s, now, p)) : 0;
+      if (group !== undefined) {
+        if (c !== undefined && running > 0) out.push({ name, key: group, kind: 'group', limit: c, used: running });
+      } else if (rateKey !== undefined) {
+        if (starts > 0 || heldUntil.heldUntil) {
+          out.push({
+            name,
+            key: rateKey,
+            kind: 'rateLimit',
+            ...(r !== undefined && p !== undefined ? { limit: r, perMs: p } : {}),
+            used: starts,
+            ...heldUntil,
+          });
+        }
+      } else {
+        if (c !== undefined) out.push({ name, kind: 'globalConcurrency', limit: c, used: running });
+        if (r !== undefined && p !== undefined) out.push({ name, kind: 'rateLimit', limit: r, perMs: p, used: starts, ...heldUntil });
+        else if (heldUntil.heldUntil) out.push({ name, kind: 'rateLimit', used: 0, ...heldUntil });
+      }
+    }
+    return out.sort(compareFlowUsage).slice(0, MAX_FLOW_USAGE);
   }
 
   /** The holds in force at `now`. */

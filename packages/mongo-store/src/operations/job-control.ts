@@ -20,7 +20,7 @@ import { purgeNewestDeadLetters, replayDeadLetter, type MoveContext } from '../d
 import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
 import { MAX_CONDITIONAL_ROUNDS } from '../writes/fenced-writes.js';
 import { DEAD_LETTER_PAGE_SORT, deadLetterFilter, deadLetterPageFilter, JOB_PAGE_SORT, jobPageFilter, LIVE_STATUSES } from '../schema/filters.js';
-import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
+import { DEAD_LETTER_INDEX, IDEMPOTENCY_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
 import { LIFECYCLE_TO } from '../schema/updates.js';
 import { DEAD_LETTER_SUMMARY_PROJECTION, JOB_SUMMARY_PROJECTION, toDeadJobSummary, toDeadLetter, toJobSummaryOf } from '../schema/records.js';
 import { StoreArgumentError, tooManyRounds } from '../store-errors.js';
@@ -108,9 +108,23 @@ export class JobControl {
       if (!after) throw new StoreArgumentError('the cursor does not come from this store (its job id is not a MongoStore id)');
     }
     const live = statuses.filter((s) => LIVE_STATUSES.includes(s));
-    const liveIndex = query.name !== undefined ? JOB_LIST_INDEX.name : query.queue !== undefined ? JOB_LIST_INDEX.queue : JOB_LIST_INDEX.status;
-    const deadIndex =
-      query.name !== undefined ? DEAD_LETTER_INDEX.nameCreated : query.queue !== undefined ? DEAD_LETTER_INDEX.queueCreated : DEAD_LETTER_INDEX.created;
+    // A key search is one lookup in the key indexes; payload conditions are checked on the documents
+    // the list index range yields (unindexed: see `JobListFilter.payload`).
+    const byKey = query.idempotencyKey !== undefined;
+    const liveIndex = byKey
+      ? IDEMPOTENCY_INDEX
+      : query.name !== undefined
+        ? JOB_LIST_INDEX.name
+        : query.queue !== undefined
+          ? JOB_LIST_INDEX.queue
+          : JOB_LIST_INDEX.status;
+    const deadIndex = byKey
+      ? DEAD_LETTER_INDEX.key
+      : query.name !== undefined
+        ? DEAD_LETTER_INDEX.nameCreated
+        : query.queue !== undefined
+          ? DEAD_LETTER_INDEX.queueCreated
+          : DEAD_LETTER_INDEX.created;
     const [liveJobs, deadJobs] = await Promise.all([
       live.length === 0
         ? []

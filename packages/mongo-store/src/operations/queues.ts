@@ -3,7 +3,7 @@ import { emptyQueueCounts, type JobStatus, type QueueSummary, type StoreStats } 
 import { requireDate, requireString } from '../arguments.js';
 import type { StoreCollections } from '../connection/collections.js';
 import type { JobDocument } from '../schema/documents.js';
-import { DEAD_LETTER_INDEX, JOB_LIST_INDEX } from '../schema/indexes.js';
+import { DEAD_LETTER_INDEX, JOB_LIST_INDEX, SLEEPING_INDEX } from '../schema/indexes.js';
 import { isDuplicateKey, StoreArgumentError } from '../store-errors.js';
 import type { CompletedCounts } from './completed-counts.js';
 
@@ -102,7 +102,13 @@ export class QueueRepository {
     return { queues, deadLetters: dead.reduce((a, b) => a + b, 0) };
   }
 
-  async list(): Promise<QueueSummary[]> {
+  /** Queued jobs of `queue` asleep at `now`: a range of the sleeping index. */
+  private sleeping(queue: string, now: Date): Promise<number> {
+    return this.collections.jobs.countDocuments({ queue: { $eq: queue }, status: 'queued', sleepUntil: { $gt: now } }, { hint: SLEEPING_INDEX });
+  }
+
+  async list(now?: Date): Promise<QueueSummary[]> {
+    if (now !== undefined) requireDate(now, 'listQueues now');
     const { jobs, deadLetters } = this.collections;
     const [liveQueues, deadQueues, controls, completed] = await Promise.all([
       queueNames(jobs, JOB_LIST_INDEX.queue),
@@ -114,7 +120,7 @@ export class QueueRepository {
     const names = [...new Set([...liveQueues, ...deadQueues, ...controls.map((c) => c._id)])].sort();
     return Promise.all(
       names.map(async (name): Promise<QueueSummary> => {
-        const [live, dead, oldest] = await Promise.all([
+        const [live, dead, oldest, sleeping] = await Promise.all([
           liveQueues.includes(name) ? this.liveCounts(name, completed) : {},
           deadQueues.includes(name) ? this.deadCount(name) : 0,
           liveQueues.includes(name)
@@ -123,8 +129,10 @@ export class QueueRepository {
                 { sort: { createdAt: 1, _id: 1 }, projection: { _id: 0, createdAt: 1 }, hint: JOB_LIST_INDEX.queue },
               )
             : null,
+          now === undefined ? undefined : liveQueues.includes(name) ? this.sleeping(name, now) : 0,
         ]);
         const summary: QueueSummary = { name, paused: paused.has(name), counts: { ...emptyQueueCounts(), ...live, dead } };
+        if (sleeping !== undefined) summary.sleeping = sleeping;
         if (oldest) summary.oldestQueuedAt = oldest.createdAt;
         return summary;
       }),

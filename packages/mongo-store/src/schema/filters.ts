@@ -11,7 +11,9 @@ import {
   type JobPageQuery,
   type JobStatus,
   type TransitionName,
+  payloadMatchProblem,
 } from '@loom/core';
+import { StoreArgumentError } from '../store-errors.js';
 import { requireDate, requireString, requireStrings } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, ScheduleDocument } from './documents.js';
 
@@ -222,12 +224,34 @@ function createdRange(field: string, query: JobPageQuery, after: ObjectId | unde
   return parts.length === 0 ? {} : parts.length === 1 ? parts[0] : { $and: parts };
 }
 
+/**
+ * The idempotency key and payload conditions of a page query, on the fields under `prefix` (`''`
+ * for jobs, `'job.'` for dead letters). Each path is checked again here: it becomes a filter key,
+ * so only names of letters, digits, `_` and `-` joined by dots get in; values sit under `$eq`.
+ */
+function keyAndPayload(query: JobPageQuery, prefix: string): Filter<Document> {
+  const out: Filter<Document> = {};
+  // `$type` makes the query imply the partial key indexes' filter, so they can be hinted.
+  if (query.idempotencyKey !== undefined) out[`${prefix}idempotencyKey`] = { $eq: requireString(query.idempotencyKey, 'idempotencyKey'), $type: 'string' };
+  if (query.payload !== undefined) {
+    if (!Array.isArray(query.payload)) throw new StoreArgumentError('payload must be an array of { path, value }');
+    for (const match of query.payload) {
+      const problem = payloadMatchProblem(match);
+      if (problem !== undefined) throw new StoreArgumentError(`payload ${problem}`);
+      const field = `${prefix}payload.${match.path}`;
+      // Two conditions on one path both hold (AND), as in MemoryStore.
+      out.$and = [...((out.$and as Filter<Document>[] | undefined) ?? []), { [field]: { $eq: match.value } }];
+    }
+  }
+  return out;
+}
+
 /** A page of live jobs (see `JobStore.listJobPage`); `statuses` are the live ones asked for. */
 export function jobPageFilter(query: JobPageQuery, statuses: JobStatus[], after: ObjectId | undefined): Filter<JobDocument> {
   const out: Filter<Document> = { status: { $in: requireStrings(statuses, 'statuses') } };
   if (query.name !== undefined) out.name = { $eq: requireString(query.name, 'name') };
   if (query.queue !== undefined) out.queue = { $eq: requireString(query.queue, 'queue') };
-  return { ...out, ...createdRange('createdAt', query, after) } as Filter<JobDocument>;
+  return withAnd(out, keyAndPayload(query, ''), createdRange('createdAt', query, after)) as Filter<JobDocument>;
 }
 
 /** A page of dead letters, in the order of their jobs' creation. */
@@ -235,7 +259,21 @@ export function deadLetterPageFilter(query: JobPageQuery, after: ObjectId | unde
   const out: Filter<Document> = {};
   if (query.name !== undefined) out.name = { $eq: requireString(query.name, 'name') };
   if (query.queue !== undefined) out.queue = { $eq: requireString(query.queue, 'queue') };
-  return { ...out, ...createdRange('job.createdAt', query, after) } as Filter<DeadLetterDocument>;
+  return withAnd(out, keyAndPayload(query, 'job.'), createdRange('job.createdAt', query, after)) as Filter<DeadLetterDocument>;
+}
+
+/** Merges filters whose keys differ, except `$and`, whose clauses are joined. */
+function withAnd(...parts: Filter<Document>[]): Filter<Document> {
+  const out: Filter<Document> = {};
+  const and: Filter<Document>[] = [];
+  for (const part of parts) {
+    for (const [key, value] of Object.entries(part) as [string, unknown][]) {
+      if (key === '$and') and.push(...(value as Filter<Document>[]));
+      else out[key] = value;
+    }
+  }
+  if (and.length > 0) out.$and = and;
+  return out;
 }
 
 /** List order of job pages. */

@@ -67,7 +67,7 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       formerKeys: FORMER_CLAIM_INDEX_KEYS,
     },
     {
-      name: 'loom_idempotency_key',
+      name: IDEMPOTENCY_INDEX,
       key: { idempotencyKey: 1 },
       unique: true,
       partialFilterExpression: { idempotencyKey: { $type: 'string' } },
@@ -100,6 +100,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
       key: { queue: 1, name: 1, flowKey: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 },
       partialFilterExpression: { claimAt: { $exists: true }, flowKey: { $exists: true } },
     },
+    // Sleeping jobs per queue (`listQueues(now)`): only jobs that ever slept are in it.
+    { name: SLEEPING_INDEX, key: { queue: 1, status: 1, sleepUntil: 1 }, partialFilterExpression: { sleepUntil: { $exists: true } } },
     // Completed jobs kept from retention (retention-holds.ts) keep their finish time here, out of
     // the TTL index: `countFinished` counts them on this index. Partial: only held jobs are in it.
     { name: HELD_FINISHED_INDEX, key: { heldFinishedAt: 1 }, partialFilterExpression: { heldFinishedAt: { $exists: true } } },
@@ -118,6 +120,8 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     { name: DEAD_LETTER_INDEX.created, key: { 'job.createdAt': -1, _id: -1 } },
     { name: DEAD_LETTER_INDEX.nameCreated, key: { name: 1, 'job.createdAt': -1, _id: -1 } },
     { name: DEAD_LETTER_INDEX.queueCreated, key: { queue: 1, 'job.createdAt': -1, _id: -1 } },
+    // `listJobPage({ idempotencyKey })` over dead jobs: a search by key is one lookup here too.
+    { name: DEAD_LETTER_INDEX.key, key: { 'job.idempotencyKey': 1 }, partialFilterExpression: { 'job.idempotencyKey': { $type: 'string' } } },
     // Moves a crash may have interrupted (standalone only): what init() reconciles, and nothing else.
     { name: DEAD_LETTER_INDEX.pending, key: { pending: 1 }, partialFilterExpression: { pending: { $exists: true } } },
     // A batch's dead members (`batchFailures`). Partial: only batch members are in it.
@@ -145,6 +149,12 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
 /** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */
 export const JOB_LIST_INDEX = { status: 'loom_list_status', name: 'loom_name_status', queue: 'loom_list_queue' } as const;
 
+/** Jobs that slept, by queue, status and wake time: the `sleeping` count of `listQueues`. */
+export const SLEEPING_INDEX = 'loom_sleeping';
+
+/** The unique index of live jobs' idempotency keys (also what `listJobPage({ idempotencyKey })` reads). */
+export const IDEMPOTENCY_INDEX = 'loom_idempotency_key';
+
 /** The dead-letter indexes. */
 export const DEAD_LETTER_INDEX = {
   died: 'loom_dead_died',
@@ -153,6 +163,7 @@ export const DEAD_LETTER_INDEX = {
   created: 'loom_dead_created',
   nameCreated: 'loom_dead_name_created',
   queueCreated: 'loom_dead_queue_created',
+  key: 'loom_dead_key',
   pending: 'loom_dead_pending',
   batch: 'loom_dead_batch',
 } as const;

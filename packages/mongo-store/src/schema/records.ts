@@ -21,6 +21,8 @@ const OPTIONAL_FIELDS = [
   'scheduledFor',
   'trace',
   'startedAt',
+  'sleepUntil',
+  'logs',
   'finishedAt',
   'deadReason',
   'cancelRequestedAt',

@@ -1,6 +1,17 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
-import { LIFECYCLE, type ErrorRecord, type JobStatus, type NewJob, type StepRecord, type TransitionName, type WaitCondition } from '@loom/core';
+import {
+  jobLogProblem,
+  LIFECYCLE,
+  MAX_JOB_LOG_LINES,
+  type ErrorRecord,
+  type JobLogLine,
+  type JobStatus,
+  type NewJob,
+  type StepRecord,
+  type TransitionName,
+  type WaitCondition,
+} from '@loom/core';
 import { requireDate, requireNumber, requireString, requireTraceContext } from '../arguments.js';
 import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
 import { IdempotencyKeyError, StoreArgumentError } from '../store-errors.js';
@@ -166,7 +177,7 @@ export function retryUpdate(runAt: Date, error: ErrorRecord, now: Date): UpdateF
 export function requeueUpdate(runAt: Date, now: Date, name: 'release' | 'sleep' = 'release'): UpdateFilter<JobDocument> {
   requireDate(runAt, 'runAt');
   return {
-    $set: { status: LIFECYCLE_TO[name], runAt, claimAt: runAt, updatedAt: now },
+    $set: { status: LIFECYCLE_TO[name], runAt, claimAt: runAt, updatedAt: now, ...(name === 'sleep' ? { sleepUntil: runAt } : {}) },
     $unset: { lease: '' },
     $inc: { attempt: -1 },
   };
@@ -226,6 +237,14 @@ export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobD
 }
 
 /** Handler progress. */
+/** Appends log lines, keeping the last `MAX_JOB_LOG_LINES` (one `$push` with `$slice`). */
+export function appendLogsUpdate(lines: JobLogLine[], now: Date): UpdateFilter<JobDocument> {
+  const problem = jobLogProblem(lines);
+  if (problem !== undefined) throw new StoreArgumentError(`appendLogs lines ${problem}`);
+  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt }));
+  return { $push: { logs: { $each: copies, $slice: -MAX_JOB_LOG_LINES } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+}
+
 export function progressUpdate(value: unknown, now: Date): UpdateFilter<JobDocument> {
   return { $set: { progress: value, updatedAt: now } };
 }

@@ -18,6 +18,7 @@ export const FENCED_OPERATIONS: [string, (store: JobStore, lease: LeaseRef, now:
   ['recordStep', (s, l, now) => s.recordStep(l, step('stale-step'), now)],
   ['consumeSignal', (s, l, now) => s.consumeSignal(l, { signal: 'go', stepName: 'go', now })],
   ['progress', (s, l, now) => s.progress(l, { pct: 99 }, now)],
+  ['appendLogs', (s, l, now) => s.appendLogs(l, [{ at: now, level: 'info', msg: 'late', attempt: 1 }], now)],
 ];
 
 export function describeFencing(ctx: ConformanceContext): void {

@@ -514,6 +514,41 @@ export function describeFlow(ctx: ConformanceContext): void {
       expect((await ctx.store.listJobPage({ statuses: ['queued'], limit: 50 })).filter((j) => j.heldBy !== undefined)).toEqual([]);
     });
 
+    it('flowUsage reports each known limit with its use: running slots, starts in the window, keys in use, holds', async () => {
+      const q = { queue: 'flow' };
+      await enqueueMany(ctx.store, 3, { ...q, name: 'conc' });
+      await enqueueMany(ctx.store, 3, { ...q, name: 'rated' });
+      await enqueueMany(ctx.store, 2, { ...q, name: 'grouped', groupKey: 'a' });
+      await enqueueMany(ctx.store, 1, { ...q, name: 'grouped', groupKey: 'b' });
+      await enqueueMany(ctx.store, 2, { ...q, name: 'keyed', rateLimitKey: 'k1' });
+      const limits: FlowLimits[] = [
+        { name: 'conc', globalConcurrency: 2 },
+        { name: 'rated', rateLimit: { limit: 5, perMs: 10_000 } },
+        { name: 'grouped', group: { concurrency: 1 } },
+        { name: 'keyed', rateLimit: { limit: 3, perMs: 10_000, keyed: true } },
+      ];
+      expect(await ctx.store.flowUsage(at(0))).toEqual([]);
+      const claimed = await claimFlow(ctx.store, limits, { queues: ['flow'], names: ['conc', 'rated', 'grouped', 'keyed'], now: at(1), limit: 20 });
+      expect(claimed.jobs).toHaveLength(2 + 3 + 2 + 2);
+      // One conc job ends: its slot is free again.
+      await ctx.store.complete(leaseOf(claimed.jobs.find((j) => j.name === 'conc')!), { now: at(2) });
+      await ctx.store.holdFlow({ name: 'rated', until: at(60_000), now: at(2) });
+      expect(await ctx.store.flowUsage(at(3))).toEqual([
+        { name: 'conc', kind: 'globalConcurrency', limit: 2, used: 1 },
+        { name: 'grouped', key: 'a', kind: 'group', limit: 1, used: 1 },
+        { name: 'grouped', key: 'b', kind: 'group', limit: 1, used: 1 },
+        { name: 'keyed', key: 'k1', kind: 'rateLimit', limit: 3, perMs: 10_000, used: 2 },
+        { name: 'rated', kind: 'rateLimit', limit: 5, perMs: 10_000, used: 3, heldUntil: at(60_000) },
+      ]);
+      // Once the window has passed and the leases have run out, only the names' own limits are left.
+      const later = at(LEASE_MS + 20_000);
+      expect(await ctx.store.flowUsage(later)).toEqual([
+        { name: 'conc', kind: 'globalConcurrency', limit: 2, used: 0 },
+        { name: 'rated', kind: 'rateLimit', limit: 5, perMs: 10_000, used: 0, heldUntil: at(60_000) },
+      ]);
+      await expect(ctx.store.flowUsage('now' as unknown as Date)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+
     it('refuses malformed flow limits, claiming nothing', async () => {
       await enqueueMany(ctx.store, 1);
       const bad: unknown[] = [

@@ -189,6 +189,7 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   createWaitToken: {
     apply: (store, s, now) => fenced(store.createWaitToken(s.lease, { id: `lc-token-${s.id}`, jobId: s.id, status: 'pending', createdAt: now }, now)),
   },
+  appendLogs: { apply: (store, s, now) => fenced(store.appendLogs(s.lease, [{ at: now, level: 'info', msg: 'line', attempt: 1 }], now)) },
   consumeSignal: {
     async prepare(store, s) {
       await store.signal(s.id, { name: 'lc-signal', data: 1, now: SETUP_AT });

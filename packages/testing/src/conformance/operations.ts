@@ -81,6 +81,50 @@ export function describeOperations(ctx: ConformanceContext): void {
       const smuggled = { $ne: 'nothing' } as unknown as string;
       await expectCode(ctx.store.listJobPage(page({ name: smuggled })), 'INVALID_ARGUMENT');
       await expectCode(ctx.store.listJobPage(page({ queue: smuggled })), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.listJobPage(page({ idempotencyKey: smuggled })), 'INVALID_ARGUMENT');
+    });
+
+    it('finds a job by idempotency key, live or dead', async () => {
+      const live = await enqueueOne(ctx.store, { idempotencyKey: 'order-1' }, at(1));
+      await enqueueOne(ctx.store, { idempotencyKey: 'order-2' }, at(2));
+      const dead = await enqueueAndClaim(ctx.store, { idempotencyKey: 'order-3', name: 'd' }, { now: at(3) });
+      await ctx.store.deadLetter(dead.lease, { reason: 'boom', now: at(3) });
+      expect(idsOf(await ctx.store.listJobPage(page({ idempotencyKey: 'order-1' })))).toEqual([live]);
+      expect(await ctx.store.listJobPage(page({ idempotencyKey: 'order-3' }))).toMatchObject([{ id: dead.id, status: 'dead', idempotencyKey: 'order-3' }]);
+      expect(await ctx.store.listJobPage(page({ idempotencyKey: 'order-3', statuses: ['queued'] }))).toEqual([]);
+      expect(await ctx.store.listJobPage(page({ idempotencyKey: 'order-9' }))).toEqual([]);
+    });
+
+    it('finds jobs by equality on payload fields (nested paths, arrays, null), live and dead', async () => {
+      const a = await enqueueOne(ctx.store, { payload: { orderId: 'o1', n: 5, vip: true, customer: { tier: 'gold' }, tags: ['x', 'y'] } }, at(1));
+      const b = await enqueueOne(ctx.store, { payload: { orderId: 'o2', n: 6, vip: false, customer: { tier: 'gold' }, note: null } }, at(2));
+      const dead = await enqueueAndClaim(ctx.store, { name: 'd', payload: { orderId: 'o3', customer: { tier: 'gold' } } }, { now: at(3) });
+      await ctx.store.deadLetter(dead.lease, { reason: 'boom', now: at(3) });
+      const find = async (...payload: { path: string; value: string | number | boolean | null }[]) => idsOf(await ctx.store.listJobPage(page({ payload })));
+      expect(await find({ path: 'orderId', value: 'o1' })).toEqual([a]);
+      expect(await find({ path: 'customer.tier', value: 'gold' })).toEqual([dead.id, b, a]);
+      expect(await find({ path: 'customer.tier', value: 'gold' }, { path: 'n', value: 6 })).toEqual([b]);
+      expect(await find({ path: 'n', value: '5' })).toEqual([]);
+      expect(await find({ path: 'vip', value: false })).toEqual([b]);
+      expect(await find({ path: 'tags', value: 'y' })).toEqual([a]);
+      expect(await find({ path: 'orderId', value: 'o3' })).toEqual([dead.id]);
+      // null matches a null field and a missing one, as in MongoDB.
+      expect(await find({ path: 'note', value: null })).toEqual([dead.id, b, a]);
+      expect(await find({ path: 'orderId', value: 'o1' }, { path: 'orderId', value: 'o2' })).toEqual([]);
+    });
+
+    it('refuses payload conditions that are not a field path and a primitive value', async () => {
+      await enqueueOne(ctx.store, { payload: { a: 1 } });
+      const bad = [
+        { path: '$where', value: 'x' },
+        { path: 'a.$ne', value: 1 },
+        { path: 'a..b', value: 1 },
+        { path: '', value: 1 },
+        { path: 'a', value: { $gt: 0 } },
+        { path: 'a', value: [1] },
+        { path: 'a', value: Number.NaN },
+      ];
+      for (const match of bad) await expectCode(ctx.store.listJobPage(page({ payload: [match] as JobPageQuery['payload'] })), 'INVALID_ARGUMENT');
     });
   });
 
@@ -277,6 +321,32 @@ export function describeOperations(ctx: ConformanceContext): void {
         { name: 'idle', paused: true, counts: { queued: 0, running: 0, waiting: 0, completed: 0, dead: 0, cancelled: 0 } },
         { name: 'mail', paused: true, counts: { queued: 0, running: 1, waiting: 0, completed: 0, dead: 1, cancelled: 0 } },
       ]);
+    });
+
+    it('with now, counts the queued jobs asleep in a workflow (sleepUntil after now), per queue', async () => {
+      const napping = await enqueueAndClaim(ctx.store, {}, { now: at(1) });
+      await ctx.store.sleep(napping.lease, { runAt: at(100), now: at(2) });
+      const short = await enqueueAndClaim(ctx.store, { queue: 'mail', name: 'm' }, { now: at(1) });
+      await ctx.store.sleep(short.lease, { runAt: at(10), now: at(2) });
+      await enqueueOne(ctx.store, { runAt: at(500) }, at(3)); // delayed, not asleep
+      expect(await mustGet(ctx.store, napping.id)).toMatchObject({ status: 'queued', sleepUntil: at(100), runAt: at(100) });
+      expect((await ctx.store.listJobPage(page({ statuses: ['queued'], name: 'send' })))[1]).toMatchObject({ id: napping.id, sleepUntil: at(100) });
+      const sleeping = async (now?: Date) => (await ctx.store.listQueues(now)).map((q) => [q.name, q.counts.queued, q.sleeping]);
+      expect(await sleeping(at(5))).toEqual([
+        ['default', 2, 1],
+        ['mail', 1, 1],
+      ]);
+      expect(await sleeping(at(50))).toEqual([
+        ['default', 2, 1],
+        ['mail', 1, 0],
+      ]);
+      expect(await sleeping()).toEqual([
+        ['default', 2, undefined],
+        ['mail', 1, undefined],
+      ]);
+      // Woken and running, it is no longer asleep.
+      await claimJobs(ctx.store, { now: at(100), limit: 5, queues: ['default', 'mail'], names: ['send', 'm'] });
+      expect((await ctx.store.listQueues(at(100))).map((q) => q.sleeping)).toEqual([0, 0]);
     });
   });
 

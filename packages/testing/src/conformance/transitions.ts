@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import type { ErrorRecord } from '@loom/core';
+import { MAX_JOB_LOG_LINE_CHARS, MAX_JOB_LOG_LINES, type ErrorRecord } from '@loom/core';
 import { at, claimJobs, enqueueAndClaim, expectLeaseLost, idsOf, mustGet, type ConformanceContext } from './harness.js';
 
 export const sampleError = (attempt: number, message = `attempt ${attempt} failed`): ErrorRecord => ({
@@ -119,6 +119,33 @@ export function describeTransitions(ctx: ConformanceContext): void {
       const done = { ...pending, status: 'completed' as const, at: at(100) };
       expect(await ctx.store.recordStep(lease, done, at(100))).toEqual(done);
       expect((await mustGet(ctx.store, id)).steps).toEqual([done]);
+    });
+  });
+
+  describe('appendLogs', () => {
+    it('keeps the last MAX_JOB_LOG_LINES lines, oldest first, across writes; refuses malformed lines', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const line = (i: number) => ({ at: at(i), level: 'info' as const, msg: `line ${i}`, attempt: 1 });
+      await ctx.store.appendLogs(lease, [line(1), { ...line(2), level: 'error' }], at(2));
+      expect((await mustGet(ctx.store, id)).logs).toEqual([line(1), { ...line(2), level: 'error' }]);
+      await ctx.store.appendLogs(
+        lease,
+        Array.from({ length: MAX_JOB_LOG_LINES }, (_, i) => line(i + 3)),
+        at(3),
+      );
+      const logs = (await mustGet(ctx.store, id)).logs!;
+      expect(logs).toHaveLength(MAX_JOB_LOG_LINES);
+      expect(logs[0]).toEqual(line(3));
+      expect(logs.at(-1)).toEqual(line(MAX_JOB_LOG_LINES + 2));
+      for (const bad of [
+        { $push: 1 },
+        [{ ...line(1), level: 'trace' }],
+        [{ ...line(1), msg: 'x'.repeat(MAX_JOB_LOG_LINE_CHARS + 1) }],
+        [{ ...line(1), at: 'now' }],
+      ]) {
+        await expect(ctx.store.appendLogs(lease, bad as never, at(4))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }
+      expect((await mustGet(ctx.store, id)).logs).toHaveLength(MAX_JOB_LOG_LINES);
     });
   });
 

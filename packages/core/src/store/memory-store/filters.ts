@@ -1,5 +1,6 @@
 import type { JobRecord } from '../job-record.js';
 import { compareListOrder, type JobPageQuery } from '../operations.js';
+import { payloadMatches } from '../payload-match.js';
 import type { DeadLetterFilter, JobFilter } from '../store.js';
 
 /** True when `record` matches every field set in `filter` (AND). */
@@ -14,7 +15,7 @@ export function matchesJobFilter(record: JobRecord, filter: JobFilter): boolean 
   );
 }
 
-/** True when `record` matches a page query: its statuses, name, queue, creation range, and comes after `after`. */
+/** True when `record` matches a page query: its statuses, name, queue, creation range, key, payload, and comes after `after`. */
 export function matchesJobPageQuery(record: JobRecord, query: JobPageQuery): boolean {
   return (
     query.statuses.includes(record.status) &&
@@ -22,7 +23,9 @@ export function matchesJobPageQuery(record: JobRecord, query: JobPageQuery): boo
     (query.queue === undefined || record.queue === query.queue) &&
     (query.createdAfter === undefined || record.createdAt.getTime() > query.createdAfter.getTime()) &&
     (query.createdBefore === undefined || record.createdAt.getTime() < query.createdBefore.getTime()) &&
-    (query.after === undefined || compareListOrder(query.after, record) < 0)
+    (query.after === undefined || compareListOrder(query.after, record) < 0) &&
+    (query.idempotencyKey === undefined || record.idempotencyKey === query.idempotencyKey) &&
+    (query.payload === undefined || query.payload.every((match) => payloadMatches(record.payload, match)))
   );
 }
 

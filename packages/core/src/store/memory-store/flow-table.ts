@@ -1,4 +1,4 @@
-import type { FlowHeldBy, FlowHold, FlowHoldRecord, FlowLimits } from '../flow.js';
+import { compareFlowUsage, MAX_FLOW_USAGE, type FlowHeldBy, type FlowHold, type FlowHoldRecord, type FlowLimits, type FlowUsage } from '../flow.js';
 import type { JobRecord } from '../job-record.js';
 import type { StoredJob } from './stored-job.js';
 
@@ -60,6 +60,49 @@ export class FlowTable {
       for (const [key, until] of holds.keys) if (until > now) out.push({ name, key, until: new Date(until) });
     }
     return out;
+  }
+
+  /** The known limits and their use at `now` (see `JobStore.flowUsage`). */
+  usage(now: number): FlowUsage[] {
+    const out: FlowUsage[] = [];
+    const held = (name: string, key: string | undefined) => {
+      const until = this.heldUntil(name, key, now);
+      return until === undefined ? {} : { heldUntil: new Date(until) };
+    };
+    const names = new Set([...this.#known.keys(), ...this.#holds.keys()]);
+    for (const name of names) {
+      const limits = this.#known.get(name);
+      if (limits?.globalConcurrency !== undefined) {
+        out.push({ name, kind: 'globalConcurrency', limit: limits.globalConcurrency, used: this.running(name, undefined, now).count });
+      }
+      const rate = limits?.rateLimit;
+      if (rate && !rate.keyed) {
+        out.push({
+          name,
+          kind: 'rateLimit',
+          limit: rate.limit,
+          perMs: rate.perMs,
+          used: this.starts(name, '', rate.perMs, now).length,
+          ...held(name, undefined),
+        });
+      } else if (this.heldUntil(name, undefined, now) !== undefined) {
+        out.push({ name, kind: 'rateLimit', used: 0, ...held(name, undefined) });
+      }
+      if (limits?.group) {
+        for (const key of this.#runningByGroup.get(name)?.keys() ?? []) {
+          const used = this.running(name, key, now).count;
+          if (used > 0) out.push({ name, key, kind: 'group', limit: limits.group.concurrency, used });
+        }
+      }
+      const keys = new Set([...(rate?.keyed ? [...(this.#starts.get(name)?.keys() ?? [])] : []), ...(this.#holds.get(name)?.keys.keys() ?? [])]);
+      for (const key of keys) {
+        const used = rate?.keyed ? this.starts(name, key, rate.perMs, now).length : 0;
+        const hold = held(name, key);
+        if (used === 0 && hold.heldUntil === undefined) continue;
+        out.push({ name, key, kind: 'rateLimit', ...(rate?.keyed ? { limit: rate.limit, perMs: rate.perMs } : {}), used, ...hold });
+      }
+    }
+    return out.sort(compareFlowUsage).slice(0, MAX_FLOW_USAGE);
   }
 
   /** The admission rules of one claim. */

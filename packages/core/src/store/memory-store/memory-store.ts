@@ -14,6 +14,7 @@ import type {
   DeadLetter,
   EnqueueResult,
   ErrorRecord,
+  JobLogLine,
   JobRecord,
   LeaseRef,
   NewJob,
@@ -24,7 +25,7 @@ import type {
   WaitCondition,
 } from '../job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from '../batch.js';
-import type { FlowHoldRecord } from '../flow.js';
+import type { FlowHoldRecord, FlowUsage } from '../flow.js';
 import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
 import type {
   ClaimRequest,
@@ -134,6 +135,11 @@ export class MemoryStore implements JobStore {
     return claims.flowHolds(this.#state, now);
   }
 
+  async flowUsage(now: Date): Promise<FlowUsage[]> {
+    assertDate(now, 'flowUsage now');
+    return this.#state.flow.usage(now.getTime());
+  }
+
   async extendLease(lease: LeaseRef, until: Date, now: Date): Promise<LeaseExtension> {
     return claims.extendLease(this.#state, lease, until, now);
   }
@@ -192,6 +198,10 @@ export class MemoryStore implements JobStore {
     return waitTokens.settleWaitToken(this.#state, id, req);
   }
 
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
+    writes.appendLogs(this.#state, lease, lines, now);
+  }
+
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {
     writes.progress(this.#state, lease, value, now);
   }
@@ -232,8 +242,8 @@ export class MemoryStore implements JobStore {
     return queries.listJobPage(this.#state, query);
   }
 
-  async listQueues(): Promise<QueueSummary[]> {
-    return queries.listQueues(this.#state);
+  async listQueues(now?: Date): Promise<QueueSummary[]> {
+    return queries.listQueues(this.#state, now);
   }
 
   async countFinished(req: FinishedCountQuery): Promise<number | null> {

@@ -5,6 +5,7 @@
  */
 import { LoomError } from '../../support/errors.js';
 import type { FlowHeldBy } from '../flow.js';
+import { payloadMatchProblem } from '../payload-match.js';
 import { ACTIVE_STATUSES, type JobRecord, type StoreStats } from '../job-record.js';
 import { compareListOrder, emptyQueueCounts, toJobSummary, type JobPageQuery, type JobSummary, type QueueSummary } from '../operations.js';
 import type { FinishedCountQuery, JobFilter } from '../store.js';
@@ -47,6 +48,11 @@ export function listJobPage(state: MemoryState, query: JobPageQuery): JobSummary
   }
   assertOptionalString(query.name, 'listJobPage name');
   assertOptionalString(query.queue, 'listJobPage queue');
+  assertOptionalString(query.idempotencyKey, 'listJobPage idempotencyKey');
+  for (const match of query.payload ?? []) {
+    const problem = payloadMatchProblem(match);
+    if (problem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: listJobPage payload ${problem}; nothing was read`);
+  }
   const statuses = new Set(query.statuses);
   const sources: Iterable<StoredJob>[] = [];
   if (statuses.has('queued') || statuses.has('running') || statuses.has('waiting')) {
@@ -79,7 +85,8 @@ function heldByAt(state: MemoryState, record: JobRecord, now: number): FlowHeldB
   return state.flow.heldBy(record, now);
 }
 
-export function listQueues(state: MemoryState): QueueSummary[] {
+export function listQueues(state: MemoryState, now?: Date): QueueSummary[] {
+  if (now !== undefined) assertDate(now, 'listQueues now');
   const queues = new Map<string, QueueSummary>();
   const summary = (name: string): QueueSummary => {
     let queue = queues.get(name);
@@ -89,10 +96,12 @@ export function listQueues(state: MemoryState): QueueSummary[] {
   for (const [name, counts] of Object.entries(state.counts.snapshot())) Object.assign(summary(name).counts, counts);
   for (const entry of state.dead.values()) summary(entry.job.record.queue).counts.dead += 1;
   for (const name of state.paused) summary(name);
+  if (now !== undefined) for (const queue of queues.values()) queue.sleeping = 0;
   for (const job of state.active.values()) {
     const { record } = job;
     if (record.status !== 'queued') continue;
     const queue = summary(record.queue);
+    if (now !== undefined && record.sleepUntil !== undefined && record.sleepUntil > now) queue.sleeping = (queue.sleeping ?? 0) + 1;
     if (queue.oldestQueuedAt === undefined || record.createdAt < queue.oldestQueuedAt) queue.oldestQueuedAt = copyDate(record.createdAt);
   }
   return [...queues.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -5,7 +5,7 @@
  * taken over changes nothing.
  */
 import { LoomError } from '../../support/errors.js';
-import type { ErrorRecord, LeaseRef, StepRecord, WaitCondition } from '../job-record.js';
+import { jobLogProblem, MAX_JOB_LOG_LINES, type ErrorRecord, type JobLogLine, type LeaseRef, type StepRecord, type WaitCondition } from '../job-record.js';
 import { holdsLease } from '../lifecycle.js';
 import type { CompletionItem, CompletionOutcome } from '../store.js';
 import { assertDate } from './arguments.js';
@@ -110,6 +110,7 @@ export function sleep(state: MemoryState, lease: LeaseRef, req: { runAt: Date; s
   const step = req.step && clonePlain(req.step);
   transition(state, job, 'sleep', req.now, (record) => {
     record.runAt = copyDate(req.runAt);
+    record.sleepUntil = copyDate(req.runAt);
     if (step) putStep(record, step);
   });
 }
@@ -160,6 +161,17 @@ export function consumeSignal(state: MemoryState, lease: LeaseRef, req: { signal
     stored = putStep(r, step);
   });
   return clonePlain(stored!);
+}
+
+export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date): void {
+  const problem = jobLogProblem(lines);
+  if (problem !== undefined)
+    throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
+  const job = leased(state, lease, 'appendLogs');
+  const copies = lines.map((l) => ({ at: copyDate(l.at), level: l.level, msg: l.msg, attempt: l.attempt }));
+  transition(state, job, 'appendLogs', now, (record) => {
+    record.logs = [...(record.logs ?? []), ...copies].slice(-MAX_JOB_LOG_LINES);
+  });
 }
 
 export function progress(state: MemoryState, lease: LeaseRef, value: unknown, now: Date): void {
