@@ -60,6 +60,12 @@ import { FencedWrites } from './writes/fenced-writes.js';
 import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
+import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
+import { Partitions, type Route } from './partitions/partitions.js';
+import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
+import { verifyShardKeys, type ShardingState } from './partitions/shard-keys.js';
+import type { Collection } from 'mongodb';
+import type { JobDocument } from './schema/documents.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -80,16 +86,25 @@ export class MongoStore implements JobStore {
   private readonly ownsClient: boolean;
   private readonly collections: StoreCollections;
   private readonly schedules: ScheduleRepository;
-  private readonly fenced: FencedWrites;
+  private fenced: FencedWrites;
   private readonly control: JobControl;
   private readonly queues: QueueRepository;
   private readonly permits: FlowPermits;
-  private readonly flowClaims: MongoFlowClaims;
+  private flowClaims: MongoFlowClaims;
   /** Claimable jobs an open transaction holds, left out of claims until it is gone. */
-  private readonly heldJobs: JobsHeldByTransactions;
+  private heldJobs: JobsHeldByTransactions;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly subscriptions: InsertSubscriptions;
+  /** Partitioned queues (option `partitions`) and sharding: see partitions/. */
+  private readonly partitions: Partitions;
+  private readonly routes = new JobRoutes();
+  private readonly partitionClaims: PartitionClaims;
+  /** The jobs collection narrowed to one partition, with its flow claims, per partition claimed. */
+  private readonly partitionViews = new Map<string, { jobs: Collection<JobDocument>; flow: MongoFlowClaims }>();
+  /** Claims, enqueues and writes by id name a job's queue and partition: some queue is partitioned, or the jobs collection is sharded. */
+  private routing = false;
+  private sharding: ShardingState = { mongos: false, jobsSharded: false };
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -97,19 +112,31 @@ export class MongoStore implements JobStore {
     this.ownsClient = options.client === undefined;
     const client = options.client ?? new MongoClient(options.url!, options.clientOptions);
     this.collections = openCollections(client, this.options);
+    this.partitions = new Partitions(this.options.partitions);
+    this.partitionClaims = new PartitionClaims(this.partitions);
+    this.routing = this.partitions.any;
+    // Partitioned: every write by id carries the job's queue and partition (see routed-jobs.ts).
+    if (this.routing) this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
     this.schedules = new ScheduleRepository(this.collections.schedules);
-    this.fenced = new FencedWrites(this.collections.jobs);
-
     this.queues = new QueueRepository(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
-    this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
-    this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger, this.options.claimTimeoutMs);
+    [this.fenced, this.heldJobs, this.flowClaims] = this.onJobs();
     this.control = new JobControl(
       this.collections,
       () => this.moveContext(),
       (docs, now) => this.permits.heldBy(docs, now, () => this.queues.paused()),
     );
+  }
+
+  /** The parts holding the jobs collection itself (rebuilt when init() finds a sharded cluster and routes its commands). */
+  private onJobs(): [FencedWrites, JobsHeldByTransactions, MongoFlowClaims] {
+    const { jobs, client } = this.collections;
+    return [
+      new FencedWrites(jobs),
+      new JobsHeldByTransactions(client, jobs, this.options.logger),
+      new MongoFlowClaims(jobs, this.permits, this.options.logger, this.options.claimTimeoutMs),
+    ];
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */
@@ -138,7 +165,14 @@ export class MongoStore implements JobStore {
       // Our own client stops trying (a later init() connects again); yours is yours to close.
       () => void (this.ownsClient ? client.close().catch(() => {}) : undefined),
     );
-    const plan = indexPlan(this.options);
+    this.sharding = await verifyShardKeys(client, this.options);
+    if (this.sharding.mongos && !this.routing) {
+      // On a sharded cluster writes by id name their job's shard key, whatever the partitions.
+      this.routing = true;
+      this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
+      [this.fenced, this.heldJobs, this.flowClaims] = this.onJobs();
+    }
+    const plan = indexPlan(this.options, this.sharding);
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
@@ -160,10 +194,25 @@ export class MongoStore implements JobStore {
   async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
     const now = requireDate(opts?.now, 'now');
     const session = await this.sessionOf(opts.session, 'enqueue({ session })');
-    return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+    if (!this.routing) return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+    const place = (doc: JobDocument): void => {
+      this.partitions.place(doc);
+      this.partitionClaims.heard({ queue: doc.queue, partition: doc.partition ?? 0 }, doc.runAt.getTime());
+    };
+    return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session, place, sharded: this.sharding.jobsSharded }, jobs, now);
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
+    if (this.routing && Array.isArray(req?.queues) && req.now instanceof Date && typeof req.limit === 'number') {
+      return this.partitionClaims.claim(
+        req,
+        (route, one) => {
+          const view = this.partitionView(route);
+          return claimJobs(view.jobs, one, this.options.logger, view.flow, this.options.claimTimeoutMs, this.heldJobs);
+        },
+        (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
+      );
+    }
     return claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
   }
 
@@ -230,12 +279,14 @@ export class MongoStore implements JobStore {
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
     await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    this.heard(lease.jobId, outcome.runAt);
     await this.permits.release(lease.token, lease.jobId);
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
     requireDate(now, 'now');
     await this.ending(lease, () => this.fenced.write('release', lease, requeueUpdate(now, now)));
+    this.heard(lease.jobId, now);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -250,6 +301,7 @@ export class MongoStore implements JobStore {
   async sleep(lease: LeaseRef, req: { runAt: Date; step?: StepRecord; now: Date }): Promise<void> {
     const now = requireDate(req?.now, 'now');
     await this.ending(lease, () => this.fenced.transition('sleep', lease, requeueUpdate(req.runAt, now, 'sleep'), req.step));
+    this.heard(lease.jobId, req.runAt);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -266,6 +318,7 @@ export class MongoStore implements JobStore {
       (job) => signal !== undefined && job.signals.some((s) => s.name === signal),
     );
     if (outcome === 'refused') return 'signal-pending';
+    if (req.timeoutAt instanceof Date) this.heard(lease.jobId, req.timeoutAt);
     await this.permits.release(lease.token, lease.jobId);
     // Children that finished before the parent began waiting could not wake it: wake it now.
     if (children.length > 0 && !(await this.anyActive(children))) await this.wake(lease.jobId, now);
@@ -290,6 +343,7 @@ export class MongoStore implements JobStore {
     const id = parseJobId(jobId);
     if (!id) return false;
     const res = await this.collections.jobs.updateOne(waitingFilter(id), wakeUpdate(requireDate(now, 'now')));
+    if (res.modifiedCount === 1) this.heard(jobId, now);
     return res.modifiedCount === 1;
   }
 
@@ -306,8 +360,10 @@ export class MongoStore implements JobStore {
     return child ? child._id.toHexString() : null;
   }
 
-  signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
-    return storeSignal(this.collections.jobs, jobId, req);
+  async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
+    const stored = await storeSignal(this.collections.jobs, jobId, req);
+    if (stored && req.now instanceof Date) this.heard(jobId, req.now);
+    return stored;
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -341,6 +397,7 @@ export class MongoStore implements JobStore {
   }
 
   async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+    this.partitionClaims.anything();
     const outcome = await this.control.cancelJob(id, req);
     // A cancelled parent waits for nothing any more: its children's retention holds go (see retention-holds.ts).
     if (outcome?.outcome === 'cancelled') await releaseChildren(this.collections.jobs, parseJobId(id)!);
@@ -355,6 +412,7 @@ export class MongoStore implements JobStore {
   }
 
   retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
+    this.partitionClaims.anything();
     return this.control.retryJob(id, now);
   }
 
@@ -363,10 +421,12 @@ export class MongoStore implements JobStore {
   }
 
   replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {
+    this.partitionClaims.anything();
     return this.control.replayDeadLetters(filter, req);
   }
 
   setQueuePaused(queue: string, paused: boolean, now: Date): Promise<void> {
+    if (!paused) this.partitionClaims.anything();
     return this.queues.setPaused(queue, paused, now);
   }
 
@@ -392,6 +452,7 @@ export class MongoStore implements JobStore {
     const _id = parseJobId(id);
     requireDate(now, 'now');
     if (!_id) return null;
+    this.partitionClaims.anything();
     const replayed = await replayDeadLetter(await this.moveContext(), _id, now);
     if (replayed !== null) await releaseIfParentFinished(this.collections.jobs, _id);
     return replayed;
@@ -451,7 +512,12 @@ export class MongoStore implements JobStore {
    * streams are unavailable (standalone) it does nothing and the engine's polling carries on.
    */
   subscribe(listener: InsertListener): () => void {
-    return this.subscriptions.subscribe(listener);
+    return this.subscriptions.subscribe((event) => {
+      // Heard before the engine claims for it: the partition it landed in is claimed first.
+      this.partitionClaims.heard({ queue: event.queue, partition: event.partition ?? 0 }, event.runAt.getTime());
+      const { partition: _partition, ...announced } = event;
+      listener(announced);
+    });
   }
 
   /** The primary's current time (`hello.localTime`), for the engine's clock-skew check. */
@@ -460,6 +526,24 @@ export class MongoStore implements JobStore {
   }
 
   // ---- helpers -----------------------------------------------------------------------------
+
+  /** Job `jobId` may be claimable from `at`: its partition is claimed again (see partition-claims.ts). */
+  private heard(jobId: string, at: Date): void {
+    const route = this.routing ? this.routes.get(jobId) : undefined;
+    if (route) this.partitionClaims.heard(route, at.getTime());
+    else if (this.routing) this.partitionClaims.anything();
+  }
+
+  private partitionView(route: Route): { jobs: Collection<JobDocument>; flow: MongoFlowClaims } {
+    const name = `${route.partition}\u0000${route.queue}`;
+    let view = this.partitionViews.get(name);
+    if (!view) {
+      const jobs = partitionJobs(this.collections.jobs, this.routes, route);
+      view = { jobs, flow: new MongoFlowClaims(jobs, this.permits, this.options.logger, this.options.claimTimeoutMs) };
+      this.partitionViews.set(name, view);
+    }
+    return view;
+  }
 
   private getDeployment(): Promise<Deployment> {
     this.deployment ??= detectDeployment(this.collections.client.db(this.options.database)).catch((err: unknown) => {
