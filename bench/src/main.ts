@@ -4,6 +4,7 @@
  * and the engines' runs are interleaved so a noisy machine disturbs them alike.
  * Prints a table and writes bench/results/latest.json (quick mode: quick.json).
  */
+import { measureSharded } from './scenarios/sharded.js';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
 import { dirname } from 'node:path';
@@ -128,6 +129,28 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     collector.add('loom', rep.metrics);
   }
   if (c.groups.includes('bullmq')) await measureBullmq(c, collector, run);
+  if (c.groups.includes('sharded')) {
+    // In this process: the emulators it compares (sharded and not) are its own, started and stopped here.
+    for (let r = 0; r < c.runs; r++) {
+      const rep = await measureSharded({
+        jobs: c.quick ? 1_000 : 10_000,
+        partitions: 16,
+        shards: 4,
+        concurrency: c.concurrency,
+        chunk: c.batchChunk,
+        idleSeconds: c.quick ? 2 : 5,
+        timeoutMs,
+      });
+      collector.measured.add('sharded/loom');
+      log(
+        `sharded/loom run ${r + 1}/${c.runs}: ${Object.entries(rep.metrics)
+          .map(([k, v]) => `${k}=${v.toFixed(3)}`)
+          .join(' ')}`,
+      );
+      for (const note of rep.notes) collector.notes.push(`sharded/loom: ${note}`);
+      collector.add('loom', rep.metrics, 'sharded');
+    }
+  }
   if (c.groups.includes('flow')) {
     // Limits across engine processes (each run starts its own), then what limits add to a claim.
     for (let r = 0; r < c.runs; r++) {

@@ -11,6 +11,7 @@ import { settleToken } from './commands/tokens.js';
 import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
 import { diagnosticName } from './diagnostics/args.js';
 import { runDiagnostic } from './diagnostics/run.js';
+import { parseShardPlanArgs, renderShardPlan } from './commands/shard-plan.js';
 import type { Output } from './output.js';
 import { RefusedError, UnreachableError, USAGE, UsageError } from './usage.js';
 
@@ -60,6 +61,16 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
     return code;
   };
   // `doctor` and `selftest` check a deployment rather than steer a store: own options, own exit rules.
+  // `shard-plan` prints commands for an operator to run: it connects to nothing.
+  if (argv[0] === 'shard-plan' && !argv.includes('--help') && !argv.includes('-h')) {
+    try {
+      io.stdout(renderShardPlan(parseShardPlanArgs(argv, io.env)));
+      return EXIT.ok;
+    } catch (err) {
+      if (err instanceof UsageError) return fail(EXIT.usage, `${err.message} (loom --help shows the commands)`);
+      throw err;
+    }
+  }
   const diagnostic = diagnosticName(argv);
   if (diagnostic !== undefined && !argv.includes('--help') && !argv.includes('-h')) return runDiagnostic(diagnostic, argv, io);
   let invocation: Invocation;

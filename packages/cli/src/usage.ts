@@ -18,6 +18,8 @@ Usage:
   loom tokens complete ID [--json OUTPUT] | reject ID [--reason R]
   loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
   loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
+  loom shard-plan --database DB --partitions N [--queues Q[,Q...]] [--shards S[,S...]] [--prefix P] [--json]
+                   prints the mongosh commands that shard the store (connects to nothing)
 
 Options:
   --uri URI        MongoDB connection string (default: $MONGODB_URI)

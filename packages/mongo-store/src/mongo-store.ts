@@ -73,6 +73,12 @@ import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
 import { WaitTokens } from './writes/wait-tokens.js';
+import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
+import { Partitions, type Route } from './partitions/partitions.js';
+import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
+import { verifyShardKeys, type ShardingState } from './partitions/shard-keys.js';
+import type { Collection } from 'mongodb';
+import type { JobDocument } from './schema/documents.js';
 
 /**
  * Loom's durable {@link JobStore} on MongoDB.
@@ -93,14 +99,14 @@ export class MongoStore implements JobStore {
   private readonly ownsClient: boolean;
   private readonly collections: StoreCollections;
   private readonly schedules: ScheduleRepository;
-  private readonly fenced: FencedWrites;
+  private fenced: FencedWrites;
   private readonly control: JobControl;
   private readonly queues: QueueRepository;
   private readonly permits: FlowPermits;
   private readonly batches: MongoBatches;
-  private readonly flowClaims: MongoFlowClaims;
+  private flowClaims: MongoFlowClaims;
   /** Claimable jobs an open transaction holds, left out of claims until it is gone. */
-  private readonly heldJobs: JobsHeldByTransactions;
+  private heldJobs: JobsHeldByTransactions;
   private deployment?: Promise<Deployment>;
   private initializing?: Promise<void>;
   private readonly subscriptions: InsertSubscriptions;
@@ -108,6 +114,15 @@ export class MongoStore implements JobStore {
   /** The queue of each run this store claimed, by lease token, until the run ends: what its completion is counted under. */
   private readonly runQueues = new Map<string, string>();
   private readonly waitTokens: WaitTokens;
+  /** Partitioned queues (option `partitions`) and sharding: see partitions/. */
+  private readonly partitions: Partitions;
+  private readonly routes = new JobRoutes();
+  private readonly partitionClaims: PartitionClaims;
+  /** The jobs collection narrowed to one partition, with its flow claims, per partition claimed. */
+  private readonly partitionViews = new Map<string, { jobs: Collection<JobDocument>; flow: MongoFlowClaims }>();
+  /** Claims, enqueues and writes by id name a job's queue and partition: some queue is partitioned, or the jobs collection is sharded. */
+  private routing = false;
+  private sharding: ShardingState = { mongos: false, jobsSharded: false };
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -115,6 +130,11 @@ export class MongoStore implements JobStore {
     this.ownsClient = options.client === undefined;
     const client = options.client ?? new MongoClient(options.url!, options.clientOptions);
     this.collections = openCollections(client, this.options);
+    this.partitions = new Partitions(this.options.partitions);
+    this.partitionClaims = new PartitionClaims(this.partitions);
+    this.routing = this.partitions.any;
+    // Partitioned: every write by id carries the job's queue and partition (see routed-jobs.ts).
+    if (this.routing) this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
     this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced);
@@ -124,13 +144,22 @@ export class MongoStore implements JobStore {
     this.batches = new MongoBatches(this.collections);
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
-    this.heldJobs = new JobsHeldByTransactions(client, this.collections.jobs, this.options.logger);
-    this.flowClaims = new MongoFlowClaims(this.collections.jobs, this.permits, this.options.logger, this.options.claimTimeoutMs);
+    [this.fenced, this.heldJobs, this.flowClaims] = this.onJobs();
     this.control = new JobControl(
       this.collections,
       () => this.moveContext(),
       (docs, now) => this.permits.heldBy(docs, now, () => this.queues.paused()),
     );
+  }
+
+  /** The parts holding the jobs collection itself (rebuilt when init() finds a sharded cluster and routes its commands). */
+  private onJobs(): [FencedWrites, JobsHeldByTransactions, MongoFlowClaims] {
+    const { jobs, client } = this.collections;
+    return [
+      new FencedWrites(jobs),
+      new JobsHeldByTransactions(client, jobs, this.options.logger),
+      new MongoFlowClaims(jobs, this.permits, this.options.logger, this.options.claimTimeoutMs),
+    ];
   }
 
   /** The MongoDB client: use it for your own collections so they can share Loom's transactions. */
@@ -159,7 +188,14 @@ export class MongoStore implements JobStore {
       // Our own client stops trying (a later init() connects again); yours is yours to close.
       () => void (this.ownsClient ? client.close().catch(() => {}) : undefined),
     );
-    const plan = indexPlan(this.options);
+    this.sharding = await verifyShardKeys(client, this.options);
+    if (this.sharding.mongos && !this.routing) {
+      // On a sharded cluster writes by id name their job's shard key, whatever the partitions.
+      this.routing = true;
+      this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
+      [this.fenced, this.heldJobs, this.flowClaims] = this.onJobs();
+    }
+    const plan = indexPlan(this.options, this.sharding);
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
@@ -191,7 +227,12 @@ export class MongoStore implements JobStore {
         enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session: s }, plain, now);
       return enqueueWithDependencies({ collections: this.collections, replicated, enqueue }, jobs, now, session);
     }
-    return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+    if (!this.routing) return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+    const place = (doc: JobDocument): void => {
+      this.partitions.place(doc);
+      this.partitionClaims.heard({ queue: doc.queue, partition: doc.partition ?? 0 }, doc.runAt.getTime());
+    };
+    return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session, place, sharded: this.sharding.jobsSharded }, jobs, now);
   }
 
   /** See `JobStore.settleDependents`: O(dependents) writes by `_id`; without ids, the unsettled jobs come from a partial index. */
@@ -200,6 +241,18 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
+    if (this.routing && Array.isArray(req?.queues) && req.now instanceof Date && typeof req.limit === 'number') {
+      const routed = await this.partitionClaims.claim(
+        req,
+        (route, one) => {
+          const view = this.partitionView(route);
+          return claimJobs(view.jobs, one, this.options.logger, view.flow, this.options.claimTimeoutMs, this.heldJobs);
+        },
+        (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
+      );
+      for (const job of routed) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
+      return routed;
+    }
     const jobs = await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
     for (const job of jobs) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
     return jobs;
@@ -301,6 +354,7 @@ export class MongoStore implements JobStore {
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
     await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
     this.runEnded(lease);
+    this.heard(lease.jobId, outcome.runAt);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -308,6 +362,7 @@ export class MongoStore implements JobStore {
     requireDate(now, 'now');
     await this.ending(lease, () => this.fenced.write('release', lease, requeueUpdate(now, now)));
     this.runEnded(lease);
+    this.heard(lease.jobId, now);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -324,6 +379,7 @@ export class MongoStore implements JobStore {
     const now = requireDate(req?.now, 'now');
     await this.ending(lease, () => this.fenced.transition('sleep', lease, requeueUpdate(req.runAt, now, 'sleep'), req.step));
     this.runEnded(lease);
+    this.heard(lease.jobId, req.runAt);
     await this.permits.release(lease.token, lease.jobId);
   }
 
@@ -341,6 +397,7 @@ export class MongoStore implements JobStore {
     );
     if (outcome === 'refused') return 'signal-pending';
     this.runEnded(lease);
+    if (req.timeoutAt instanceof Date) this.heard(lease.jobId, req.timeoutAt);
     await this.permits.release(lease.token, lease.jobId);
     // Children that finished before the parent began waiting could not wake it: wake it now.
     if (children.length > 0 && !(await this.anyActive(children))) await this.wake(lease.jobId, now);
@@ -381,6 +438,7 @@ export class MongoStore implements JobStore {
     const id = parseJobId(jobId);
     if (!id) return false;
     const res = await this.collections.jobs.updateOne(waitingFilter(id), wakeUpdate(requireDate(now, 'now')));
+    if (res.modifiedCount === 1) this.heard(jobId, now);
     return res.modifiedCount === 1;
   }
 
@@ -397,8 +455,10 @@ export class MongoStore implements JobStore {
     return child ? child._id.toHexString() : null;
   }
 
-  signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
-    return storeSignal(this.collections.jobs, jobId, req);
+  async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {
+    const stored = await storeSignal(this.collections.jobs, jobId, req);
+    if (stored && req.now instanceof Date) this.heard(jobId, req.now);
+    return stored;
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -432,6 +492,7 @@ export class MongoStore implements JobStore {
   }
 
   async cancelJob(id: string, req: { reason?: string; now: Date }): Promise<CancelOutcome | null> {
+    this.partitionClaims.anything();
     const batchId = await this.activeMemberOf(id);
     const outcome =
       batchId === undefined
@@ -469,6 +530,7 @@ export class MongoStore implements JobStore {
   async retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
     const _id = parseJobId(id);
     requireDate(now, 'now');
+    this.partitionClaims.anything();
     // A cancelled batch member queued again takes its end back from its batch, in one transaction
     // (a dead one does in its replay's transaction).
     const member = _id && (await this.collections.jobs.findOne({ _id, status: 'cancelled', batchId: { $exists: true } }, { projection: { batchId: 1 } }));
@@ -490,10 +552,12 @@ export class MongoStore implements JobStore {
   }
 
   replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {
+    this.partitionClaims.anything();
     return this.control.replayDeadLetters(filter, req);
   }
 
   setQueuePaused(queue: string, paused: boolean, now: Date): Promise<void> {
+    if (!paused) this.partitionClaims.anything();
     return this.queues.setPaused(queue, paused, now);
   }
 
@@ -519,6 +583,7 @@ export class MongoStore implements JobStore {
     const _id = parseJobId(id);
     requireDate(now, 'now');
     if (!_id) return null;
+    this.partitionClaims.anything();
     const replayed = await replayDeadLetter(await this.moveContext(), _id, now);
     if (replayed !== null) await releaseIfParentFinished(this.collections.jobs, _id);
     return replayed;
@@ -595,7 +660,12 @@ export class MongoStore implements JobStore {
    * streams are unavailable (standalone) it does nothing and the engine's polling carries on.
    */
   subscribe(listener: InsertListener): () => void {
-    return this.subscriptions.subscribe(listener);
+    return this.subscriptions.subscribe((event) => {
+      // Heard before the engine claims for it: the partition it landed in is claimed first.
+      this.partitionClaims.heard({ queue: event.queue, partition: event.partition ?? 0 }, event.runAt.getTime());
+      const { partition: _partition, ...announced } = event;
+      listener(announced);
+    });
   }
 
   /** The primary's current time (`hello.localTime`), for the engine's clock-skew check. */
@@ -604,6 +674,24 @@ export class MongoStore implements JobStore {
   }
 
   // ---- helpers -----------------------------------------------------------------------------
+
+  /** Job `jobId` may be claimable from `at`: its partition is claimed again (see partition-claims.ts). */
+  private heard(jobId: string, at: Date): void {
+    const route = this.routing ? this.routes.get(jobId) : undefined;
+    if (route) this.partitionClaims.heard(route, at.getTime());
+    else if (this.routing) this.partitionClaims.anything();
+  }
+
+  private partitionView(route: Route): { jobs: Collection<JobDocument>; flow: MongoFlowClaims } {
+    const name = `${route.partition}\u0000${route.queue}`;
+    let view = this.partitionViews.get(name);
+    if (!view) {
+      const jobs = partitionJobs(this.collections.jobs, this.routes, route);
+      view = { jobs, flow: new MongoFlowClaims(jobs, this.permits, this.options.logger, this.options.claimTimeoutMs) };
+      this.partitionViews.set(name, view);
+    }
+    return view;
+  }
 
   private getDeployment(): Promise<Deployment> {
     this.deployment ??= detectDeployment(this.collections.client.db(this.options.database)).catch((err: unknown) => {

@@ -3,6 +3,9 @@ import { ConsoleLogger, LoomError, toMs, type Duration, type Logger } from '@loo
 import { StoreArgumentError } from './store-errors.js';
 
 /** The part of Loom's (pino-compatible) {@link Logger} the store writes to. */
+/** The most partitions a queue may have (option `partitions`). */
+export const MAX_PARTITIONS = 1024;
+
 export type StoreLogger = Pick<Logger, 'debug' | 'warn' | 'error'>;
 
 /** How long finished work is kept before MongoDB's TTL monitor removes it; `false` keeps it forever. */
@@ -51,6 +54,16 @@ export interface MongoStoreOptions {
    * gives up, claims nothing this time (logged) and the engine claims again later. @default '5s'
    */
   claimTimeout?: Duration;
+  /**
+   * Queues split into partitions, by queue name: `{ emails: 16 }`. A partitioned queue's jobs are
+   * spread over its partitions (by idempotency or debounce key when they have one, else evenly),
+   * and engines claim partition by partition, so on a sharded cluster (shard key
+   * `{ queue: 1, partition: 1 }`, see `loom shard-plan`) every command of a job reaches one shard.
+   * Order (priority, then run time, then enqueue order) holds within a partition, not across.
+   * Every process sharing the store must be given the same counts. Queues not listed have one
+   * partition, and store and cost exactly what they did without this option. @default {}
+   */
+  partitions?: Record<string, number>;
 }
 
 /** The options after defaults and validation. */
@@ -73,6 +86,7 @@ export interface ResolvedOptions {
   pollIntervalMs: number;
   connectTimeoutMs: number;
   claimTimeoutMs: number;
+  partitions: Record<string, number>;
   logger: StoreLogger;
 }
 
@@ -125,6 +139,13 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
   }
   // maxTimeMS is a whole number of milliseconds, and 0 would mean "no limit" to the server.
   if (!Number.isInteger(claimTimeoutMs) || claimTimeoutMs < 1) throw bad('claimTimeout', 'must be a whole number of milliseconds, at least 1ms');
+  const partitions = options.partitions ?? {};
+  if (typeof partitions !== 'object' || partitions === null || Array.isArray(partitions))
+    throw bad('partitions', 'must be an object of queue name to partition count, e.g. { emails: 16 }');
+  for (const [queue, count] of Object.entries(partitions)) {
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS)
+      throw bad(`partitions.${queue}`, `must be a whole number from 1 to ${MAX_PARTITIONS}, got ${String(count)}`);
+  }
   return {
     database: options.database,
     writeConcern: options.writeConcern ?? { w: 'majority' },
@@ -147,6 +168,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
     pollIntervalMs,
     connectTimeoutMs,
     claimTimeoutMs,
+    partitions: { ...partitions },
     logger: options.logger ?? new ConsoleLogger({ bindings: { component: 'mongo-store' } }),
   };
 }

@@ -47,6 +47,13 @@ export class StoreUnreachableError extends LoomError {
   }
 }
 
+/** `SHARD_KEY_MISMATCH`: a collection of Loom's is sharded on a key Loom's commands cannot target. */
+export class ShardKeyError extends LoomError {
+  constructor(message: string) {
+    super('SHARD_KEY_MISMATCH', message);
+  }
+}
+
 /** `TRANSACTIONS_UNSUPPORTED`: a transactional feature on a standalone server. */
 export class ReplicaSetRequiredError extends LoomError {
   constructor(feature: string) {

@@ -48,6 +48,12 @@ export interface ConformanceOptions {
    * checks that refusal instead of the dependency cases.
    */
   transactions?: boolean;
+  /**
+   * The store splits queues into partitions and claims them in turn (MongoStore with `partitions`):
+   * claim order holds within a partition, not across. The cases asserting one order over a whole
+   * queue (or which job a flow limit lets start first) are skipped; everything else runs. Default false.
+   */
+  partitioned?: boolean;
 }
 
 /**
@@ -98,6 +104,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     });
 
     const ctx: ConformanceContext = {
+      partitioned: options.partitioned === true,
       get store(): JobStore {
         if (!current) throw new Error('The conformance store exists only while a test runs');
         return current.store;

@@ -1,3 +1,4 @@
+import { JOBS_SHARD_KEY } from '@loom/mongo-store';
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- doctor reads untyped server replies (hello, change events, listIndexes) */
 import { performance } from 'node:perf_hooks';
 import { MongoServerError, ObjectId, type Collection, type Db, type Document, type MongoClient } from 'mongodb';
@@ -273,13 +274,22 @@ export async function checkSharding(client: MongoClient, database: string, prefi
     .collection<{ _id: string; key?: Document; dropped?: boolean; unsplittable?: boolean }>('collections')
     .find({ _id: { $regex: `^${escapeRegex(database)}\\.${escapeRegex(prefix)}` } })
     .toArray();
-  const sharded = entries.filter((e) => e.dropped !== true && e.unsplittable !== true).map((e) => e._id);
-  if (sharded.length > 0) {
-    return warn(
+  const live = entries.filter((e) => e.dropped !== true && e.unsplittable !== true);
+  const sharded = live.map((e) => e._id);
+  const jobsNs = `${database}.${prefix}jobs`;
+  const wrong = live.filter((e) => {
+    const key = JSON.stringify(e.key ?? {});
+    return e._id === jobsNs ? key !== JSON.stringify(JOBS_SHARD_KEY) : !['{"_id":1}', '{"_id":"hashed"}'].includes(key);
+  });
+  if (wrong.length > 0) {
+    return fail(
       name,
-      `sharded: ${sharded.join(', ')}: keep Loom's collections unsharded (claims become scatter-gather and unique keys are not enforced across shards); see the README's "Scaling out with sharding"`,
+      `sharded on a key Loom cannot target: ${wrong.map((e) => `${e._id} ${JSON.stringify(e.key)}`).join(', ')}; the jobs collection must be sharded on {"queue":1,"partition":1} and the others stay unsharded (MongoStore refuses to start): see \`loom shard-plan\` and the README's "Scaling out"`,
       { sharded },
     );
+  }
+  if (sharded.length > 0) {
+    return pass(name, `sharded as Loom's commands expect: ${sharded.join(', ')} (see the README's "Scaling out")`, { sharded });
   }
   return pass(name, `Loom's collections in '${database}' are unsharded (on the database's primary shard)`, { sharded });
 }

@@ -42,6 +42,7 @@ export type LoomErrorCode =
   | 'STORE_ERROR'
   | 'STORE_TIMEOUT'
   | 'STORE_UNREACHABLE'
+  | 'SHARD_KEY_MISMATCH'
   | 'JOB_TOO_LARGE'
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'

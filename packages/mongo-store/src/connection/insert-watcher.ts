@@ -3,8 +3,8 @@ import type { JobDocument } from '../schema/documents.js';
 import type { StoreLogger } from '../options.js';
 import type { Deployment } from './deployment.js';
 
-/** What a subscriber hears about: job `id` was enqueued into `queue`, due at `runAt`. */
-export type InsertListener = (event: { id: string; queue: string; runAt: Date }) => void;
+/** What a subscriber hears about: job `id` was enqueued into `queue` (in `partition`, when not 0), due at `runAt`. */
+export type InsertListener = (event: { id: string; queue: string; runAt: Date; partition?: number }) => void;
 
 export interface InsertWatcherOptions {
   /** First restart delay after a stream error; doubles up to `maxBackoffMs`. */
@@ -41,7 +41,10 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
     timer = undefined;
     if (stopped) return;
     const current = jobs.watch(
-      [{ $match: { operationType: 'insert' } }, { $project: { operationType: 1, 'fullDocument._id': 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1 } }],
+      [
+        { $match: { operationType: 'insert' } },
+        { $project: { operationType: 1, 'fullDocument._id': 1, 'fullDocument.queue': 1, 'fullDocument.runAt': 1, 'fullDocument.partition': 1 } },
+      ],
       resumeToken === undefined ? {} : { startAfter: resumeToken },
     );
     stream = current;
@@ -50,7 +53,8 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
       resumeToken = current.resumeToken ?? resumeToken;
       if (change.operationType !== 'insert') return;
       try {
-        listener({ id: change.fullDocument._id.toHexString(), queue: change.fullDocument.queue, runAt: change.fullDocument.runAt });
+        const { _id, queue, runAt, partition } = change.fullDocument;
+        listener(partition === undefined ? { id: _id.toHexString(), queue, runAt } : { id: _id.toHexString(), queue, runAt, partition });
       } catch (err) {
         logger.error({ err }, 'a job-insert listener threw; the change stream goes on');
       }

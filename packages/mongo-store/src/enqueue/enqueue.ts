@@ -1,4 +1,5 @@
-import { MongoBulkWriteError, ObjectId, type ClientSession } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type ClientSession, type Filter } from 'mongodb';
+import { routeFilter, routeName } from '../partitions/partitions.js';
 import type { EnqueueResult, NewJob } from '@loom/core';
 import { withSession, type StoreCollections } from '../connection/collections.js';
 import type { JobDocument } from '../schema/documents.js';
@@ -15,6 +16,10 @@ export interface EnqueueContext {
   collections: StoreCollections;
   dedupe: 'retained' | 'forever';
   session?: ClientSession;
+  /** Partitioned queues: sets a new job's partition (see partitions.ts). */
+  place?: (doc: JobDocument) => void;
+  /** The jobs collection is sharded: key lookups name each key's queue and partition, reaching one shard. */
+  sharded?: boolean;
 }
 
 /**
@@ -27,6 +32,7 @@ export interface EnqueueContext {
 export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date): Promise<EnqueueResult[]> {
   if (!Array.isArray(jobs)) throw new StoreArgumentError('enqueue expects an array of jobs');
   const docs = jobs.map((job) => newJobDocument(job, now));
+  if (ctx.place) for (const doc of docs) ctx.place(doc);
   if (docs.some((doc) => doc.debounceKey !== undefined)) {
     if (ctx.session) {
       throw new StoreArgumentError(
@@ -56,7 +62,7 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
     const dupIndexes = pending.filter((_, j) => duplicates.has(j));
     const holders = await findKeyHolders(
       ctx,
-      dupIndexes.map((i) => docs[i].idempotencyKey!),
+      dupIndexes.map((i) => docs[i]),
     );
     for (const i of dupIndexes) {
       const holder = holders.get(docs[i].idempotencyKey!);
@@ -79,7 +85,10 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
 async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<EnqueueResult> {
   const { jobs } = ctx.collections;
   for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
-    const updated = await jobs.findOneAndUpdate({ debounceKey: { $eq: doc.debounceKey! }, status: 'queued' }, debounceUpdate(doc), { projection: { _id: 1 } });
+    const filter: Filter<JobDocument> = { debounceKey: { $eq: doc.debounceKey! }, status: 'queued' };
+    // The partition comes from the debounce key, so the job of this key is in this job's partition.
+    if (ctx.place) Object.assign(filter, routeFilter({ queue: doc.queue, partition: doc.partition ?? 0 }));
+    const updated = await jobs.findOneAndUpdate(filter, debounceUpdate(doc), { projection: { _id: 1 } });
     if (updated) return { id: updated._id.toHexString(), deduplicated: false, debounced: true };
     try {
       await jobs.insertOne(doc);
@@ -131,7 +140,7 @@ async function claimKeys(ctx: EnqueueContext, docs: JobDocument[], results: (Enq
   if (othersPending.length > 0) {
     const holders = await findKeyHolders(
       ctx,
-      othersPending.map((p) => p.key),
+      othersPending.map((p) => docs[p.i]),
     );
     const gone = othersPending.filter((p) => !holders.has(p.key)).map((p) => p.owner);
     const dead = new Set(
@@ -174,17 +183,13 @@ async function claimKeys(ctx: EnqueueContext, docs: JobDocument[], results: (Enq
   };
 }
 
-function keysOf(docs: JobDocument[]): string[] {
-  return [...new Set(docs.flatMap((d) => (d.idempotencyKey === undefined ? [] : [d.idempotencyKey])))];
-}
-
 /** Inserts `docs` unordered; returns the positions refused by the idempotency index. */
 async function insertReportingDuplicates(ctx: EnqueueContext, docs: JobDocument[]): Promise<Set<number>> {
   const duplicates = new Set<number>();
   if (ctx.session) {
     // Inside a transaction any write error aborts the whole transaction, so taken keys are looked
     // up first and only free ones are inserted (a concurrent insert of the same key aborts it).
-    const taken = await findKeyHolders(ctx, keysOf(docs));
+    const taken = await findKeyHolders(ctx, docs);
     const firstByKey = new Map<string, number>();
     const fresh = docs.filter((doc, i) => {
       const key = doc.idempotencyKey;
@@ -211,12 +216,30 @@ async function insertReportingDuplicates(ctx: EnqueueContext, docs: JobDocument[
   return duplicates;
 }
 
-async function findKeyHolders(ctx: EnqueueContext, keys: string[]): Promise<Map<string, ObjectId>> {
+/**
+ * The jobs holding the idempotency keys of `docs`. On a sharded jobs collection keys are unique per
+ * queue (the unique index starts with the shard key) and a key's partition is its hash's: one query
+ * per queue and partition, each reaching one shard.
+ */
+async function findKeyHolders(ctx: EnqueueContext, docs: JobDocument[]): Promise<Map<string, ObjectId>> {
   const holders = new Map<string, ObjectId>();
-  if (keys.length === 0) return holders;
-  const found = await ctx.collections.jobs
-    .find(idempotencyKeysFilter(keys), { projection: { _id: 1, idempotencyKey: 1 }, ...withSession(ctx.session) })
-    .toArray();
-  for (const doc of found) holders.set(doc.idempotencyKey!, doc._id);
+  const keyed = docs.filter((d) => d.idempotencyKey !== undefined);
+  if (keyed.length === 0) return holders;
+  const groups = new Map<string, { filter: Filter<JobDocument>; keys: Set<string> }>();
+  for (const doc of keyed) {
+    const route = { queue: doc.queue, partition: doc.partition ?? 0 };
+    const name = ctx.sharded ? routeName(route) : '';
+    const group = groups.get(name) ?? { filter: ctx.sharded ? routeFilter(route) : {}, keys: new Set<string>() };
+    group.keys.add(doc.idempotencyKey!);
+    groups.set(name, group);
+  }
+  const found = await Promise.all(
+    [...groups.values()].map(({ filter, keys }) =>
+      ctx.collections.jobs
+        .find({ ...idempotencyKeysFilter([...keys]), ...filter }, { projection: { _id: 1, idempotencyKey: 1 }, ...withSession(ctx.session) })
+        .toArray(),
+    ),
+  );
+  for (const doc of found.flat()) holders.set(doc.idempotencyKey!, doc._id);
   return holders;
 }

@@ -7,6 +7,11 @@ import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord, W
  */
 export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
   _id: ObjectId;
+  /** The job's partition in its queue (MongoStore option `partitions`); absent for partition 0. Never changes. */
+  partition?: number;
+  /** A child's parent's queue and partition (absent: 0), so waking the parent reaches its shard. */
+  parentQueue?: string;
+  parentPartition?: number;
   /**
    * The instant the job becomes claimable, present only while it can become claimable:
    * `runAt` when queued, `lease.until + 1 ms` when running (a lease is expired strictly after

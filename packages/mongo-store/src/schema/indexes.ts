@@ -55,9 +55,28 @@ export const FLOW_FULL_INDEX = 'loom_flow_full';
 /** Indexes of the flow collection: the holds in force (`flowHolds`, read by every engine each poll). */
 export const FLOW_HOLD_INDEX = 'loom_flow_holds';
 
+/** The jobs collection's shard key (see partitions/): every command about one job, or one partition's claim, names both fields. */
+export const JOBS_SHARD_KEY = { queue: 1, partition: 1 } as const;
+
+/** The unique indexes of the jobs collection when it is sharded: prefixed by the shard key. */
+export function shardedUniqueIndexes(): IndexSpec[] {
+  return [
+    {
+      name: 'loom_idempotency_key',
+      key: { ...JOBS_SHARD_KEY, idempotencyKey: 1 },
+      unique: true,
+      partialFilterExpression: { idempotencyKey: { $type: 'string' } },
+    },
+    { name: 'loom_debounce', key: { ...JOBS_SHARD_KEY, debounceKey: 1 }, unique: true, partialFilterExpression: { debounceKey: { $type: 'string' } } },
+  ];
+}
+
 /** Indexes per collection, for the given options. Retention indexes appear only when enabled. */
-export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): { jobs: IndexSpec[]; deadLetters: IndexSpec[]; flow: IndexSpec[] } {
-  const jobs: IndexSpec[] = [
+export function indexPlan(
+  options: Pick<ResolvedOptions, 'retentionSeconds'>,
+  sharding: { jobsSharded: boolean } = { jobsSharded: false },
+): { jobs: IndexSpec[]; deadLetters: IndexSpec[]; flow: IndexSpec[] } {
+  let jobs: IndexSpec[] = [
     {
       // Every claim: points on queue and name, sort on priority/runAt/_id, claimAt checked in the
       // index. Partial: only jobs that can become claimable are in it, so finished jobs never slow claims.
@@ -111,6 +130,12 @@ export function indexPlan(options: Pick<ResolvedOptions, 'retentionSeconds'>): {
     // without ids reads, and nothing else. Partial: a job without dependents is never in it.
     { name: DEPENDENTS_OPEN_INDEX, key: { dependentsOpen: 1, status: 1 }, partialFilterExpression: { dependentsOpen: { $exists: true } } },
   ];
+  if (sharding.jobsSharded) {
+    // A unique index on a sharded collection must start with the shard key: keys are unique per
+    // queue, each key always in the partition its hash picks (see partitions.ts).
+    const sharded = new Map(shardedUniqueIndexes().map((spec) => [spec.name, spec]));
+    jobs = jobs.map((spec) => sharded.get(spec.name) ?? spec);
+  }
   const deadLetters: IndexSpec[] = [
     // `listDeadLetters` (newest death first), unfiltered or by name or queue, and counts per queue.
     { name: DEAD_LETTER_INDEX.died, key: { diedAt: -1, _id: -1 } },

@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, LEASE_MS, mustGet, newJob, type ConformanceContext } from './harness.js';
+import { orderedIt, at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, LEASE_MS, mustGet, newJob, type ConformanceContext } from './harness.js';
 
 export function describeClaim(ctx: ConformanceContext): void {
   describe('claim', () => {
@@ -37,7 +37,7 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(new Set(idsOf(claimed)).size).toBe(10);
     });
 
-    it('claims higher priority first, then earlier runAt, then enqueue order', async () => {
+    orderedIt(ctx)('claims higher priority first, then earlier runAt, then enqueue order', async () => {
       const low = await enqueueOne(ctx.store, { priority: 0, runAt: at(-5_000) });
       const fifo1 = await enqueueOne(ctx.store, { priority: 5, runAt: at(-1_000) }, at(1));
       const fifo2 = await enqueueOne(ctx.store, { priority: 5, runAt: at(-1_000) }, at(2));
@@ -49,7 +49,7 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(order).toEqual([high, earlier, fifo1, fifo2, low, negative]);
     });
 
-    it('orders jobs of different queues and names as one list', async () => {
+    orderedIt(ctx)('orders jobs of different queues and names as one list', async () => {
       const mail = await enqueueOne(ctx.store, { name: 'mail', queue: 'emails', priority: 1, runAt: at(-100) }, at(1));
       const urgent = await enqueueOne(ctx.store, { name: 'sms', queue: 'texts', priority: 9 }, at(2));
       const older = await enqueueOne(ctx.store, { name: 'sms', queue: 'emails', priority: 1, runAt: at(-200) }, at(3));
@@ -60,7 +60,7 @@ export function describeClaim(ctx: ConformanceContext): void {
       expect(order).toEqual([urgent, older, mail, tie]);
     });
 
-    it('keeps enqueue order for equal priority and runAt, within and across batches', async () => {
+    orderedIt(ctx)('keeps enqueue order for equal priority and runAt, within and across batches', async () => {
       const batch = await ctx.store.enqueue(
         Array.from({ length: 5 }, (_, i) => newJob({ payload: { i } })),
         { now: at(0) },
