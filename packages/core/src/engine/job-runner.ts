@@ -273,6 +273,7 @@ export class JobRunner {
       // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
       ends.handlerCalled();
       Promise.resolve()
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- telemetry.call invokes it with `instance` as `this`
         .then(() => (done ? undefined : run.telemetry.call(instance.run, instance, payload, ctx)))
         .then(
           (result) => {

@@ -8,12 +8,12 @@ import type { ChildEnqueueOptions, WaitForJobOptions, WaitForSignalOptions } fro
 // types refer to each other without an import cycle.
 
 /** What a job class's instances look like: a `run(payload, ctx)` method. */
-export interface JobHandler<P = any> {
+export interface JobHandler<P = unknown> {
   run(payload: P, ctx: JobContext): unknown;
 }
 
 /** A `@Job` class. `P` is the payload its `run` accepts. */
-export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
+export type JobClass<P = unknown> = abstract new (...args: any[]) => JobHandler<P>;
 
 /** The payload type of a job class: the first parameter of its `run`. */
 export type PayloadOf<C> = C extends abstract new (...args: any[]) => { run(payload: infer P, ...rest: any[]): unknown } ? P : never;

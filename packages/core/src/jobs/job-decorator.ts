@@ -28,7 +28,7 @@ export function Job<S extends z.ZodType | undefined = undefined>(
 ): <C extends abstract new (...args: any[]) => { run(payload: SchemaPayload<S>, ctx: JobContext): unknown }>(target: C) => void {
   return (target, context?: unknown) => {
     refuseStandardDecorators(target, context);
-    recordJobOptions(target, options as JobOptions<any>);
+    recordJobOptions(target, options as JobOptions);
     try {
       injectable()(target);
     } catch (err) {

@@ -22,7 +22,7 @@ export interface WorkflowServices {
   enqueuer: ChildEnqueuer;
   registry: JobRegistry;
   /** Tells this engine's workers that a job became claimable (woken, signalled, released). */
-  wakeWorkers(): void;
+  wakeWorkers: () => void;
 }
 
 /** What the workflow operations (child jobs, waits, signals) use of one run. */
