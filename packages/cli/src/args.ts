@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { decodeCursor, JOB_STATUSES, MAX_JOB_PAGE, type JobStatus } from '@loom/core';
-import { UsageError } from './usage.js';
+import { UsageError } from './errors.js';
 
 /** The global options, valid with every command. */
 export interface GlobalOptions {

@@ -13,7 +13,8 @@ import { diagnosticName } from './diagnostics/args.js';
 import { runDiagnostic } from './diagnostics/run.js';
 import { parseShardPlanArgs, renderShardPlan } from './commands/shard-plan.js';
 import type { Output } from './output.js';
-import { RefusedError, UnreachableError, USAGE, UsageError } from './usage.js';
+import { RefusedError, UnreachableError, UsageError } from './errors.js';
+import { USAGE } from './usage.js';
 
 /** Where `runLoom` reads and writes: the process's, or a test's. */
 export interface LoomIo {

@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
 import { MongoStore } from '@loom/mongo-store';
 import type { GlobalOptions } from './args.js';
-import { RefusedError, UnreachableError, UsageError } from './usage.js';
+import { RefusedError, UnreachableError, UsageError } from './errors.js';
 
 /** How long the command waits for the server before saying it cannot reach it (the whole run stays under 5 s). */
 export const CONNECT_TIMEOUT_MS = 3_500;

@@ -34,27 +34,3 @@ Exit codes: 0 done; 1 the job, batch, schedule or dead letter does not exist or 
 2 bad usage (nothing was changed) or the database cannot be reached.
 doctor and selftest: 0 nothing failed (warnings are fine), 1 a check or a case failed, 2 bad usage.
 `;
-
-/** A bad invocation: the command line is wrong, so nothing was read or changed. Exit 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
-/** The thing asked for does not exist or cannot change. Exit 1. */
-export class RefusedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RefusedError';
-  }
-}
-
-/** The database cannot be reached. Exit 2. */
-export class UnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnreachableError';
-  }
-}

@@ -183,6 +183,7 @@ const CORPUS: [string, Row][] = [
     {
       kind: 'handler-fails',
       run: async () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test is about handlers that throw a non-Error
         throw 'card declined';
       },
       message: /^card declined/,
@@ -193,6 +194,7 @@ const CORPUS: [string, Row][] = [
     {
       kind: 'handler-fails',
       run: async () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test is about handlers that throw a non-Error
         throw '';
       },
       message: /empty string/,
@@ -203,6 +205,7 @@ const CORPUS: [string, Row][] = [
     {
       kind: 'handler-fails',
       run: async () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test is about handlers that throw a non-Error
         throw undefined;
       },
       message: /threw undefined/,
@@ -213,6 +216,7 @@ const CORPUS: [string, Row][] = [
     {
       kind: 'handler-fails',
       run: async () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test is about handlers that throw a non-Error
         throw null;
       },
       message: /threw null/,
@@ -223,6 +227,7 @@ const CORPUS: [string, Row][] = [
     {
       kind: 'handler-fails',
       run: async () => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test is about handlers that throw a non-Error
         throw 42;
       },
       message: /42/,

@@ -13,7 +13,7 @@ function heldStore(): { store: JobStore; memory: MemoryStore; batches: number[];
   const gate = new Promise<void>((resolve) => (release = resolve));
   const store = new Proxy(memory, {
     get(target, prop, receiver) {
-      if (prop !== 'completeMany') return Reflect.get(target, prop, receiver);
+      if (prop !== 'completeMany') return Reflect.get(target, prop, receiver) as unknown;
       return async (items: CompletionItem[], now: Date) => {
         batches.push(items.length);
         if (batches.length === 1) await gate;

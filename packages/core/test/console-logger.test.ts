@@ -106,7 +106,7 @@ describe('ConsoleLogger, JSON (LOOM_LOG=json)', () => {
     const { logger, lines } = capture({ format: 'json' });
     logger.error({ err: boom(), event: 'job:dead' }, 'moved to the dead letters');
     expect(lines[0]).not.toContain('\n');
-    expect(JSON.parse(lines[0]!).err.stack).toMatch(/^LoomError: connection reset\n\s+at /);
+    expect((JSON.parse(lines[0]!) as { err: { stack: string } }).err.stack).toMatch(/^LoomError: connection reset\n\s+at /);
   });
 
   it('takes its level from LOOM_LOG_LEVEL', () => {
@@ -114,7 +114,7 @@ describe('ConsoleLogger, JSON (LOOM_LOG=json)', () => {
     const { logger, lines } = capture({ format: 'json' });
     logger.info({}, 'dropped');
     logger.warn({}, 'kept');
-    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['kept']);
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['kept']);
   });
 });
 

@@ -21,7 +21,7 @@ async function cleanUp(step: string): Promise<void> {
 class WindsDown {
   async run(_: undefined, ctx: JobContext): Promise<void> {
     try {
-      await new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      await new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as unknown)));
     } finally {
       // Several nested awaits between the abort and the rejection reaching the engine.
       await cleanUp('flush');

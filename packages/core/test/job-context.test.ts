@@ -215,7 +215,7 @@ describe('JobContext', () => {
         get: (target, prop) => {
           const value = Reflect.get(target, prop, target) as unknown;
           if (prop === 'withTransaction') return undefined;
-          return typeof value === 'function' ? value.bind(target) : value;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
         },
       }) as JobStore;
       const t = await createTestLoom({ jobs: [NeedsTransaction], store: noTx });

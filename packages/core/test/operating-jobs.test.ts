@@ -27,7 +27,7 @@ class Slow {
   async run(p: { honour: boolean }, ctx: JobContext): Promise<string> {
     ran.push('slow');
     if (p.honour) {
-      await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject((abortedWith = ctx.signal.reason))));
+      await new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject((abortedWith = ctx.signal.reason as unknown))));
     }
     await new Promise<void>((resolve) => (release = resolve));
     return 'finished anyway';

@@ -38,7 +38,7 @@ describe('store calls that hang', () => {
         if (prop === 'claim') {
           return (req: ClaimRequest): Promise<JobRecord[]> => (++claims === 1 ? new Promise(() => {}) : target.claim(req));
         }
-        return typeof value === 'function' ? value.bind(target) : value;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
     const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1s', start: false, hungStoreCall: '200ms' });
@@ -66,7 +66,7 @@ describe('an outcome write that never answers', () => {
         if (prop === 'completeMany') {
           return (...args: Parameters<MemoryStore['completeMany']>) => (++completes === 1 ? new Promise(() => {}) : target.completeMany(...args));
         }
-        return typeof value === 'function' ? value.bind(target) : value;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
     const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', concurrency: 1, hungStoreCall: '200ms' });

@@ -37,7 +37,7 @@ class Free {
 class PoliteTimeout {
   async run(_: undefined, ctx: JobContext): Promise<void> {
     signals.push(ctx.signal);
-    await new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    await new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as unknown)));
   }
 }
 
@@ -228,7 +228,7 @@ describe('worker pool', () => {
         get: (target, prop) => {
           if (prop === 'heartbeatMany') return () => new Promise(() => {});
           const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === 'function' ? value.bind(target) : value;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
         },
       });
       const t = await testLoom({ jobs: [Free], store: hanging, lease: '30s', concurrency: 1, hungStoreCall: '200ms' });
@@ -239,7 +239,7 @@ describe('worker pool', () => {
       expect(signals[0]?.aborted).toBe(false);
       t.clock.advance('1s');
       expect(signals[0]?.aborted).toBe(true);
-      expect(String(signals[0]?.reason?.message)).toMatch(/lease lost \(the lease ran out before this worker could extend it\)/);
+      expect(String((signals[0]?.reason as Error | undefined)?.message)).toMatch(/lease lost \(the lease ran out before this worker could extend it\)/);
     });
 
     it('renews the lease while a long handler runs', async () => {

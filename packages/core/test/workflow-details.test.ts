@@ -126,7 +126,7 @@ function raceBeforeWait(beforeFirstWait: (inner: MemoryStore, args: Parameters<J
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== 'wait' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      if (prop !== 'wait' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       return async (...args: Parameters<JobStore['wait']>) => {
         if (waits++ === 0) await beforeFirstWait(inner, args);
         return inner.wait(...args);
@@ -142,7 +142,8 @@ function failFirstRecord(kind: StepRecord['kind']): JobStore {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== 'recordStep' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      if (prop !== 'recordStep' || typeof value !== 'function')
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       return async (...args: Parameters<JobStore['recordStep']>) => {
         if (!failed && args[1].kind === kind) {
           failed = true;

@@ -21,7 +21,8 @@ import { finishedSeries } from './finished-series.js';
 import { Html } from './html/html.js';
 import { Csrf } from './http/csrf.js';
 import { FlashCookie, type Flash } from './http/flash.js';
-import { BodyTooLargeError, readForm } from './http/form-body.js';
+import { BodyTooLargeError, PageError } from './errors.js';
+import { readForm } from './http/form-body.js';
 import { locate, type Located } from './http/mount.js';
 import { parsePayloadSearch } from './http/payload-search.js';
 import { setSecurityHeaders } from './http/security-headers.js';
@@ -55,17 +56,6 @@ export interface LoomDashboard {
   close(): void;
   /** Polls the store for live updates now, without waiting for the next tick. */
   refresh(): Promise<void>;
-}
-
-/** A client error with the page that explains it. */
-class PageError extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**

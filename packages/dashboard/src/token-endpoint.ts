@@ -14,7 +14,8 @@ import {
   type WaitTokenRecord,
 } from '@loom/core';
 import { html, type Html } from './html/html.js';
-import { BodyTooLargeError, readBody, readForm } from './http/form-body.js';
+import { BodyTooLargeError } from './errors.js';
+import { readBody, readForm } from './http/form-body.js';
 import { locate } from './http/mount.js';
 import { normalizeBasePath } from './options.js';
 import { setSecurityHeaders } from './http/security-headers.js';

@@ -5,9 +5,11 @@
  * MinKey < null/missing < numbers < strings < objects < arrays < BinData < ObjectId < Boolean
  * < Date < Timestamp < RegExp < MaxKey, with numbers compared by value across int/long/double.
  */
-import type { Binary, Long, Timestamp } from 'bson';
+import type { Binary, Decimal128, Long, ObjectId, Timestamp } from 'bson';
 
 export const enum TypeRank {
+  /** Below every type: the rank of `LOWEST`. */
+  Lowest = 0,
   MinKey = 1,
   Null = 2,
   Number = 3,
@@ -21,25 +23,27 @@ export const enum TypeRank {
   Timestamp = 11,
   RegExp = 12,
   MaxKey = 13,
+  /** Above every type: the rank of `HIGHEST`. */
+  Highest = 99,
 }
 
 /** A bound that sorts before (`side` -1) or after (+1) every value of one canonical type. */
 export class TypeBound {
   constructor(
-    readonly rank: number,
+    readonly rank: TypeRank,
     readonly side: -1 | 1,
   ) {}
 }
 
 /** Sorts before / after every value of every type (index scan ends). */
-export const LOWEST = new TypeBound(0, -1);
-export const HIGHEST = new TypeBound(99, 1);
+export const LOWEST = new TypeBound(TypeRank.Lowest, -1);
+export const HIGHEST = new TypeBound(TypeRank.Highest, 1);
 
 function bsonType(v: object): string | undefined {
   return (v as { _bsontype?: string })._bsontype;
 }
 
-export function typeRank(v: unknown): number {
+export function typeRank(v: unknown): TypeRank {
   if (v === undefined || v === null) return TypeRank.Null;
   switch (typeof v) {
     case 'number':
@@ -96,7 +100,7 @@ export function numericValue(v: unknown): number | bigint {
     case 'Double':
       return (v as { value: number }).value;
     case 'Decimal128':
-      return Number((v as object).toString());
+      return Number((v as Decimal128).toString());
     default:
       return NaN;
   }
@@ -127,6 +131,8 @@ function compareStrings(a: string, b: string): number {
 
 /** bson 7's ObjectId: its 12 bytes as four big-endian 24-bit numbers. */
 interface PackedObjectId {
+  /** The hex string, as an ObjectId gives it. */
+  toString(): string;
   i0?: unknown;
   i1?: unknown;
   i2?: unknown;
@@ -141,7 +147,7 @@ const packed = (v: PackedObjectId): boolean => typeof v.i0 === 'number' && typeo
  * third of an index insert's CPU under an ObjectId `_id` tie-breaker.
  */
 function compareObjectIds(a: PackedObjectId, b: PackedObjectId): number {
-  if (!packed(a) || !packed(b)) return compareStrings(String(a), String(b));
+  if (!packed(a) || !packed(b)) return compareStrings(a.toString(), b.toString());
   if (a.i0 !== b.i0) return (a.i0 as number) < (b.i0 as number) ? -1 : 1;
   if (a.i1 !== b.i1) return (a.i1 as number) < (b.i1 as number) ? -1 : 1;
   if (a.i2 !== b.i2) return (a.i2 as number) < (b.i2 as number) ? -1 : 1;
@@ -257,7 +263,7 @@ export function valueKey(v: unknown): string {
     case TypeRank.Date:
       return 'd' + (v as Date).getTime();
     case TypeRank.ObjectId:
-      return 'i' + (v as object).toString();
+      return 'i' + (v as ObjectId).toString();
     case TypeRank.Timestamp:
       return 't' + (v as Timestamp).t + '.' + (v as Timestamp).i;
     case TypeRank.BinData: {

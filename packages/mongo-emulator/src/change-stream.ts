@@ -205,6 +205,7 @@ export class ChangeStreamSource implements CursorSource {
         unsubscribe();
         this.interrupt = undefined;
         if (err === undefined) resolve(docs);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- `err` is whatever the look threw (narrowed from unknown)
         else reject(err);
       };
       const look = () => {

@@ -4,7 +4,7 @@ export type Doc = Record<string, unknown>;
 
 export function isPlainObject(v: unknown): v is Doc {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
+  const proto = Object.getPrototypeOf(v) as object | null;
   return proto === Object.prototype || proto === null;
 }
 
@@ -38,7 +38,7 @@ function collect(v: unknown, parts: string[], i: number, out: unknown[], expandL
   if (i === parts.length) {
     if (Array.isArray(v) && expandLeaf) {
       if (v.length === 0) out.push(undefined);
-      else out.push(...v);
+      else out.push(...(v as unknown[]));
     } else out.push(v);
     return;
   }
@@ -104,10 +104,12 @@ export function formatValue(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (v instanceof Date) return `new Date(${v.getTime()})`;
   if (Array.isArray(v)) return `[ ${v.map(formatValue).join(', ')} ]`;
-  const bsonType = (v as { _bsontype?: string })._bsontype;
-  if (bsonType === 'ObjectId') return `ObjectId('${String(v)}')`;
-  if (bsonType) return `${bsonType}(${String(v)})`;
+  // A bson value class: each renders itself with its own toString (an ObjectId as its hex string).
+  const bson = v as { _bsontype?: string; toString(): string };
+  if (bson._bsontype === 'ObjectId') return `ObjectId('${bson.toString()}')`;
+  if (bson._bsontype) return `${bson._bsontype}(${bson.toString()})`;
   if (isPlainObject(v)) return formatDoc(v);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- anything else (a function, a class instance) as JavaScript shows it
   return String(v);
 }
 

@@ -169,9 +169,12 @@ describe('change streams', () => {
 });
 
 /** The raw commands of a change stream (one session: a cursor's getMore must use its session). */
+/** A change event as the raw getMore returns it: the fields these tests read. */
+type ChangeEvent = Document & { operationType: string; documentKey?: { _id: unknown } };
+
 async function openStream(
   pipeline: Document[],
-): Promise<{ id: unknown; getMore(maxTimeMS: number): Promise<{ nextBatch: Document[]; postBatchResumeToken: ResumeToken }>; close(): Promise<void> }> {
+): Promise<{ id: unknown; getMore(maxTimeMS: number): Promise<{ nextBatch: ChangeEvent[]; postBatchResumeToken: ResumeToken }>; close(): Promise<void> }> {
   const session = t.client.startSession();
   const opened = await t.db.command({ aggregate: coll.collectionName, pipeline: [{ $changeStream: {} }, ...pipeline], cursor: {} }, { session });
   const id = (opened.cursor as { id: unknown }).id;
@@ -179,7 +182,7 @@ async function openStream(
     id,
     async getMore(maxTimeMS) {
       const reply = await t.db.command({ getMore: id, collection: coll.collectionName, maxTimeMS }, { session });
-      return reply.cursor as { nextBatch: Document[]; postBatchResumeToken: ResumeToken };
+      return reply.cursor as { nextBatch: ChangeEvent[]; postBatchResumeToken: ResumeToken };
     },
     async close() {
       await t.db.command({ killCursors: coll.collectionName, cursors: [id] }, { session });

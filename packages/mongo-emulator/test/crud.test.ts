@@ -27,7 +27,7 @@ describe('insert', () => {
     expect(bulk.code).toBe(11000);
     expect(bulk.insertedCount).toBe(2);
     expect(bulk.writeErrors).toHaveLength(2);
-    const errors = Array.isArray(bulk.writeErrors) ? bulk.writeErrors : [bulk.writeErrors];
+    const errors = [bulk.writeErrors].flat();
     expect(errors.map((w) => w.index)).toEqual([1, 3]);
     expect(errors[0].errmsg).toMatch(/^E11000 duplicate key error collection: \S+ index: _id_ dup key: \{ _id: 1 \}$/);
     expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual([1, 2, 3]);
@@ -86,7 +86,7 @@ describe('find', () => {
 
   it('fails a getMore on a killed cursor with CursorNotFound', async () => {
     const first = await t.db.command({ find: coll.collectionName, batchSize: 2 });
-    const id = Long.fromValue(first.cursor.id as number);
+    const id = Long.fromValue((first.cursor as { id: number }).id);
     expect(id.isZero()).toBe(false);
     await t.db.command({ killCursors: coll.collectionName, cursors: [id] });
     const err = await error(t.db.command({ getMore: id, collection: coll.collectionName }));
@@ -383,7 +383,7 @@ describe('bulkWrite', () => {
       )
       .catch((e: unknown) => e)) as MongoBulkWriteError;
     expect(err).toBeInstanceOf(MongoBulkWriteError);
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const errors = [err.writeErrors].flat();
     expect(errors.map((w) => [w.index, w.code])).toEqual([
       [0, 11000],
       [2, 11000],

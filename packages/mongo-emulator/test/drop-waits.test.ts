@@ -63,7 +63,7 @@ describe('drop of a collection an open transaction used', () => {
     expect(err.code).toBe(50);
     expect(await names()).toContain(coll.collectionName);
     await s.commitTransaction();
-    expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => d.v)).toEqual(['before', 'txn']);
+    expect((await coll.find<{ v: string }>({}).sort({ _id: 1 }).toArray()).map((d) => d.v)).toEqual(['before', 'txn']);
   });
 
   it("waits for the commit, drops the transaction's writes with the collection, and a collection created after it holds none of them", async () => {
@@ -74,7 +74,7 @@ describe('drop of a collection an open transaction used', () => {
     expect(await drop.done).toBe(true);
     expect(await names()).not.toContain(coll.collectionName);
     await coll.insertOne({ _id: 3, v: 'after' } as never);
-    expect((await coll.find().toArray()).map((d) => d.v)).toEqual(['after']);
+    expect((await coll.find<{ v: string }>({}).toArray()).map((d) => d.v)).toEqual(['after']);
   });
 
   it('waits for an abort as well, then drops', async () => {

@@ -73,7 +73,9 @@ describe('explain', () => {
     expect(plan).toContain('IXSCAN');
     expect(plan).not.toContain('OR');
     expect(plan).not.toContain('SORT_MERGE');
-    const stats = await t.db.command({ explain: lock, verbosity: 'executionStats' });
+    const stats = (await t.db.command({ explain: lock, verbosity: 'executionStats' })) as {
+      executionStats: { nReturned: number; totalKeysExamined: number; totalDocsExamined: number };
+    };
     expect(stats.executionStats.nReturned).toBe(1);
     expect(stats.executionStats.totalKeysExamined).toBeGreaterThanOrEqual(stats.executionStats.totalDocsExamined);
     const locked = await jobs.findOneAndUpdate(query, { $set: { lockedAt: new Date(now) } }, { sort, returnDocument: 'after' });

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { type Collection, type Document } from 'mongodb';
+import { type Collection, type Document, type IndexDescriptionInfo } from 'mongodb';
 import { freshCollectionEachTest, ManualClock, openTarget, type Target, serverError as error } from './target.js';
+
+/** The indexes of `c` (the driver types a listIndexes cursor's documents as `any`). */
+async function indexesOf(c: Collection<Document>): Promise<IndexDescriptionInfo[]> {
+  return (await c.listIndexes().toArray()) as IndexDescriptionInfo[];
+}
 
 let t: Target;
 let coll: Collection<Document>;
@@ -19,8 +24,8 @@ describe('createIndexes / listIndexes / dropIndexes', () => {
       { key: { expiresAt: 1 }, expireAfterSeconds: 3600, partialFilterExpression: { status: 'done' } },
     ]);
     expect(names).toEqual(['email_1', 'claim', 'nick_1', 'key_1', 'expiresAt_1']);
-    const listed = await coll.listIndexes().toArray();
-    const byName = Object.fromEntries(listed.map((i) => [i.name, i]));
+    const listed = await indexesOf(coll);
+    const byName = Object.fromEntries(listed.map((i) => [i.name!, i] as const));
     expect(byName._id_.key).toEqual({ _id: 1 });
     expect(byName.email_1).toMatchObject({ key: { email: 1 }, unique: true });
     expect(byName.claim.key).toEqual({ status: 1, priority: -1, runAt: 1, _id: 1 });
@@ -45,10 +50,10 @@ describe('createIndexes / listIndexes / dropIndexes', () => {
     await coll.createIndex({ a: 1 });
     await coll.createIndex({ b: 1 });
     await coll.dropIndex('a_1');
-    expect((await coll.listIndexes().toArray()).map((i) => i.name).sort()).toEqual(['_id_', 'b_1']);
+    expect((await indexesOf(coll)).map((i) => i.name).sort()).toEqual(['_id_', 'b_1']);
     expect((await error(coll.dropIndex('a_1'))).code).toBe(27);
     await coll.dropIndexes();
-    expect((await coll.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
+    expect((await indexesOf(coll)).map((i) => i.name)).toEqual(['_id_']);
   });
 
   it('changes a TTL in place with collMod and reports old and new values', async () => {
@@ -56,17 +61,17 @@ describe('createIndexes / listIndexes / dropIndexes', () => {
     await coll.createIndex({ a: 1, b: 1 });
     const reply = await t.db.command({ collMod: coll.collectionName, index: { name: 'retention', expireAfterSeconds: 3600 } });
     expect(reply).toMatchObject({ expireAfterSeconds_old: 60, expireAfterSeconds_new: 3600, ok: 1 });
-    const listed = await coll.listIndexes().toArray();
+    const listed = await indexesOf(coll);
     expect(listed.find((i) => i.name === 'retention')?.expireAfterSeconds).toBe(3600);
     const compound = await error(t.db.command({ collMod: coll.collectionName, index: { keyPattern: { a: 1, b: 1 }, expireAfterSeconds: 5 } }));
     expect(compound.message).toMatch(/TTL|expireAfterSeconds/);
-    expect((await coll.listIndexes().toArray()).find((i) => i.name === 'a_1_b_1')?.expireAfterSeconds).toBeUndefined();
+    expect((await indexesOf(coll)).find((i) => i.name === 'a_1_b_1')?.expireAfterSeconds).toBeUndefined();
     const missing = await error(t.db.command({ collMod: coll.collectionName, index: { name: 'nope', expireAfterSeconds: 5 } }));
     expect(missing.code).toBe(27);
   });
 
   it('reports listIndexes on a missing collection as NamespaceNotFound', async () => {
-    expect((await error(coll.listIndexes().toArray())).code).toBe(26);
+    expect((await error(indexesOf(coll))).code).toBe(26);
   });
 });
 
@@ -109,7 +114,7 @@ describe('unique indexes', () => {
   it('refuses to build a unique index over existing duplicates', async () => {
     await coll.insertMany([{ v: 1 }, { v: 1 }]);
     expect((await error(coll.createIndex({ v: 1 }, { unique: true }))).code).toBe(11000);
-    expect((await coll.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
+    expect((await indexesOf(coll)).map((i) => i.name)).toEqual(['_id_']);
   });
 
   it('checks every statement of an unordered batch against the index', async () => {
@@ -199,7 +204,7 @@ describe('index scans agree with collection scans', () => {
       const sort = pick(sorts);
       const limit = pick([0, 1, 5]);
       const run = (c: Collection<Document>) => {
-        let cursor = c.find(filter).sort(sort.hasOwnProperty('_id') ? sort : { ...sort, _id: 1 });
+        let cursor = c.find(filter).sort(Object.hasOwn(sort, '_id') ? sort : { ...sort, _id: 1 });
         if (limit) cursor = cursor.limit(limit);
         return cursor.toArray();
       };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Collection, Document } from 'mongodb';
-import { freshCollectionEachTest, type Target } from './target.js';
+import { freshCollectionEachTest } from './target.js';
 import { random } from './random.js';
 import { compileTopLevelProjection } from '../src/query/top-level-projection.js';
 import { mingoProjection } from '../src/query/projection.js';
@@ -8,10 +8,8 @@ import { mingoProjection } from '../src/query/projection.js';
 // find and findAndModify projections of top-level fields as mongod (4.4+) answers them: the
 // emulator applies these shapes natively (the rest through mingo), so each expectation here is
 // mongod's, field order included (toEqual ignores key order, hence the Object.keys checks).
-let t: Target;
 let coll: Collection<Document>;
-freshCollectionEachTest('projection', async (target, fresh) => {
-  t = target;
+freshCollectionEachTest('projection', async (_target, fresh) => {
   coll = fresh;
   await coll.insertOne({ _id: 1 as never, b: 2, s: [1, 2, 3, 4, 5], a: 'x', n: 7, sub: { k: [1, 2, 3] } });
 });

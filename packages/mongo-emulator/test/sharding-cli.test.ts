@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 import { runCli } from '../src/cli.js';
+import type { ShardStatsReport } from '../src/index.js';
 import { fakeIo } from './cli-io.js';
 
 // `--shards N` starts the sharded cluster simulation (see sharding.test.ts for its rules).
@@ -20,8 +21,8 @@ describe('loom-mongo-emulator --shards', () => {
         .db('cli')
         .collection('c')
         .findOneAndUpdate({ other: 1 }, { $set: { x: 1 } });
-      const stats = await admin.command({ loomShardStats: 1 });
-      expect(stats.namespaces.find((n: { ns: string }) => n.ns === 'cli.c').broadcast.findAndModify).toBe(1);
+      const stats = (await admin.command({ loomShardStats: 1 })) as ShardStatsReport;
+      expect(stats.namespaces.find((n) => n.ns === 'cli.c')?.broadcast.findAndModify).toBe(1);
     } finally {
       await client.close();
     }

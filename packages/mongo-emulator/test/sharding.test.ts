@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { MongoClient, type Db, type Document } from 'mongodb';
+import { MongoClient, type ChangeStreamInsertDocument, type Db, type Document, type IndexDescriptionInfo } from 'mongodb';
 import { MongoEmulator, type ShardStatsReport } from '../src/index.js';
 import { serverError } from './target.js';
+
+/** A document of the config database's collections and databases, keyed by name. */
+type ConfigDoc = Document & { _id: string };
 
 // The sharded cluster simulation (`shards: N`): the emulator answers as a mongos in front of N
 // virtual shards. Documents stay in its one store; what is checked is mongos's catalogue, its
@@ -49,22 +52,22 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     expect(hello.msg).toBe('isdbgrid');
     expect(hello.setName).toBeUndefined();
     expect(c.emu.uri).not.toContain('replicaSet');
-    const { shards } = await c.admin.command({ listShards: 1 });
-    expect(shards.map((s: Document) => s._id)).toEqual(['shard0', 'shard1', 'shard2', 'shard3']);
+    const { shards } = (await c.admin.command({ listShards: 1 })) as { shards: { _id: string }[] };
+    expect(shards.map((s) => s._id)).toEqual(['shard0', 'shard1', 'shard2', 'shard3']);
   });
 
   it('shards a collection on a ranged key, visible in config.collections, config.chunks and listIndexes', async () => {
     const reply = await c.admin.command({ shardCollection: 'app.ranged', key: { queue: 1, partition: 1 } });
     expect(reply.collectionsharded).toBe('app.ranged');
     const config = c.client.db('config');
-    const entry = await config.collection('collections').findOne({ _id: 'app.ranged' as unknown as Document['_id'] });
+    const entry = await config.collection<ConfigDoc>('collections').findOne({ _id: 'app.ranged' });
     expect(entry?.key).toEqual({ queue: 1, partition: 1 });
     expect(entry?.unique).toBe(false);
     const chunks = await config.collection('chunks').find({ uuid: entry?.uuid }).toArray();
     expect(chunks).toHaveLength(1); // one chunk on the primary shard, as mongos starts a ranged key
-    const db = await config.collection('databases').findOne({ _id: 'app' as unknown as Document['_id'] });
+    const db = await config.collection<ConfigDoc>('databases').findOne({ _id: 'app' });
     expect(chunks[0].shard).toBe(db?.primary);
-    const indexes = await c.db.collection('ranged').listIndexes().toArray();
+    const indexes = (await c.db.collection('ranged').listIndexes().toArray()) as IndexDescriptionInfo[];
     expect(indexes.map((i) => i.key)).toContainEqual({ queue: 1, partition: 1 });
     // Sharding again with the same key is a no-op; another key is refused.
     await c.admin.command({ shardCollection: 'app.ranged', key: { queue: 1, partition: 1 } });
@@ -72,10 +75,7 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   });
 
   it('spreads a hashed key over every shard, in 2 chunks per shard', async () => {
-    const entry = await c.client
-      .db('config')
-      .collection('collections')
-      .findOne({ _id: 'app.hashed' as unknown as Document['_id'] });
+    const entry = await c.client.db('config').collection<ConfigDoc>('collections').findOne({ _id: 'app.hashed' });
     const chunks = await c.client.db('config').collection('chunks').find({ uuid: entry?.uuid }).toArray();
     expect(chunks).toHaveLength(8);
     c.emu.resetShardStats();
@@ -207,10 +207,7 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
     c.emu.resetShardStats();
     await c.db.collection('plain').insertOne({ a: 1 });
     await c.db.collection('plain').findOne({ a: 1 });
-    const { primary } = (await c.client
-      .db('config')
-      .collection('databases')
-      .findOne({ _id: 'app' as unknown as Document['_id'] })) as Document;
+    const { primary } = (await c.client.db('config').collection<ConfigDoc>('databases').findOne({ _id: 'app' })) as Document;
     const stats = nsStats(c.emu.shardStats(), 'app.plain');
     expect(stats.sharded).toBe(false);
     expect(stats.targeted).toEqual({ insert: 1, find: 1 });
@@ -219,10 +216,10 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
 
   it('reads and resets the counts with the loomShardStats admin command', async () => {
     await c.db.collection('hashed').findOne({ tenant: 't1' });
-    const before = await c.admin.command({ loomShardStats: 1, reset: true });
+    const before = (await c.admin.command({ loomShardStats: 1, reset: true })) as ShardStatsReport;
     expect(before.shards).toEqual(['shard0', 'shard1', 'shard2', 'shard3']);
     expect(before.totals.targeted).toBeGreaterThan(0);
-    expect(nsStats(before as unknown as ShardStatsReport, 'app.hashed').targeted.find).toBe(1);
+    expect(nsStats(before, 'app.hashed').targeted.find).toBe(1);
     const after = await c.admin.command({ loomShardStats: 1 });
     expect(after.namespaces).toEqual([]);
     expect(after.totals).toEqual({ targeted: 0, broadcast: 0 });
@@ -251,7 +248,7 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
       await coll.insertOne({ tenant: 'watched' });
       const event = await stream.next();
       expect(event.operationType).toBe('insert');
-      expect((event as Document).fullDocument.tenant).toBe('watched');
+      expect((event as ChangeStreamInsertDocument).fullDocument.tenant).toBe('watched');
     } finally {
       await stream.close();
     }
@@ -261,18 +258,13 @@ describe('a sharded cluster of 4 virtual shards (7.0 rules)', () => {
   it("forgets a collection's sharding when it is dropped, and a database's when it is dropped", async () => {
     await c.admin.command({ shardCollection: 'gone.a', key: { k: 1 } });
     await c.admin.command({ shardCollection: 'gone.b', key: { k: 1 } });
-    const configColls = c.client.db('config').collection('collections');
+    const configColls = c.client.db('config').collection<ConfigDoc>('collections');
     await c.client.db('gone').collection('a').drop();
-    expect(await configColls.countDocuments({ _id: 'gone.a' as unknown as Document['_id'] })).toBe(0);
-    expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(1);
+    expect(await configColls.countDocuments({ _id: 'gone.a' })).toBe(0);
+    expect(await configColls.countDocuments({ _id: 'gone.b' })).toBe(1);
     await c.client.db('gone').dropDatabase();
-    expect(await configColls.countDocuments({ _id: 'gone.b' as unknown as Document['_id'] })).toBe(0);
-    expect(
-      await c.client
-        .db('config')
-        .collection('databases')
-        .countDocuments({ _id: 'gone' as unknown as Document['_id'] }),
-    ).toBe(0);
+    expect(await configColls.countDocuments({ _id: 'gone.b' })).toBe(0);
+    expect(await c.client.db('config').collection<ConfigDoc>('databases').countDocuments({ _id: 'gone' })).toBe(0);
     // Unsharded again: a single write without a shard key is fine.
     await c.client
       .db('gone')

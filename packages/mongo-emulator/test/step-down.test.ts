@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { MongoClient, MongoServerError, type CommandFailedEvent, type Collection, type Document } from 'mongodb';
+import { MongoClient, MongoServerError, type CommandFailedEvent, type Collection, type Document, type ObjectId } from 'mongodb';
 import { MongoEmulator } from '../src/index.js';
 import { serverError } from './target.js';
 
@@ -65,14 +65,14 @@ describe('a step-down', () => {
     const report = emu.stepDown();
     expect(emu.isPrimary).toBe(false);
     const during = await admin.command({ hello: 1 }, secondaryOk);
-    expect(during).toMatchObject({ isWritablePrimary: false, secondary: true, setName: before.setName });
+    expect(during).toMatchObject({ isWritablePrimary: false, secondary: true, setName: before.setName as string });
     expect(during.primary).toBeUndefined();
     expect((await admin.command({ replSetGetStatus: 1 }, secondaryOk)).myState).toBe(2);
     emu.stepUp();
     expect((await report).ms).toBeGreaterThanOrEqual(0);
     const after = await admin.command({ hello: 1 });
     expect(after.isWritablePrimary).toBe(true);
-    expect(after.electionId.toHexString() > before.electionId.toHexString()).toBe(true);
+    expect((after.electionId as ObjectId).toHexString() > (before.electionId as ObjectId).toHexString()).toBe(true);
   });
 
   it('lets a retryable write refused with NotWritablePrimary succeed, written once, when primary again', async () => {

@@ -35,12 +35,12 @@ describe('transactions', () => {
       expect((await coll.find({}, { session: s }).sort({ n: -1 }).toArray()).map((d) => d._id)).toEqual([1, 3]);
       expect(await coll.findOne({ _id: 1 as never }, { session: s })).toMatchObject({ n: 10 });
       // Outside the transaction nothing has happened yet.
-      expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
+      expect((await coll.find<{ _id: unknown; n: number }>({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
         [1, 0],
         [2, 0],
       ]);
     });
-    expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
+    expect((await coll.find<{ _id: unknown; n: number }>({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
       [1, 10],
       [3, 5],
     ]);
@@ -53,7 +53,7 @@ describe('transactions', () => {
     await coll.updateOne({ _id: 1 as never }, { $set: { v: 'outside' } });
     await coll.insertOne({ _id: 3, v: 'outside' } as never);
     await coll.deleteOne({ _id: 2 as never });
-    const seen = await coll.find({}, { session: s }).sort({ _id: 1 }).toArray();
+    const seen = await coll.find<{ _id: unknown; v: string }>({}, { session: s }).sort({ _id: 1 }).toArray();
     expect(seen.map((d) => [d._id, d.v])).toEqual([
       [1, 'start'],
       [2, 'start'],
@@ -62,7 +62,7 @@ describe('transactions', () => {
     // Writing what changed since the snapshot is a conflict.
     expect((await failure(coll.updateOne({ _id: 2 as never }, { $set: { v: 'txn' } }, { session: s }))).code).toBe(112);
     await s.abortTransaction();
-    expect((await coll.find().sort({ _id: 1 }).toArray()).map((d) => [d._id, d.v])).toEqual([
+    expect((await coll.find<{ _id: unknown; v: string }>({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.v])).toEqual([
       [1, 'outside'],
       [3, 'outside'],
     ]);

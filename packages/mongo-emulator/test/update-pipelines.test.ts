@@ -1,14 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Collection, Document } from 'mongodb';
-import { freshCollectionEachTest, type Target } from './target.js';
+import { freshCollectionEachTest } from './target.js';
 
 // Update pipelines as mongod evaluates them: the emulator compiles the common shape ($set of
 // top-level fields, the expressions Loom's flow permits are made of) and runs the rest through
 // mingo; either way the answers are MongoDB's. Each expected value here is mongod's.
-let t: Target;
 let coll: Collection<Document>;
-freshCollectionEachTest('update_pipelines', (target, fresh) => {
-  t = target;
+freshCollectionEachTest('update_pipelines', (_target, fresh) => {
   coll = fresh;
 });
 

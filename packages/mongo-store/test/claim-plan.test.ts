@@ -12,22 +12,34 @@ import { at, newJob } from './jobs.js';
 const fixture = useMongoFixture();
 const AHEAD = 300;
 
-async function monitoredStore(): Promise<{ store: MongoStore; database: string; sent: Document[] }> {
+/** The fields of a sent find or findAndModify that these tests read. */
+interface ClaimQuery {
+  find?: string;
+  findAndModify?: string;
+  query?: Document;
+  filter?: { name?: { $in?: unknown[] } };
+  sort?: Document;
+  hint?: Document | string;
+  limit?: number;
+  projection?: Document;
+}
+
+async function monitoredStore(): Promise<{ store: MongoStore; database: string; sent: ClaimQuery[] }> {
   const database = fixture.mongo.newDatabaseName('plan');
   const store = fixture.newStore({ database, url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
   await store.init();
-  const sent: Document[] = [];
+  const sent: ClaimQuery[] = [];
   store.client.on('commandStarted', (e: CommandStartedEvent) => {
-    if (e.commandName === 'find' || e.commandName === 'findAndModify') sent.push(e.command);
+    if (e.commandName === 'find' || e.commandName === 'findAndModify') sent.push(e.command as ClaimQuery);
   });
   return { store, database, sent };
 }
 
 /** `executionStats` of the claim query `command` (a findAndModify or a find), run as a find. */
-async function explain(store: MongoStore, database: string, command: Document): Promise<{ nReturned: number; totalDocsExamined: number }> {
+async function explain(store: MongoStore, database: string, command: ClaimQuery): Promise<{ nReturned: number; totalDocsExamined: number }> {
   const find = { find: 'loom_jobs', filter: command.query ?? command.filter, sort: command.sort, hint: command.hint, limit: command.limit ?? 1 };
   const reply = await store.client.db(database).command({ explain: find, verbosity: 'executionStats' });
-  return reply.executionStats;
+  return reply.executionStats as { nReturned: number; totalDocsExamined: number };
 }
 
 const claim = (limit: number, names: string[], excludeNames: string[] = []) => ({
@@ -95,8 +107,8 @@ describe('the claim query', () => {
       const reads = sent.filter((s) => s.find !== undefined && s.filter?.name?.$in);
       expect(reads.length).toBeGreaterThan(1);
       for (const read of reads) {
-        expect(read.filter.name.$in.length).toBeLessThanOrEqual(200);
-        expect((await explain(store, database, read)).totalDocsExamined).toBeLessThanOrEqual(read.limit + 2);
+        expect(read.filter!.name!.$in!.length).toBeLessThanOrEqual(200);
+        expect((await explain(store, database, read)).totalDocsExamined).toBeLessThanOrEqual(read.limit! + 2);
       }
     } finally {
       await store.close();

@@ -64,7 +64,7 @@ const CHANGE_STREAM = new Set(['aggregate', 'getMore', 'killCursors']);
  * Ids announced by a change stream of `store`'s (one stream, kept open: a stream opened after an
  * insert never hears it). `next(id)` resolves once `id` was announced.
  */
-function announcements(store: MongoStore): { heard: Set<string>; next(id: string): Promise<void>; stop(): void } {
+function announcements(store: MongoStore): { heard: Set<string>; next(id: string): Promise<void>; stop: () => void } {
   const heard = new Set<string>();
   const waiting = new Map<string, () => void>();
   const stop = store.subscribe((event) => {

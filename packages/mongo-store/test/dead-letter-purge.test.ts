@@ -29,7 +29,7 @@ describe('purging the newest dead letters', () => {
     // letter, and the job runs again (another worker) and dies a second time.
     const interleaved = new Proxy(deadLetters, {
       get(target, prop, receiver) {
-        if (prop !== 'deleteMany') return Reflect.get(target, prop, receiver);
+        if (prop !== 'deleteMany') return Reflect.get(target, prop, receiver) as unknown;
         return async (...args: Parameters<Collection<DeadLetterDocument>['deleteMany']>) => {
           expect(await store.replayDeadLetter(id, at(10))).toBe(id);
           const [again] = await store.claim(claimRequest('worker-b', at(11)));

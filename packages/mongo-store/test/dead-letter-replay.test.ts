@@ -28,7 +28,7 @@ describe('replaying a dead letter on a standalone', () => {
     // runs again (another worker) and dies a second time.
     const interleaved = new Proxy(jobs, {
       get(target, prop, receiver) {
-        if (prop !== 'insertOne') return Reflect.get(target, prop, receiver);
+        if (prop !== 'insertOne') return Reflect.get(target, prop, receiver) as unknown;
         return async (...args: Parameters<Collection<JobDocument>['insertOne']>) => {
           const inserted = await target.insertOne(...args);
           const [again] = await store.claim(claimRequest('worker-b', at(11)));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { Collection, IndexDescriptionInfo, MongoClient } from 'mongodb';
 import { LoomError } from '@loom/core';
 import { CaptureLogger } from '@loom/testing';
 import { indexPlan } from '../src/index.js';
@@ -6,8 +7,13 @@ import { useMongoFixture } from './fixture.js';
 
 const fixture = useMongoFixture();
 
-async function indexNames(store: { client: import('mongodb').MongoClient }, database: string, collection: string) {
-  return (await store.client.db(database).collection(collection).listIndexes().toArray()).map((ix) => ix.name as string).sort();
+/** The indexes of `collection` (the driver types a listIndexes cursor's documents as `any`). */
+async function indexesOf(collection: Collection): Promise<IndexDescriptionInfo[]> {
+  return (await collection.listIndexes().toArray()) as IndexDescriptionInfo[];
+}
+
+async function indexNames(store: { client: MongoClient }, database: string, collection: string) {
+  return (await indexesOf(store.client.db(database).collection(collection))).map((ix) => ix.name!).sort();
 }
 
 async function initError(store: { init(): Promise<void> }): Promise<LoomError> {
@@ -73,7 +79,7 @@ describe('MongoStore indexes', () => {
     await jobs.createIndex({ parentId: 1 }, { name: 'loom_parent', partialFilterExpression: { parentId: { $type: 'string' } } });
     const stores = [0, 1].map(() => fixture.newStore({ database }));
     await Promise.all(stores.map((s) => s.init())); // two processes upgrading at once
-    const parent = (await jobs.listIndexes().toArray()).find((ix) => ix.name === 'loom_parent');
+    const parent = (await indexesOf(jobs)).find((ix) => ix.name === 'loom_parent');
     expect(parent?.key).toEqual({ parentId: 1, status: 1, _id: 1 });
     await Promise.all(stores.map((s) => s.close()));
   });
@@ -88,7 +94,7 @@ describe('MongoStore indexes', () => {
     const logger = new CaptureLogger();
     const store = fixture.newStore({ database, logger });
     await store.init();
-    const claimIndex = (await jobs.listIndexes().toArray()).find((ix) => ix.name === 'loom_claim');
+    const claimIndex = (await indexesOf(jobs)).find((ix) => ix.name === 'loom_claim');
     expect(claimIndex?.key).toEqual({ queue: 1, name: 1, priority: -1, runAt: 1, _id: 1, claimAt: 1 });
     expect(logger.at('warn')).toEqual([
       expect.objectContaining({ msg: expect.stringContaining('earlier Loom version'), fields: expect.objectContaining({ index: 'loom_claim' }) }),
@@ -114,8 +120,7 @@ describe('MongoStore indexes', () => {
   it('applies a retention change in place and drops the TTL index when retention is turned off', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     const ttl = async () =>
-      (await fixture.mongo.client.db(database).collection('loom_jobs').listIndexes().toArray()).find((ix) => ix.name === 'loom_retention_completed')
-        ?.expireAfterSeconds;
+      (await indexesOf(fixture.mongo.client.db(database).collection('loom_jobs'))).find((ix) => ix.name === 'loom_retention_completed')?.expireAfterSeconds;
     await fixture.newStore({ database, retention: { completed: '1d' } }).init();
     expect(await ttl()).toBe(86_400);
     await fixture.newStore({ database, retention: { completed: '2h' } }).init();
@@ -130,7 +135,7 @@ describe('MongoStore indexes', () => {
     await db.collection('loom_jobs').createIndex({ name: 1, status: 1, createdAt: -1 }, { name: 'loom_name_status' });
     await db.collection('loom_dead_letters').createIndex({ name: 1, diedAt: -1 }, { name: 'loom_dead_name' });
     await fixture.newStore({ database }).init();
-    const keyOf = async (collection: string, name: string) => (await db.collection(collection).listIndexes().toArray()).find((ix) => ix.name === name)?.key;
+    const keyOf = async (collection: string, name: string) => (await indexesOf(db.collection(collection))).find((ix) => ix.name === name)?.key;
     expect(await keyOf('loom_jobs', 'loom_name_status')).toEqual({ name: 1, status: 1, createdAt: -1, _id: -1 });
     expect(await keyOf('loom_dead_letters', 'loom_dead_name')).toEqual({ name: 1, diedAt: -1, _id: -1 });
   });

@@ -50,7 +50,11 @@ async function enqueueCharge(database: string): Promise<string> {
 
 function collections(database: string) {
   const db = client.db(database);
-  return { jobs: db.collection('loom_jobs'), runs: db.collection('runs'), effects: db.collection('effects') };
+  return {
+    jobs: db.collection('loom_jobs'),
+    runs: db.collection<{ jobId: string; attempt: number; pid: number; mode: string; order: number }>('runs'),
+    effects: db.collection('effects'),
+  };
 }
 
 describe('several processes on one MongoDB', () => {

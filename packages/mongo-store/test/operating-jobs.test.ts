@@ -15,7 +15,7 @@ const ran: string[] = [];
 @Job({ name: 'mongo-slow', queue: 'work' })
 class MongoSlow {
   async run(_: unknown, ctx: JobContext): Promise<void> {
-    await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject((abortedWith = ctx.signal.reason))));
+    await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject((abortedWith = ctx.signal.reason as unknown))));
   }
 }
 

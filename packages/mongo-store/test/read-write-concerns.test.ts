@@ -15,7 +15,14 @@ const HANDSHAKE = new Set(['hello', 'ismaster', 'isMaster', 'endSessions', 'ping
 
 interface Sent {
   name: string;
-  command: Document;
+  /** A sent command, with the fields these tests read. */
+  command: Document & {
+    $readPreference?: { mode?: string };
+    readConcern?: { level?: string };
+    writeConcern?: { w?: number | string };
+    txnNumber?: unknown;
+    startTransaction?: boolean;
+  };
 }
 
 async function storeOnTunedClient(): Promise<{ store: MongoStore; client: MongoClient; sent: Sent[] }> {

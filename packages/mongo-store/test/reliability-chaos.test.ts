@@ -25,7 +25,7 @@ describe('chaos, short run', () => {
     async () => {
       run = startChaosScript('controller', { CHAOS_PROFILE: 'ci' });
       const line = await run.waitForLine(/^jobs=\d+ /, RUN_MS);
-      const fields = Object.fromEntries(line.split(' ').map((kv) => kv.split('=')));
+      const fields = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
       const figures = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Number(v)]));
       // `global_concurrency_peak=P/N`: the most runs of the `globalConcurrency: N` job holding a valid lease at once.
       const [peak, limit] = (fields.global_concurrency_peak ?? '').split('/').map(Number);

@@ -12,6 +12,7 @@ import {
   verdictOf,
   type ChaosWorker,
 } from './reliability-workers.js';
+import type { JobDocument } from '../src/schema/documents.js';
 import { waitUntil } from './wait-until.js';
 
 // Real processes on the emulator run by its bin: enqueue races, graceful and hard shutdowns.
@@ -96,7 +97,7 @@ describe('shutdown under load', () => {
       // Every run takes 20 s and ignores ctx.signal: the 4 held at SIGTERM all outlast the 2 s grace.
       const stopping = worker(database, 'stopping', { CONCURRENCY: '4', GRACE_MS: '2000', FIXED_DELAY_MS: '20000', IGNORE_ABORT: '1' });
       await waitUntil(async () => (await leasedBy(database, 'stopping')) === 4, STARTUP_MS, 'the worker to run 4 jobs at once');
-      const held = await db.collection('loom_jobs').find({ status: 'running', 'lease.owner': 'stopping' }).toArray();
+      const held = await db.collection<JobDocument>('loom_jobs').find({ status: 'running', 'lease.owner': 'stopping' }).toArray();
       expect(held.map((j) => j.attempt)).toEqual([1, 1, 1, 1]);
 
       stopping.process.kill('SIGTERM');
@@ -105,7 +106,7 @@ describe('shutdown under load', () => {
       expect(await exitWithin(stopping, RECOVERY_MS)).toBe(0);
       expect(stopping.lines()).toEqual(expect.arrayContaining(['STOPPING', 'STOPPED']));
       const released = await db
-        .collection('loom_jobs')
+        .collection<JobDocument>('loom_jobs')
         .find({ _id: { $in: held.map((j) => j._id) } })
         .toArray();
       expect(released.map((j) => [j.status, j.attempt, j.lease])).toEqual(held.map(() => ['queued', 0, undefined]));

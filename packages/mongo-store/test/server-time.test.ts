@@ -12,14 +12,15 @@ const fixture = useMongoFixture();
 describe('MongoStore.serverTime', () => {
   it('returns the localTime of a hello it sends to the primary, on a client that prefers secondaries', async () => {
     const client = new MongoClient(fixture.mongo.uri, { readPreference: 'secondaryPreferred', monitorCommands: true });
-    const started = new Map<number, Document>();
-    const replies: { command: Document; reply: Document }[] = [];
+    type Hello = Document & { $readPreference?: { mode?: string } };
+    const started = new Map<number, Hello>();
+    const replies: { command: Hello; reply: Document & { localTime?: Date } }[] = [];
     client.on('commandStarted', (e: CommandStartedEvent) => {
       if (e.commandName === 'hello') started.set(e.requestId, e.command);
     });
     client.on('commandSucceeded', (e: CommandSucceededEvent) => {
       const command = started.get(e.requestId);
-      if (command) replies.push({ command, reply: e.reply as Document });
+      if (command) replies.push({ command, reply: e.reply as Document & { localTime?: Date } });
     });
     await client.connect();
     const store = new MongoStore({ client, database: fixture.mongo.newDatabaseName('time'), logger: quietLogger });

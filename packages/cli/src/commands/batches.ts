@@ -1,5 +1,5 @@
 import { printJson, relative } from '../output.js';
-import { RefusedError } from '../usage.js';
+import { RefusedError } from '../errors.js';
 import type { CommandContext } from './context.js';
 
 /** `loom batches show ID`: a batch's counts and its failed members, read from the store (never its other members). */

@@ -1,6 +1,6 @@
 import type { DeadLetterFilter } from '@loom/core';
 import { printJson, relative, table } from '../output.js';
-import { RefusedError } from '../usage.js';
+import { RefusedError } from '../errors.js';
 import type { CommandContext } from './context.js';
 
 function filterOf(ctx: CommandContext): DeadLetterFilter {

@@ -1,6 +1,6 @@
 import { LoomError, type CancelOptions, type JobListFilter, type JobRecord } from '@loom/core';
 import { printJson, relative, table } from '../output.js';
-import { RefusedError } from '../usage.js';
+import { RefusedError } from '../errors.js';
 import type { CommandContext } from './context.js';
 
 /** `loom jobs ls`: one page, newest first; the next page's `--cursor` is printed under it. */

@@ -1,6 +1,6 @@
 import { LoomError } from '@loom/core';
 import { printJson, relative, table } from '../output.js';
-import { RefusedError } from '../usage.js';
+import { RefusedError } from '../errors.js';
 import type { CommandContext } from './context.js';
 
 /** Turns an unknown or undescribed schedule into exit 1. */

@@ -1,5 +1,5 @@
 import { shardPlan, type ShardPlanCommand } from '@loom/mongo-store';
-import { UsageError } from '../usage.js';
+import { UsageError } from '../errors.js';
 
 /** The options of `loom shard-plan`. */
 export interface ShardPlanArgs {

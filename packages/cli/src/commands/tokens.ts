@@ -1,6 +1,6 @@
 import { LoomError } from '@loom/core';
 import { printJson } from '../output.js';
-import { RefusedError } from '../usage.js';
+import { RefusedError } from '../errors.js';
 import type { CommandContext } from './context.js';
 
 /**

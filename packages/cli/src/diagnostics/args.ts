@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '../usage.js';
+import { UsageError } from '../errors.js';
 
 /** The commands that check a deployment rather than steer a store: they take their own options. */
 export type DiagnosticName = 'doctor' | 'selftest';

@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb';
 import { CONNECT_TIMEOUT_MS, firstLine, redactUri } from '../connection.js';
-import { UnreachableError, UsageError } from '../usage.js';
+import { UnreachableError, UsageError } from '../errors.js';
 
 /** Where `doctor` and `selftest` connect: --uri, else MONGODB_URI; the database from --database, LOOM_DATABASE or the URI. */
 export function diagnosticTarget(options: { uri?: string; database?: string }, env: Record<string, string | undefined>): { uri: string; database?: string } {

@@ -1,6 +1,6 @@
 import type { LoomIo } from '../cli.js';
 import { formatDoctor, runDoctor } from '../doctor/doctor.js';
-import { UnreachableError, UsageError } from '../usage.js';
+import { UnreachableError, UsageError } from '../errors.js';
 import { parseDiagnostic, type DiagnosticName } from './args.js';
 import { diagnosticTarget } from './client.js';
 

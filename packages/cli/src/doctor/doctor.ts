@@ -1,7 +1,7 @@
 import type { Db, MongoClient } from 'mongodb';
 import { firstLine, redactUri } from '../connection.js';
 import { openClient } from '../diagnostics/client.js';
-import { UnreachableError } from '../usage.js';
+import { UnreachableError } from '../errors.js';
 import { fail, warn, type CheckResult } from './check.js';
 import {
   checkChangeStreams,

@@ -24,7 +24,7 @@ export interface SchedulerOptions {
   clock: Clock;
   logger: SchedulerLogger;
   /** Emits a `schedule:*` event to the engine's listeners. */
-  emit<E extends ScheduleEventName>(event: E, payload: ScheduleEventMap[E]): void;
+  emit: <E extends ScheduleEventName>(event: E, payload: ScheduleEventMap[E]) => void;
   schedules: ScheduledJob[];
   /**
    * Enqueues the run of `jobName` for the slot `fireAt`, idempotently: the engine uses the key

@@ -34,7 +34,7 @@ export function Job<S extends z.ZodType | undefined = undefined>(
 ) => void {
   return (target, context?: unknown) => {
     refuseStandardDecorators(target, context);
-    recordJobOptions(target, options as JobOptions<any>);
+    recordJobOptions(target, options as JobOptions);
     try {
       injectable()(target);
     } catch (err) {

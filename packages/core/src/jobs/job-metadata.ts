@@ -22,7 +22,7 @@ function decorated(): JobClass[] {
 const DECORATED_TWICE_METADATA_KEY = '@loom/core/job-decorated-twice';
 
 /** Records `options` on `target` and remembers the class for discovery. */
-export function recordJobOptions(target: JobClass, options: JobOptions<any>): void {
+export function recordJobOptions(target: JobClass, options: JobOptions): void {
   if (Reflect.hasOwnMetadata(JOB_OPTIONS_METADATA_KEY, target)) Reflect.defineMetadata(DECORATED_TWICE_METADATA_KEY, true, target);
   Reflect.defineMetadata(JOB_OPTIONS_METADATA_KEY, options, target);
   const list = decorated();
@@ -30,12 +30,12 @@ export function recordJobOptions(target: JobClass, options: JobOptions<any>): vo
 }
 
 /** The raw `@Job` options of exactly this class (not inherited), or undefined when it has none. */
-export function readJobOptions(target: Function): JobOptions<any> | undefined {
-  return Reflect.getOwnMetadata(JOB_OPTIONS_METADATA_KEY, target) as JobOptions<any> | undefined;
+export function readJobOptions(target: object): JobOptions | undefined {
+  return Reflect.getOwnMetadata(JOB_OPTIONS_METADATA_KEY, target) as JobOptions | undefined;
 }
 
 /** True when `@Job` was applied to this class more than once. */
-export function isDecoratedTwice(target: Function): boolean {
+export function isDecoratedTwice(target: object): boolean {
   return Reflect.getOwnMetadata(DECORATED_TWICE_METADATA_KEY, target) === true;
 }
 

@@ -16,6 +16,7 @@ export interface BackoffOptions {
 }
 
 /** The payload type a job options object implies: the schema's output, or `any` without a schema. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- without a schema the payload is what the handler's `run` declares
 export type SchemaPayload<S> = S extends z.ZodType ? z.output<S> : any;
 
 /** The options of `@Job(...)`, validated when the engine is created. */
@@ -86,6 +87,7 @@ export interface BatchOptions {
 }
 
 /** `@Job({ rateLimit })`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as `SchemaPayload`: an untyped job's `key` takes its payload as declared
 export interface RateLimitOptions<P = any> {
   /** Starts allowed per window (1 to 10,000). */
   limit: number;
@@ -96,6 +98,7 @@ export interface RateLimitOptions<P = any> {
 }
 
 /** `@Job({ group })`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as `SchemaPayload`: an untyped job's `key` takes its payload as declared
 export interface GroupOptions<P = any> {
   key: (payload: P) => string;
   /** Running at once per key (1 to 10,000). */
@@ -103,6 +106,7 @@ export interface GroupOptions<P = any> {
 }
 
 /** `@Job({ debounce })`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as `SchemaPayload`: an untyped job's `key` takes its payload as declared
 export interface DebounceOptions<P = any> {
   key: (payload: P) => string;
   /** How long after the last enqueue with a key its job starts. */

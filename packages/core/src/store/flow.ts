@@ -104,6 +104,7 @@ export function assertFlowLimits(flow: unknown, store: string): asserts flow is 
   if (!Array.isArray(flow)) throw bad('', 'must be an array of { name, globalConcurrency?, rateLimit?, group? }');
   const count = (value: unknown, what: string, max: number): void => {
     if (value !== undefined && (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max))
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- shows the value as the caller gave it, whatever it is
       throw bad(what, `must be an integer from 1 to ${max}, got ${String(value)}`);
   };
   for (const [i, limits] of flow.entries()) {

@@ -2,6 +2,7 @@
  * A length of time: milliseconds as a number, or a string such as `'250ms'`, `'30s'`, `'5m'`,
  * `'2h'`, `'1d'`.
  */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- the template type shows editors the format; `string` still takes strings from config
 export type Duration = number | `${number}${DurationUnit}` | string;
 
 type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';

@@ -48,7 +48,7 @@ export function prettyLine(record: LogRecord, color: boolean): string {
 function errorSummary(err: unknown): string {
   if (!(err instanceof Error)) return typeof err === 'string' ? err : safeStringify(err);
   const code = (err as { code?: unknown }).code;
-  return `${err.name}: ${err.message}${code !== undefined ? ` (${String(code)})` : ''}`;
+  return `${err.name}: ${err.message}${code !== undefined ? ` (${typeof code === 'string' || typeof code === 'number' ? code : safeStringify(code)})` : ''}`;
 }
 
 /** The stack's frames (the first line repeats the message already printed), indented. */

@@ -69,7 +69,7 @@ function sizeOf(v: unknown, ancestors: object[] | undefined): number {
       size += 2 + decimalDigits(i) + child;
     }
   } else {
-    const proto = Object.getPrototypeOf(obj);
+    const proto = Object.getPrototypeOf(obj) as object | null;
     if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(obj).length > 0) return NOT_PLAIN;
     for (const key in obj) {
       if (!Object.hasOwn(obj, key)) continue;
@@ -145,7 +145,7 @@ export function inspectPlainData(value: unknown): { problem: PlainDataProblem | 
     }
     const isArray = Array.isArray(obj);
     if (!isArray) {
-      const proto = Object.getPrototypeOf(obj);
+      const proto = Object.getPrototypeOf(obj) as object | null;
       if (proto !== Object.prototype && proto !== null) {
         const name = (proto as { constructor?: { name?: string } }).constructor?.name || 'an unnamed class';
         problem = { path, reason: `is an instance of ${name}; only plain objects, arrays and Date are allowed` };

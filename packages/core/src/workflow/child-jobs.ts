@@ -69,7 +69,7 @@ export async function waitForJobs(run: RunScope, ids: string | readonly string[]
   await run.moveOn();
   const now = run.clock.now();
   const deadline = waitDeadline(`ctx.waitForJob("${name}")`, opts.timeout, recorded, now);
-  const jobs = await Promise.all(list.map((id) => run.store.getJob(id)));
+  const jobs = await Promise.all(list.map((id: string) => run.store.getJob(id)));
   const outcome = settledOutcome(run, name, list, jobs, single, now);
   if (outcome && deadline) outcome.wakeAt = deadline; // a failure stays pending: keep its deadline for the next look
   if (outcome) return run.outcomes.settle(outcome);

@@ -23,7 +23,7 @@ export interface WorkflowServices {
   enqueuer: ChildEnqueuer;
   registry: JobRegistry;
   /** Tells this engine's workers that a job became claimable (woken, signalled, released). */
-  wakeWorkers(): void;
+  wakeWorkers: () => void;
   /** Where wait-token links point and how they are signed (`Loom.create({ waitTokens })`); absent: tokens have no `url`. */
   waitTokenLinks?: WaitTokenLinkOptions;
 }

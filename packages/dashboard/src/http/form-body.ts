@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { BodyTooLargeError } from '../errors.js';
 
 /** Forms the dashboard posts are a few short fields. */
 const MAX_FORM_BYTES = 16 * 1024;
-
-export class BodyTooLargeError extends Error {}
 
 /**
  * The fields of a posted form, as strings (a field given twice keeps its first value). When the

@@ -13,7 +13,7 @@ import { cursorReply, DEFAULT_FIRST_BATCH, IteratorSource, openCursor } from '..
 import { runMerge, runOut, WRITE_STAGES } from '../query/write-stages.js';
 import { cloneValue, isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
-import { batchSizeOf, optionalDoc, letVariables, rejectCollation } from './arguments.js';
+import { batchSizeOf, letVariables, rejectCollation } from './arguments.js';
 import { assertKnownStage } from '../query/pipeline-stages.js';
 
 const MINGO_STAGES = new Set([

@@ -19,7 +19,7 @@ export interface CommandContext {
    * Waits for `until` (a transaction's lock to be released), failing with MaxTimeMSExpired (50)
    * once the command's maxTimeMS has passed, as mongod interrupts a blocked operation.
    */
-  wait(until: Promise<void>): Promise<void>;
+  wait: (until: Promise<void>) => Promise<void>;
 }
 
 export interface CommandSpec {

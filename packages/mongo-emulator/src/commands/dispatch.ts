@@ -209,7 +209,7 @@ export class Dispatcher {
   /** An aggregate opening a change stream, or a getMore on one (ResumableChangeStreamError). */
   private isChangeStream(name: string, body: Doc): boolean {
     if (name === 'aggregate') {
-      const first = Array.isArray(body.pipeline) ? body.pipeline[0] : undefined;
+      const first: unknown = Array.isArray(body.pipeline) ? body.pipeline[0] : undefined;
       return isPlainObject(first) && '$changeStream' in first;
     }
     if (name === 'getMore') {

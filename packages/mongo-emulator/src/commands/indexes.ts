@@ -194,6 +194,7 @@ function collModIndex(ctx: CommandContext, coll: CollectionData): Doc {
   if (change.expireAfterSeconds !== undefined) {
     const ttl = change.expireAfterSeconds;
     if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 0) {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the server's message shows the value as sent
       throw new CommandError('InvalidOptions', `TTL index 'expireAfterSeconds' option must be a non-negative number: ${String(ttl)}`);
     }
     if (spec.expireAfterSeconds === undefined && (spec.fields.length !== 1 || spec.name === '_id_')) {

@@ -19,7 +19,7 @@ function asOperators(cond: unknown): Doc {
   return isPlainObject(cond) && Object.keys(cond).length > 0 && Object.keys(cond).every((k) => k.startsWith('$')) ? cond : { $eq: cond };
 }
 
-const TYPE_ALIASES: Record<string, number> = {
+const TYPE_ALIASES: Record<string, TypeRank> = {
   string: TypeRank.String,
   2: TypeRank.String,
   date: TypeRank.Date,

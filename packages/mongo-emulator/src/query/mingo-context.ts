@@ -39,7 +39,7 @@ const $elemMatch: QueryOperator = (selector, criteria, options) => {
   };
 };
 
-const TYPE_RANKS: Record<string, number> = {
+const TYPE_RANKS: Record<string, TypeRank> = {
   string: TypeRank.String,
   2: TypeRank.String,
   object: TypeRank.Object,

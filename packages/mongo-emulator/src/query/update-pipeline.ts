@@ -227,7 +227,8 @@ function slice(args: unknown): Expr {
     const count = n(root, vars);
     if (isMissing(array)) return null;
     if (!Array.isArray(array) || !isNumber(count) || !Number.isInteger(count)) return unhandled('$slice of these types');
-    return count >= 0 ? array.slice(0, count) : array.slice(Math.max(0, array.length + count));
+    const items: unknown[] = array;
+    return count >= 0 ? items.slice(0, count) : items.slice(Math.max(0, items.length + count));
   };
 }
 

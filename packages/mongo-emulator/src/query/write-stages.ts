@@ -66,6 +66,7 @@ function parseMerge(spec: unknown, db: string): MergeSpec {
     if (!['into', 'on', 'whenMatched', 'whenNotMatched', 'let'].includes(key))
       throw new CommandError('IDLUnknownField', `BSON field '$merge.${key}' is an unknown field.`);
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- field names as sent; MongoDB reads them as strings
   const on = raw.on === undefined ? ['_id'] : Array.isArray(raw.on) ? raw.on.map(String) : [String(raw.on)];
   const whenMatched = (raw.whenMatched as string | Doc[] | undefined) ?? 'merge';
   if (!Array.isArray(whenMatched) && !['merge', 'replace', 'keepExisting', 'fail'].includes(whenMatched)) {
@@ -132,7 +133,8 @@ function findMatch(view: CollectionView, on: string[], source: Doc): Item | unde
     filter[field] = values[0] === undefined ? null : values[0];
   }
   if (on.length === 1 && on[0] === '_id' && filter._id === null) return undefined;
-  return matchingItems(view, filter, []).next().value ?? undefined;
+  const first = matchingItems(view, filter, []).next();
+  return first.done ? undefined : first.value;
 }
 
 function requireUniqueIndex(view: CollectionView, on: string[]): void {

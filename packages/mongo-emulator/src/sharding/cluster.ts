@@ -102,7 +102,7 @@ export class ShardedCluster {
    */
   shard(ns: string, key: ShardKey, unique: boolean, uuid: UUID, numInitialChunks?: number): ShardedCollection {
     const primary = this.primaryOf(ns.slice(0, ns.indexOf('.')));
-    const fill = (bound: unknown) => Array(key.fields.length - 1).fill(bound);
+    const fill = (bound: unknown) => new Array<unknown>(key.fields.length - 1).fill(bound);
     let chunks: Chunk[];
     if (key.hashed[0]) {
       const n = numInitialChunks && numInitialChunks > 0 ? numInitialChunks : 2 * this.shardNames.length;

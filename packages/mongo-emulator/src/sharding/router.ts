@@ -107,7 +107,7 @@ export class ShardRouter {
   private routeStatements(ctx: CommandContext, ns: string, coll: ShardedCollection | undefined, list: unknown): void {
     const ordered = ctx.body.ordered !== false;
     const refusals: (CommandError | undefined)[] = [];
-    const statements = Array.isArray(list) ? list : [];
+    const statements: unknown[] = Array.isArray(list) ? list : [];
     for (let i = 0; i < statements.length; i++) {
       const stmt = statements[i];
       if (!isPlainObject(stmt)) continue;
@@ -176,7 +176,7 @@ export class ShardRouter {
 
   /** A database or cluster change stream: every shard, as mongos merges them all. */
   private routeDatabaseAggregate(ctx: CommandContext): ((reply: Doc) => void) | undefined {
-    const first = Array.isArray(ctx.body.pipeline) ? ctx.body.pipeline[0] : undefined;
+    const first: unknown = Array.isArray(ctx.body.pipeline) ? ctx.body.pipeline[0] : undefined;
     if (!isPlainObject(first) || !('$changeStream' in first)) return undefined;
     const target: Target = { ns: ctx.db, sharded: true, shards: this.cluster.allShards() };
     this.cluster.stats.record(target.ns, true, 'aggregate', target.shards);
@@ -189,7 +189,7 @@ export class ShardRouter {
 
   /** Change streams reach every shard; a leading `$match` targets like a find; else all shards. */
   private aggregateShards(coll: ShardedCollection | undefined, pipeline: unknown): string[] | undefined {
-    const first = Array.isArray(pipeline) ? pipeline[0] : undefined;
+    const first: unknown = Array.isArray(pipeline) ? pipeline[0] : undefined;
     if (isPlainObject(first) && '$changeStream' in first) return this.cluster.allShards();
     if (!coll) return undefined;
     return isPlainObject(first) && isPlainObject(first.$match) ? this.shardsForFilter(coll, first.$match) : this.cluster.allShards();

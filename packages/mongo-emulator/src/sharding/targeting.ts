@@ -49,7 +49,7 @@ export function targetRanges(key: ShardKey, filter: Doc): KeyRange[] | undefined
     const low = !key.hashed[i] && cond?.min !== undefined ? cond.min : MIN_KEY;
     const high = !key.hashed[i] && cond?.max !== undefined ? cond.max : MAX_KEY;
     if (i === 0 && low === MIN_KEY && high === MAX_KEY) return undefined;
-    return prefixes.map((p) => ({ min: [...p, low, ...Array(rest).fill(MIN_KEY)], max: [...p, high, ...Array(rest).fill(MAX_KEY)] }));
+    return prefixes.map((p) => ({ min: [...p, low, ...new Array<unknown>(rest).fill(MIN_KEY)], max: [...p, high, ...new Array<unknown>(rest).fill(MAX_KEY)] }));
   }
   return prefixes.map((p) => ({ min: p, max: p }));
 }

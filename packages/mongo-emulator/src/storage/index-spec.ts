@@ -77,6 +77,7 @@ export function parseIndexSpec(raw: Doc): IndexSpec {
   }
   const ttl = raw.expireAfterSeconds;
   if (ttl !== undefined && (typeof ttl !== 'number' || ttl < 0 || !Number.isFinite(ttl))) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the server's message shows the value as sent
     throw new CommandError('CannotCreateIndex', `TTL index 'expireAfterSeconds' option must be a non-negative number: ${String(ttl)}`);
   }
   if (ttl !== undefined && fields.length !== 1) {

@@ -11,7 +11,7 @@ import { extractKeys, type ExtractedKeys, type IndexSpec } from './index-spec.js
 import type { Doc } from '../values.js';
 
 // sorted-btree is CommonJS with `exports.default`; Node's ESM interop nests it one level deeper.
-const moduleValue = btreeModule as unknown as { default: { default?: unknown } | unknown };
+const moduleValue = btreeModule as unknown as { default: unknown };
 const BTreeClass = ((moduleValue.default as { default?: unknown }).default ?? moduleValue.default) as BTreeConstructor;
 
 const MAX_STEPS_BEFORE_SEEK = 16;

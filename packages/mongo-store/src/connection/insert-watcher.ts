@@ -30,8 +30,8 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
   let failures = 0;
   let stream: ChangeStream<JobDocument> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  /** Where a reopened stream continues. */
-  let resumeToken: ResumeToken | undefined;
+  /** Where a reopened stream continues (the driver types a token as `unknown`; none yet: undefined). */
+  let resumeToken: ResumeToken = undefined;
 
   const close = (s: ChangeStream<JobDocument> | undefined) => {
     s?.close().catch((err: unknown) => logger.debug({ err }, 'closing a change stream failed (ignored: it is being discarded)'));

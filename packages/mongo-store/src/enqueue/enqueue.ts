@@ -45,7 +45,7 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
       results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc));
     return results;
   }
-  const results: (EnqueueResult | undefined)[] = new Array(docs.length);
+  const results = new Array<EnqueueResult | undefined>(docs.length);
   const forever = ctx.dedupe === 'forever' ? await claimKeys(ctx, docs, results, now) : undefined;
 
   let pending = docs.map((_, i) => i).filter((i) => results[i] === undefined);

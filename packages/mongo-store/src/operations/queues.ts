@@ -1,4 +1,4 @@
-import type { Collection, Document } from 'mongodb';
+import type { Collection, Document, Filter } from 'mongodb';
 import { emptyQueueCounts, type JobStatus, type QueueSummary, type StoreStats } from '@loom/core';
 import { requireDate, requireString } from '../arguments.js';
 import type { StoreCollections } from '../connection/collections.js';
@@ -17,7 +17,7 @@ const MAX_QUEUES = 10_000;
  * The distinct queue names of a collection by a skip scan of an index that starts with `queue`:
  * one `limit 1` probe per queue, so it costs O(queues · log n), never a pass over the documents.
  */
-async function queueNames(collection: Collection<any>, hint: string): Promise<string[]> {
+async function queueNames<T extends Document>(collection: Collection<T>, hint: string): Promise<string[]> {
   const names: string[] = [];
   let last: string | undefined;
   while (names.length < MAX_QUEUES) {
@@ -25,7 +25,7 @@ async function queueNames(collection: Collection<any>, hint: string): Promise<st
     // start past every key of `last` even on a server that treats a `$gt` bound as inclusive and
     // then tests each key (the emulator did: the probe walked the whole previous queue).
     const filter: Document = last === undefined ? {} : { queue: { $gte: `${last}\u0000` } };
-    const doc = await collection.findOne<{ queue: string }>(filter, { sort: { queue: 1 }, projection: { _id: 0, queue: 1 }, hint });
+    const doc = await collection.findOne<{ queue: string }>(filter as Filter<T>, { sort: { queue: 1 }, projection: { _id: 0, queue: 1 }, hint });
     if (!doc) break;
     names.push(doc.queue);
     last = doc.queue;

@@ -1,4 +1,4 @@
-import type { Collection, Document, IndexDescription } from 'mongodb';
+import type { Collection, Document, IndexDescription, IndexDescriptionInfo } from 'mongodb';
 import { BSON, MongoServerError } from 'mongodb';
 import type { ResolvedOptions, StoreLogger } from '../options.js';
 import { indexConflict } from '../store-errors.js';
@@ -204,9 +204,10 @@ export const RETENTION_INDEX = { jobs: 'loom_retention_completed', deadLetters: 
 
 const NAMESPACE_NOT_FOUND = 26;
 
-async function listIndexes(collection: Collection<any>): Promise<Document[]> {
+async function listIndexes<T extends Document>(collection: Collection<T>): Promise<IndexDescriptionInfo[]> {
   try {
-    return await collection.listIndexes().toArray();
+    // The driver types a listIndexes cursor's documents as `any`; these are its documented fields.
+    return (await collection.listIndexes().toArray()) as IndexDescriptionInfo[];
   } catch (err) {
     if (err instanceof MongoServerError && err.code === NAMESPACE_NOT_FOUND) return [];
     throw err;
@@ -222,7 +223,7 @@ function sameKey(a: Document, b: Document): boolean {
 }
 
 /** What differs between an existing index and the spec; empty when they match. */
-function differences(existing: Document, spec: IndexSpec): string[] {
+function differences(existing: IndexDescriptionInfo, spec: IndexSpec): string[] {
   const diffs: string[] = [];
   if (!sameKey(existing.key, spec.key)) diffs.push(`key ${canonical(existing.key)} instead of ${canonical(spec.key)}`);
   if (Boolean(existing.unique) !== Boolean(spec.unique)) diffs.push(`unique ${Boolean(existing.unique)} instead of ${Boolean(spec.unique)}`);
@@ -243,7 +244,7 @@ function toDescription(spec: IndexSpec): IndexDescription {
 }
 
 /** Whether `existing` is what an earlier Loom created under this spec's name (only its keys differ). */
-function isFormerVersion(existing: Document, spec: IndexSpec): boolean {
+function isFormerVersion(existing: IndexDescriptionInfo, spec: IndexSpec): boolean {
   if (!spec.formerKeys?.some((key) => sameKey(existing.key, key))) return false;
   return differences(existing, spec).every((d) => d.startsWith('key '));
 }
@@ -251,7 +252,7 @@ function isFormerVersion(existing: Document, spec: IndexSpec): boolean {
 const INDEX_NOT_FOUND = 27;
 
 /** Drops an index; one already gone (another process replaced it first) is fine. */
-async function dropIfPresent(collection: Collection<any>, name: string): Promise<void> {
+async function dropIfPresent<T extends Document>(collection: Collection<T>, name: string): Promise<void> {
   try {
     await collection.dropIndex(name);
   } catch (err) {
@@ -265,7 +266,12 @@ async function dropIfPresent(collection: Collection<any>, name: string): Promise
  * error naming it, never a silent skip: a unique index that is not there means duplicate jobs.
  * Only retention changes are applied in place (`collMod` for a new TTL, drop when turned off).
  */
-export async function ensureIndexes(collection: Collection<any>, specs: IndexSpec[], retentionIndex: string, logger?: StoreLogger): Promise<void> {
+export async function ensureIndexes<T extends Document>(
+  collection: Collection<T>,
+  specs: IndexSpec[],
+  retentionIndex: string,
+  logger?: StoreLogger,
+): Promise<void> {
   const existing = await listIndexes(collection);
   const missing: IndexSpec[] = [];
   for (const spec of specs) {
@@ -304,7 +310,7 @@ export async function ensureIndexes(collection: Collection<any>, specs: IndexSpe
 }
 
 /** Throws naming the first index of `specs` that is absent or differs. */
-export async function verifyIndexes(collection: Collection<any>, specs: IndexSpec[]): Promise<void> {
+export async function verifyIndexes<T extends Document>(collection: Collection<T>, specs: IndexSpec[]): Promise<void> {
   const existing = await listIndexes(collection);
   for (const spec of specs) {
     const found = existing.find((ix) => ix.name === spec.name);

@@ -46,7 +46,7 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   const leases = Array.isArray(items) && items.every((item) => typeof item?.lease === 'object' && item.lease !== null);
   if (!leases) throw new StoreArgumentError('completeMany items must be an array of { lease, result? }');
   requireDate(now, 'now');
-  const outcomes: (CompletionOutcome | undefined)[] = new Array(items.length);
+  const outcomes = new Array<CompletionOutcome | undefined>(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
   // A single completion takes the store's own `complete`; more share the bulk write.

@@ -37,7 +37,7 @@ export async function heartbeatMany(deps: HeartbeatManyDeps, items: HeartbeatIte
     items.every((item) => typeof item?.lease === 'object' && item.lease !== null && item.until instanceof Date && !Number.isNaN(item.until.getTime()));
   if (!valid) throw new StoreArgumentError('heartbeatMany items must be an array of { lease, until: Date }');
   requireDate(now, 'now');
-  const outcomes: (HeartbeatOutcome | undefined)[] = new Array(items.length);
+  const outcomes = new Array<HeartbeatOutcome | undefined>(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
   if (pending.length === 1) {

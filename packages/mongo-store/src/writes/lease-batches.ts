@@ -32,7 +32,7 @@ export async function bulkWriteFenced(
     return { matched: (await jobs.bulkWrite(statements, { ordered: false })).matchedCount, refused: [] };
   } catch (err) {
     if (!(err instanceof MongoBulkWriteError) || err.writeErrors === undefined) throw err;
-    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const writeErrors = [err.writeErrors].flat();
     // A command that failed as a whole (MaxTimeMSExpired, a step-down's NotWritablePrimary or
     // InterruptedDueToReplStateChange after the driver's retry) still comes as a MongoBulkWriteError,
     // with no write error of its own: the call failed, and its caller's retry must see it.

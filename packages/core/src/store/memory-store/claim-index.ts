@@ -238,7 +238,7 @@ export class ClaimIndex {
 
   #lane(queue: string, name: string, key: string): Lane {
     let byName = this.#lanes.get(queue);
-    if (!byName) this.#lanes.set(queue, (byName = new Map()));
+    if (!byName) this.#lanes.set(queue, (byName = new Map<string, NameLanes>()));
     let group = byName.get(name);
     if (!group) byName.set(name, (group = new NameLanes(name)));
     let lane = group.lanes.get(key);

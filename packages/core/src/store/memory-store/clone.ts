@@ -35,7 +35,7 @@ function copy(value: unknown, depth: number): unknown {
   if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) {
     return structuredClone(value);
   }
-  const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
+  const out: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {};
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     const field = (value as Record<string, unknown>)[key];

@@ -278,7 +278,7 @@ function withUntil(hold: FlowHold, until: number | undefined): FlowHold {
 
 function mapIn<K, V>(map: Map<string, Map<K, V>>, key: string): Map<K, V> {
   let inner = map.get(key);
-  if (!inner) map.set(key, (inner = new Map()));
+  if (!inner) map.set(key, (inner = new Map<K, V>()));
   return inner;
 }
 

@@ -7,7 +7,7 @@ export class StatusCounts {
   /** Records a job entering (`+1`) or leaving (`-1`) a status. */
   add(queue: string, status: JobStatus, delta: 1 | -1): void {
     let byStatus = this.#counts.get(queue);
-    if (!byStatus) this.#counts.set(queue, (byStatus = new Map()));
+    if (!byStatus) this.#counts.set(queue, (byStatus = new Map<JobStatus, number>()));
     byStatus.set(status, (byStatus.get(status) ?? 0) + delta);
   }
 
