@@ -16,7 +16,7 @@ describe('shard keys of Loom collections', () => {
     await cluster.shard(database, { default: 4 });
     const store = storeOn(database);
     await store.init();
-    const indexes = await cluster.client.db(database).collection('loom_jobs').listIndexes().toArray();
+    const indexes = (await cluster.client.db(database).collection('loom_jobs').listIndexes().toArray()) as { name: string }[];
     expect(indexes.find((ix) => ix.name === 'loom_idempotency_key')).toMatchObject({ key: { queue: 1, partition: 1, idempotencyKey: 1 }, unique: true });
     await store.close();
   });

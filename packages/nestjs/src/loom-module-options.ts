@@ -25,7 +25,7 @@ export interface LoomModuleAsyncOptions {
   imports?: Array<Type<unknown> | DynamicModule | Promise<DynamicModule> | ForwardReference>;
   /** Tokens of the providers handed to `useFactory`, in order. */
   inject?: Array<InjectionToken | OptionalFactoryDependency>;
-  useFactory: (...args: any[]) => LoomModuleOptions | Promise<LoomModuleOptions>; // eslint-disable-line @typescript-eslint/no-explicit-any -- as Nest's FactoryProvider: injected providers are of any type, and an untyped parameter must not become never
+  useFactory: (...args: any[]) => LoomModuleOptions | Promise<LoomModuleOptions>;
 }
 
 /** Injection token of the resolved {@link LoomModuleOptions}. */

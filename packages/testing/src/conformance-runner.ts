@@ -109,13 +109,15 @@ function collector(root: Block): Record<(typeof GLOBALS)[number], unknown> {
 function describeError(err: unknown): string {
   const text = err instanceof Error ? err.message || String(err) : String(err);
   // expect's messages carry terminal colours; a report wants plain text.
-  // eslint-disable-next-line no-control-regex -- the escape character is what terminal colour codes start with
-  return text
-    .replace(/\u001b\[[0-9;]*m/g, '')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(0, 12)
-    .join('\n');
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- the escape character is what terminal colour codes start with
+      .replace(/\u001b\[[0-9;]*m/g, '')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(0, 12)
+      .join('\n')
+  );
 }
 
 /** `fn()`, failed when it has not settled within `timeoutMs` (it may still run on; the next case starts anyway). */

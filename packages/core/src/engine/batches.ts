@@ -57,9 +57,12 @@ export class Batches {
    */
   async create<C extends JobClass>(spec: CreateBatchOptions<C>): Promise<CreatedBatch> {
     if (typeof spec !== 'object' || spec === null) throw new InvalidBatchError('pass { jobs, onComplete?, onSuccess?, onFailure? }');
-    if (!Array.isArray(spec.jobs)) throw new InvalidBatchError('`jobs` must be an array of { job, payload }');
+    const entries: readonly BatchJob<C>[] = spec.jobs;
+    // Checked as unknown: Array.isArray would narrow the typed entries to any[].
+    if (!Array.isArray(entries as unknown)) throw new InvalidBatchError('`jobs` must be an array of { job, payload }');
     const now = this.deps.clock.now();
-    const jobs = spec.jobs.map((entry, i) => this.prepare(entry, now, `jobs[${i}]`));
+    const jobs: NewJob[] = [];
+    for (const [i, entry] of entries.entries()) jobs.push(this.prepare(entry, now, `jobs[${i}]`));
     for (const [i, job] of jobs.entries()) {
       if (job.idempotencyKey !== undefined || job.debounceKey !== undefined) {
         throw new InvalidBatchError(`jobs[${i}] (job "${job.name}") has an idempotency key or is debounced; a batch member must be a job of its own`);

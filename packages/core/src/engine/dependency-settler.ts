@@ -1,7 +1,8 @@
 import type { Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
-import type { EventBus } from './events.js';
+import type { EventBus, JobEventInfo } from './events.js';
+import type { StoreOutage } from './store-outage.js';
 
 /**
  * Wakes (or ends) the jobs that depend on jobs this engine finished: after every completion,
@@ -12,16 +13,31 @@ import type { EventBus } from './events.js';
  */
 export class DependencySettler {
   readonly #pending = new Set<string>();
+  /** Jobs this engine enqueued dependents of: their end is settled at once, as a job read with dependents. */
+  readonly #watched = new Set<string>();
   #running: Promise<void> | undefined;
   #cancelTimer: (() => void) | undefined;
   #started = false;
 
-  constructor(private readonly deps: { store: JobStore; clock: Clock; logger: Logger; events: EventBus; pollMs: number; onQueued: () => void }) {
+  constructor(
+    private readonly deps: { store: JobStore; clock: Clock; logger: Logger; events: EventBus; pollMs: number; onQueued: () => void; outage: StoreOutage },
+  ) {
     // settle() never rejects: a failed call is logged, and the periodic settle does it later.
-    const note = ({ job }: { job: { id: string } }): void => void this.settle([job.id]);
+    // Only jobs the engine knows to have dependents: a store call per finished job would cost every
+    // job a command. A dependent enqueued while its dependency ran (after the engine read it) is
+    // settled by the periodic pass below, within one poll interval.
+    const note = ({ job }: { job: JobEventInfo }): void => {
+      if (job.dependents === undefined && !this.#watched.delete(job.id)) return;
+      void this.settle([job.id]);
+    };
     deps.events.on('job:completed', note);
     deps.events.on('job:dead', note);
     deps.events.on('job:cancelled', note);
+  }
+
+  /** Notes jobs a new job depends on (enqueued by this engine): their end settles at once. */
+  watch(ids: readonly string[]): void {
+    for (const id of ids) this.#watched.add(id);
   }
 
   /** Starts the periodic settle of what was left unsettled. */
@@ -63,9 +79,12 @@ export class DependencySettler {
     const { store, clock, logger } = this.deps;
     try {
       const settled = await store.settleDependents(jobIds === undefined ? { now: clock.now() } : { now: clock.now(), jobIds });
+      this.deps.outage.succeeded('settleDependents');
       if (settled > 0) this.deps.onQueued();
     } catch (err) {
-      logger.error(
+      // During an outage the engine's one line says so; each retry is at debug.
+      const during = this.deps.outage.failed('settleDependents', err instanceof Error ? err : new Error(String(err)));
+      (during ? logger.debug.bind(logger) : logger.error.bind(logger))(
         { err, jobIds },
         `Could not settle the dependents of ${jobIds === undefined ? 'finished jobs' : `jobs ${jobIds.join(', ')}`}; this engine tries again within its poll interval`,
       );

@@ -71,13 +71,20 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   // Late-bound: the enqueuer and dead letters wake the pool, which is built after them.
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
-  const enqueuer = new Enqueuer({ store, registry, clock, telemetry, onEnqueued: (jobs) => pool?.noteEnqueued(jobs) });
+  const outage = new StoreOutage({ store, clock, logger });
+  const enqueuer = new Enqueuer({
+    store,
+    registry,
+    clock,
+    telemetry,
+    onEnqueued: (jobs) => pool?.noteEnqueued(jobs),
+    onDependsOn: (ids) => dependencies.watch(ids),
+  });
+  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake, outage });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
-  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake });
-  const outage = new StoreOutage({ store, clock, logger });
   const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
   const runner = new JobRunner({
     store,

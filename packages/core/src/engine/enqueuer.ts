@@ -58,6 +58,8 @@ export class Enqueuer {
       telemetry: Telemetry;
       /** Called with the jobs stored (not the deduplicated ones), so local workers can claim them at once. */
       onEnqueued: (jobs: EnqueuedJob[]) => void;
+      /** Called with the jobs a new job depends on, before it is stored: their ends must settle it. */
+      onDependsOn?: (ids: readonly string[]) => void;
     },
   ) {}
 
@@ -177,6 +179,7 @@ export class Enqueuer {
     if (jobs.length === 0) return [];
     if (session !== undefined && !this.deps.store.withTransaction) throw new TransactionsUnsupportedError('enqueue with { session }');
     const { store } = this.deps;
+    for (const job of jobs) if (job.dependsOn !== undefined && job.dependsOn.length > 0) this.deps.onDependsOn?.(job.dependsOn);
     const results = await this.deps.telemetry.publish(def, jobs, batch, () => store.enqueue(jobs, session === undefined ? { now } : { now, session }));
     // Inside a caller's transaction the jobs are invisible until it commits: a wake now would claim
     // nothing. The store announces them once committed (subscribe), or the next poll finds them.

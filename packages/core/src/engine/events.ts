@@ -14,6 +14,8 @@ export interface JobEventInfo {
   scheduledFor?: Date;
   /** Child jobs (`ctx.enqueue`): the job that enqueued this one. */
   parentId?: string;
+  /** Jobs that depend on this one (`dependsOn`), as the engine last read it; absent when none. */
+  dependents?: string[];
 }
 
 /** Every event `loom.on` can listen to, with what its listener receives. */
@@ -50,12 +52,13 @@ export type LoomEventListener<E extends LoomEventName> = (event: LoomEventMap[E]
 
 /** Builds the event view of a stored job (or of its summary). */
 export function jobEventInfo(
-  job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId'>,
+  job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId' | 'dependents'>,
 ): JobEventInfo {
   const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
   if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
   if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;
   if (job.parentId !== undefined) info.parentId = job.parentId;
+  if (job.dependents !== undefined && job.dependents.length > 0) info.dependents = [...job.dependents];
   return info;
 }
 

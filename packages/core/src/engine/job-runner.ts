@@ -38,7 +38,7 @@ import { toError } from '../support/to-error.js';
 import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
-import type { AbandonableHandler, Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -337,6 +337,7 @@ export class JobRunner {
       return this.batchCalls.add(run.def, instance, { jobId: run.job.id, payload, attempt: run.job.attempt }, () => ctx.signal);
     }
     if (!('run' in instance)) throw new InvalidJobClassError(run.def.className, 'has no run(payload, ctx) method');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- telemetry.call invokes it with `instance` as `this`
     return run.telemetry.call(instance.run, instance, payload, ctx);
   }
 

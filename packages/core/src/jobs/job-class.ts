@@ -16,14 +16,17 @@ import type {
 // types refer to each other without an import cycle.
 
 /** What a job class's instances look like: a `run(payload, ctx)` method, or `runBatch(items, ctx)` for a `@Job({ batch })`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped handler accepts any payload
 export type JobHandler<P = any> = RunHandler<P> | BatchHandler<P>;
 
 /** A handler of one job at a time: `run(payload, ctx)`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped handler accepts any payload
 export interface RunHandler<P = any> {
   run(payload: P, ctx: JobContext): unknown;
 }
 
 /** A batch handler (`@Job({ batch: { size, wait } })`): takes many due jobs of its name at once. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped handler accepts any payload
 export interface BatchHandler<P = any> {
   /**
    * Returns one entry per item, in order: a value (that job completes with it) or an `Error`
@@ -51,6 +54,7 @@ export interface BatchContext {
 }
 
 /** A `@Job` class. `P` is the payload its `run` (or `runBatch`) accepts. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped job class accepts any payload
 export type JobClass<P = any> = abstract new (...args: any[]) => JobHandler<P>;
 
 /** The payload type of a job class: the first parameter of its `run`, or the items' payload of its `runBatch`. */

@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, ObjectId, type AnyBulkWriteOperation, type Collection, type Document, type Filter } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type AnyBulkWriteOperation, type Collection, type Document, type Filter, type UpdateFilter } from 'mongodb';
 import type { JobDocument } from '../schema/documents.js';
 import { routeFilter, routeName, routeOf, type Route } from './partitions.js';
 
@@ -132,8 +132,9 @@ function view(jobs: Collection<JobDocument>, routes: JobRoutes, scope: Scope, pr
     },
     updateMany: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
       const filters = scope(filter);
-      if (filters.length === 1) return jobs.updateMany(filters[0]!, ...(rest as [any]));
-      const results = await Promise.all(filters.map((f) => jobs.updateMany(f, ...(rest as [any]))));
+      const args = rest as [UpdateFilter<JobDocument>];
+      if (filters.length === 1) return jobs.updateMany(filters[0]!, ...args);
+      const results = await Promise.all(filters.map((f) => jobs.updateMany(f, ...args)));
       return sumResults(results);
     },
     deleteMany: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
@@ -152,7 +153,8 @@ function view(jobs: Collection<JobDocument>, routes: JobRoutes, scope: Scope, pr
           const filters = scope(filter);
           // A single-document command keeps its filter when it would need several routes.
           const one = filters.length === 1 ? filters[0]! : filter;
-          const result: unknown = await (target as any)[prop](one, ...rest);
+          const method = (target as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[prop]!;
+          const result: unknown = await method.call(target, one, ...rest);
           return prop.startsWith('find') && wholeDocuments(rest, prop) ? learn(result) : result;
         };
       }
