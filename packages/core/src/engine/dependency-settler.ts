@@ -11,10 +11,19 @@ import type { StoreOutage } from './store-outage.js';
  * settles what no engine did (a process died between a job's end and the settle, or a job was
  * cancelled from the command line): the store finds those from an index, reading no other job.
  */
+/**
+ * How often an engine that has met no dependencies sweeps for ends left unsettled (by a process
+ * that died between a job's end and its settle): a command every poll would cost every engine, used
+ * or not, one more command a second; one that has met them sweeps every poll interval.
+ */
+export const IDLE_SWEEP_MS = 5 * 60_000;
+
 export class DependencySettler {
   readonly #pending = new Set<string>();
   /** Jobs this engine enqueued dependents of: their end is settled at once, as a job read with dependents. */
   readonly #watched = new Set<string>();
+  /** Whether this engine has met dependencies (enqueued or finished such jobs): then it sweeps every poll. */
+  #active = false;
   #running: Promise<void> | undefined;
   #cancelTimer: (() => void) | undefined;
   #started = false;
@@ -28,6 +37,7 @@ export class DependencySettler {
     // settled by the periodic pass below, within one poll interval.
     const note = ({ job }: { job: JobEventInfo }): void => {
       if (job.dependents === undefined && !this.#watched.delete(job.id)) return;
+      this.#active = true;
       void this.settle([job.id]);
     };
     deps.events.on('job:completed', note);
@@ -38,6 +48,7 @@ export class DependencySettler {
   /** Notes jobs a new job depends on (enqueued by this engine): their end settles at once. */
   watch(ids: readonly string[]): void {
     for (const id of ids) this.#watched.add(id);
+    this.#active = true;
   }
 
   /** Starts the periodic settle of what was left unsettled. */
@@ -70,9 +81,12 @@ export class DependencySettler {
 
   #schedule(): void {
     if (!this.#started) return;
-    this.#cancelTimer = this.deps.clock.setTimer(() => {
-      void this.#run(undefined).finally(() => this.#schedule());
-    }, this.deps.pollMs);
+    this.#cancelTimer = this.deps.clock.setTimer(
+      () => {
+        void this.#run(undefined).finally(() => this.#schedule());
+      },
+      this.#active ? this.deps.pollMs : Math.max(this.deps.pollMs, IDLE_SWEEP_MS),
+    );
   }
 
   async #run(jobIds: string[] | undefined): Promise<void> {
