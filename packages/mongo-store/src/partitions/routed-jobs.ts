@@ -108,6 +108,18 @@ function isInOnly(value: unknown): value is { $in: unknown[] } {
   return typeof value === 'object' && value !== null && Object.keys(value).length === 1 && Array.isArray((value as { $in?: unknown }).$in);
 }
 
+/**
+ * `fn` over each filter: side by side, or one after another when the command runs in a session
+ * (a transaction): commands sent at once in one transaction would each try to start it.
+ */
+async function eachRoute<T>(filters: Filter<JobDocument>[], options: unknown, fn: (f: Filter<JobDocument>) => Promise<T>): Promise<T[]> {
+  const inSession = typeof options === 'object' && options !== null && 'session' in options && (options as { session?: unknown }).session !== undefined;
+  if (!inSession) return Promise.all(filters.map(fn));
+  const out: T[] = [];
+  for (const f of filters) out.push(await fn(f));
+  return out;
+}
+
 function view(jobs: Collection<JobDocument>, routes: JobRoutes, scope: Scope, prepare: (doc: JobDocument) => JobDocument): Collection<JobDocument> {
   const learn = <T>(doc: T): T => {
     routes.learnDocument(doc);
@@ -123,24 +135,24 @@ function view(jobs: Collection<JobDocument>, routes: JobRoutes, scope: Scope, pr
         return wholeDocuments(rest) ? cursor.map(learn) : cursor;
       }
       // Ids of several routes: one targeted query each, read whole (the store reads such sets with toArray).
-      const found = async () => (await Promise.all(filters.map((f) => jobs.find(f, ...(rest as [])).toArray()))).flat();
+      const found = async () => (await eachRoute(filters, rest[0], (f) => jobs.find(f, ...(rest as [])).toArray())).flat();
       return { toArray: async () => (wholeDocuments(rest) ? (await found()).map(learn) : found()) };
     },
     countDocuments: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
-      const counts = await Promise.all(scope(filter ?? {}).map((f) => jobs.countDocuments(f, ...(rest as []))));
+      const counts = await eachRoute(scope(filter ?? {}), rest[1], (f) => jobs.countDocuments(f, ...(rest as [])));
       return counts.reduce((a, b) => a + b, 0);
     },
     updateMany: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
       const filters = scope(filter);
       const args = rest as [UpdateFilter<JobDocument>];
       if (filters.length === 1) return jobs.updateMany(filters[0]!, ...args);
-      const results = await Promise.all(filters.map((f) => jobs.updateMany(f, ...args)));
+      const results = await eachRoute(filters, rest[1], (f) => jobs.updateMany(f, ...args));
       return sumResults(results);
     },
     deleteMany: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
       const filters = scope(filter);
       if (filters.length === 1) return jobs.deleteMany(filters[0]!, ...(rest as []));
-      const results = await Promise.all(filters.map((f) => jobs.deleteMany(f, ...(rest as []))));
+      const results = await eachRoute(filters, rest[0], (f) => jobs.deleteMany(f, ...(rest as [])));
       return { acknowledged: true, deletedCount: results.reduce((a, r) => a + r.deletedCount, 0) };
     },
     bulkWrite: (ops: AnyBulkWriteOperation<JobDocument>[], ...rest: unknown[]) => bulkWrite(jobs, ops, scope, prepare, rest),
