@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ConsoleLogger,
@@ -18,7 +19,7 @@ import { BodyTooLargeError } from './errors.js';
 import { readBody, readForm } from './http/form-body.js';
 import { locate } from './http/mount.js';
 import { normalizeBasePath } from './options.js';
-import { setSecurityHeaders } from './http/security-headers.js';
+import { CONTENT_SECURITY_POLICY, setSecurityHeaders } from './http/security-headers.js';
 
 /** Options of {@link tokenEndpoint}. */
 export interface TokenEndpointOptions {
@@ -157,13 +158,30 @@ function reply(res: ServerResponse, json: boolean, status: number, code: string,
 
 function send(res: ServerResponse, status: number, body: Html): void {
   res.statusCode = status;
+  res.setHeader('Content-Security-Policy', PAGE_POLICY);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.end(body.markup);
 }
 
+/** The page is opened from an e-mail on any screen: readable type, buttons large enough to tap. */
+const PAGE_STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;margin:0;padding:24px;color:#1f2328;background:#f6f8fa}' +
+  'main{max-width:560px;margin:0 auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:24px}' +
+  'h1{font-size:22px;margin:0 0 12px}form{margin:16px 0 0}label{display:block;margin-bottom:8px}' +
+  'input{display:block;width:100%;box-sizing:border-box;font:inherit;padding:8px;margin-top:4px;border:1px solid #8c959f;border-radius:6px}' +
+  'button{font:inherit;padding:10px 20px;border-radius:6px;border:1px solid #8c959f;background:#fff;cursor:pointer}' +
+  'button[value=approve]{background:#1a7f37;border-color:#1a7f37;color:#fff}';
+
+/**
+ * The dashboard's policy with this one stylesheet allowed by its hash: the endpoint may be mounted
+ * without the dashboard's asset route, and no other inline style can apply.
+ */
+const PAGE_POLICY = CONTENT_SECURITY_POLICY.replace("style-src 'self'", `style-src 'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`);
+
 function page(title: string, body: Html): Html {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${title}</title></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${title}</title>
+<style>${PAGE_STYLE}</style></head>
 <body><main><h1>${title}</h1>${body}</main></body></html>`;
 }
 
@@ -177,9 +195,10 @@ function tokenPage(token: WaitTokenRecord, path: string, sig: string): Html {
       .pop() ?? ''
   }?sig=${encodeURIComponent(sig)}`;
   const until = token.timeoutAt ? html`<p>Open until ${token.timeoutAt.toISOString()}.</p>` : '';
+  const about = html`<p>Job <code>${token.jobId}</code> is waiting for this decision.</p>`;
   return page(
     'Decision needed',
-    html`${until}<form method="post" action="${action}"><button type="submit" name="decision" value="approve">Approve</button></form>
+    html`${about}${until}<form method="post" action="${action}"><button type="submit" name="decision" value="approve">Approve</button></form>
 <form method="post" action="${action}"><label>Reason <input name="reason" maxlength="1000"></label> <button type="submit" name="decision" value="reject">Reject</button></form>`,
   );
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
@@ -62,7 +63,14 @@ describe('tokenEndpoint', () => {
     const page = await fetch(token.url!);
     expect(page.status).toBe(200);
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(await page.text()).toContain('value="approve"');
+    const markup = await page.text();
+    expect(markup).toContain('value="approve"');
+    expect(markup).toContain(jobId);
+    // Its one stylesheet is allowed by its hash, so the page is styled wherever it is mounted; no other inline style is.
+    const style = /<style>(.*?)<\/style>/s.exec(markup)?.[1] ?? '';
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain(`style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+    expect(policy).not.toContain('unsafe-inline');
     expect(await loom!.tokens.get(token.id)).toMatchObject({ status: 'pending' });
 
     const approved = await form(token.url!, { decision: 'approve' });
