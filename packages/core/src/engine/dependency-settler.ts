@@ -18,6 +18,13 @@ import type { StoreOutage } from './store-outage.js';
  */
 export const IDLE_SWEEP_MS = 5 * 60_000;
 
+/**
+ * Most dependencies watched at once. A watched job that finishes in another engine is never seen
+ * here; past this many the oldest are dropped, which only delays their settle to the sweep (an
+ * engine that watches sweeps every poll interval).
+ */
+const MAX_WATCHED = 10_000;
+
 export class DependencySettler {
   readonly #pending = new Set<string>();
   /** Jobs this engine enqueued dependents of: their end is settled at once, as a job read with dependents. */
@@ -33,8 +40,9 @@ export class DependencySettler {
   ) {
     // settle() never rejects: a failed call is logged, and the periodic settle does it later.
     // Only jobs the engine knows to have dependents: a store call per finished job would cost every
-    // job a command. A dependent enqueued while its dependency ran (after the engine read it) is
-    // settled by the periodic pass below, within one poll interval.
+    // job a command. A dependent another engine enqueued while its dependency ran here (after this
+    // engine read it) is settled by that engine's sweep, every poll interval, or by any engine's
+    // idle sweep should that engine be gone.
     const note = ({ job }: { job: JobEventInfo }): void => {
       if (job.dependents === undefined && !this.#watched.delete(job.id)) return;
       this.#active = true;
@@ -48,6 +56,10 @@ export class DependencySettler {
   /** Notes jobs a new job depends on (enqueued by this engine): their end settles at once. */
   watch(ids: readonly string[]): void {
     for (const id of ids) this.#watched.add(id);
+    for (const oldest of this.#watched) {
+      if (this.#watched.size <= MAX_WATCHED) break;
+      this.#watched.delete(oldest);
+    }
     this.#active = true;
   }
 

@@ -72,6 +72,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
   const outage = new StoreOutage({ store, clock, logger });
+  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake, outage });
   const enqueuer = new Enqueuer({
     store,
     registry,
@@ -80,7 +81,6 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     onEnqueued: (jobs) => pool?.noteEnqueued(jobs),
     onDependsOn: (ids) => dependencies.watch(ids),
   });
-  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake, outage });
   const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
