@@ -241,19 +241,17 @@ export class MongoStore implements JobStore {
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    if (this.routing && Array.isArray(req?.queues) && req.now instanceof Date && typeof req.limit === 'number') {
-      const routed = await this.partitionClaims.claim(
-        req,
-        (route, one) => {
-          const view = this.partitionView(route);
-          return claimJobs(view.jobs, one, this.options.logger, view.flow, this.options.claimTimeoutMs, this.heldJobs);
-        },
-        (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
-      );
-      for (const job of routed) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
-      return routed;
-    }
-    const jobs = await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
+    const jobs =
+      this.routing && Array.isArray(req?.queues) && req.now instanceof Date && typeof req.limit === 'number'
+        ? await this.partitionClaims.claim(
+            req,
+            (route, one) => {
+              const view = this.partitionView(route);
+              return claimJobs(view.jobs, one, this.options.logger, view.flow, this.options.claimTimeoutMs, this.heldJobs);
+            },
+            (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
+          )
+        : await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
     for (const job of jobs) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
     return jobs;
   }
