@@ -139,7 +139,7 @@ function view(jobs: Collection<JobDocument>, routes: JobRoutes, scope: Scope, pr
       return { toArray: async () => (wholeDocuments(rest) ? (await found()).map(learn) : found()) };
     },
     countDocuments: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
-      const counts = await eachRoute(scope(filter ?? {}), rest[1], (f) => jobs.countDocuments(f, ...(rest as [])));
+      const counts = await eachRoute(scope(filter ?? {}), rest[0], (f) => jobs.countDocuments(f, ...(rest as [])));
       return counts.reduce((a, b) => a + b, 0);
     },
     updateMany: async (filter: Filter<JobDocument>, ...rest: unknown[]) => {
