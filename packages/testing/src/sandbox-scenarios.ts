@@ -124,7 +124,12 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       expect(job?.errors[0]?.message).toContain('exited with code 7');
     });
 
-    it('a handler over its resourceLimits (heap) ends its thread: SANDBOX_CRASHED, then a retry', async () => {
+    // Node 24 does not reliably end a worker at its heap limit: the worker's heap can thrash or the
+    // whole process abort (nodejs/node#47224; measured here on 24.22.3). Threads cannot keep this
+    // promise there, so the case runs only on the lines where Node keeps it (README, "Sandboxed
+    // handlers"; a process sandbox is the fix, noted on issue 32).
+    const heapLimitsHold = Number(process.versions.node.split('.')[0]) < 24;
+    (heapLimitsHold ? it : it.skip)('a handler over its resourceLimits (heap) ends its thread: SANDBOX_CRASHED, then a retry', async () => {
       const { id } = await t.enqueue(SbxOom, {});
       const filling = progressOf(t, id);
       const failed = next(t, 'job:failed', (e) => e.job.id === id);
