@@ -62,19 +62,20 @@ export class CompletedCounts {
     const bucket = this.#widthMs === 0 ? 0 : Math.floor(finishedAt.getTime() / this.#widthMs) * this.#widthMs;
     this.addToBucket(queue, bucket, delta);
     this.#unwritten += Math.abs(delta);
-    if (this.#unwritten >= COUNT_FLUSH_AT)
-      void this.flush().catch((err: unknown) => this.logger.warn({ err }, 'writing completed-job counts failed; retrying'));
+    if (this.#unwritten >= COUNT_FLUSH_AT) this.flushInBackground();
     else this.schedule();
   }
 
   /** Writes the pending counts {@link COUNT_FLUSH_MS} from now, unless a write is already due. */
   private schedule(): void {
     if (this.#timer !== undefined) return;
-    this.#timer = setTimeout(
-      () => void this.flush().catch((err: unknown) => this.logger.warn({ err }, 'writing completed-job counts failed; retrying')),
-      COUNT_FLUSH_MS,
-    );
+    this.#timer = setTimeout(() => this.flushInBackground(), COUNT_FLUSH_MS);
     this.#timer.unref?.();
+  }
+
+  /** {@link flush} with nobody waiting: a failure is logged, and its counts stay pending for the next write. */
+  private flushInBackground(): void {
+    void this.flush().catch((err: unknown) => this.logger.warn({ err }, 'writing completed-job counts failed; retrying'));
   }
 
   /** Writes the pending counts (one bulk write); resolves once they are stored. Failed counts stay pending. */
