@@ -5,6 +5,7 @@ import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
 import {
   SANDBOX_SCENARIO_JOBS,
+  SbxEchoInProcess,
   SbxEcho,
   SbxExit,
   SbxLoop,
@@ -79,10 +80,24 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       const job = await t.getJob(id);
       expect(job?.status).toBe('completed');
       const result = job?.result as Record<string, unknown>;
-      expect(result).toMatchObject({ doubled: 42, patched: true, childResult: 43, attempt: 1, signalAborted: false });
+      expect(result).toMatchObject({ doubled: 42, patched: true, childResult: 43, attempt: 1, pid: process.pid, signalAborted: false });
       expect(result.threadId).not.toBe(0); // not the engine's (main) thread
+      expect(result.at).toEqual(new Date(Date.UTC(2026, 0, 2)));
       expect(job?.progress).toEqual({ doubled: 42 });
       expect(job?.steps.find((s) => s.name === 'double')).toMatchObject({ status: 'completed', result: 42 });
+      expect(t.logs.find((l) => l.msg === 'sbx-echo: doubled in the thread')?.fields).toMatchObject({ jobId: id, doubled: 42 });
+    });
+
+    it('runs a job with resourceLimits in a process of its own, ctx bridged the same way', async () => {
+      const { id } = await t.enqueue(SbxEchoInProcess, { n: 21 });
+      await t.runUntilIdle();
+      const job = await t.getJob(id);
+      expect(job?.status).toBe('completed');
+      const result = job?.result as Record<string, unknown>;
+      expect(result).toMatchObject({ doubled: 42, patched: true, childResult: 43, attempt: 1, threadId: 0, signalAborted: false });
+      expect(result.pid).not.toBe(process.pid);
+      expect(result.at).toEqual(new Date(Date.UTC(2026, 0, 2)));
+      expect(job?.progress).toEqual({ doubled: 42 });
       expect(t.logs.find((l) => l.msg === 'sbx-echo: doubled in the thread')?.fields).toMatchObject({ jobId: id, doubled: 42 });
     });
 
@@ -113,28 +128,23 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       const exiting = progressOf(t, id);
       const failed = next(t, 'job:failed', (e) => e.job.id === id);
       await t.settle();
-      const { threadId } = await exiting;
+      const { runner } = await exiting;
       expect((await failed).error).toMatchObject({ code: 'SANDBOX_CRASHED' });
       await t.advance('1s');
       await t.runUntilIdle();
       const job = await t.getJob(id);
       expect(job?.status).toBe('completed');
-      expect(job?.result).not.toBe(threadId);
+      expect(job?.result).not.toBe(runner);
       expect(job?.errors[0]).toMatchObject({ code: 'SANDBOX_CRASHED' });
       expect(job?.errors[0]?.message).toContain('exited with code 7');
     });
 
-    // Node 24 does not reliably end a worker at its heap limit: the worker's heap can thrash or the
-    // whole process abort (nodejs/node#47224; measured here on 24.22.3). Threads cannot keep this
-    // promise there, so the case runs only on the lines where Node keeps it (README, "Sandboxed
-    // handlers"; a process sandbox is the fix, noted on issue 32).
-    const heapLimitsHold = Number(process.versions.node.split('.')[0]) < 24;
-    (heapLimitsHold ? it : it.skip)('a handler over its resourceLimits (heap) ends its thread: SANDBOX_CRASHED, then a retry', async () => {
+    it('a handler over its resourceLimits (heap) ends its process, not the engine: SANDBOX_CRASHED, then a retry', async () => {
       const { id } = await t.enqueue(SbxOom, {});
       const filling = progressOf(t, id);
       const failed = next(t, 'job:failed', (e) => e.job.id === id);
       await t.settle();
-      const { threadId } = await filling;
+      const { runner } = await filling;
       const { error } = await failed;
       expect(error).toMatchObject({ code: 'SANDBOX_CRASHED' });
       expect(error.message).toContain('out of memory');
@@ -142,14 +152,14 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       await t.runUntilIdle();
       const job = await t.getJob(id);
       expect(job?.status).toBe('completed');
-      expect(job?.result).not.toBe(threadId);
+      expect(job?.result).not.toBe(runner);
     });
 
     it('a handler that never returns times out; meanwhile the engine heartbeats and runs other jobs', async () => {
       const { id } = await t.enqueue(SbxLoop, {});
       const looping = progressOf(t, id);
       await t.settle();
-      const { threadId } = await looping;
+      const { runner } = await looping;
       const leaseBefore = (await t.getJob(id))?.lease?.until.getTime() ?? 0;
 
       // Another sandboxed job (in the second thread) completes while the first one loops.
@@ -170,7 +180,7 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       await t.runUntilIdle();
       const job = await t.getJob(id);
       expect(job?.status).toBe('completed');
-      expect(job?.result).not.toBe(threadId);
+      expect(job?.result).not.toBe(runner);
     });
 
     it('a cancel aborts ctx.signal inside the thread, with the CancelledError as its reason', async () => {

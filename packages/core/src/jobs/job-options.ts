@@ -124,12 +124,16 @@ export interface SandboxJobOptions {
    */
   threads?: number;
   /**
-   * The V8 limits of the threads that run this job (`worker_threads` `resourceLimits`): a run that
-   * exceeds `maxOldGenerationSizeMb` ends its thread and fails with `SANDBOX_CRASHED`.
-   * @default Node's defaults for a worker thread
+   * V8 limits for the runs of this job. A job with limits runs in a child process of its own
+   * (kept for the next run, like a thread) started with the matching V8 flags
+   * (`--max-old-space-size`, `--max-semi-space-size` = a third of `maxYoungGenerationSizeMb`,
+   * `--stack-size`; `codeRangeSizeMb` has no flag and is not applied): Node 22 and 24 do not
+   * reliably end a worker thread at its heap limit, and the engine must outlive the handler. A run
+   * that exceeds `maxOldGenerationSizeMb` ends its process and fails with `SANDBOX_CRASHED`.
+   * @default none: the job runs in a worker thread of the engine's process
    */
   resourceLimits?: SandboxResourceLimits;
 }
 
-/** The `resourceLimits` of a sandbox thread, as `worker_threads` takes them (sizes in MB). */
+/** The `resourceLimits` of a sandboxed job, named as `worker_threads` names them (sizes in MB). */
 export type SandboxResourceLimits = Pick<ResourceLimits, 'maxOldGenerationSizeMb' | 'maxYoungGenerationSizeMb' | 'codeRangeSizeMb' | 'stackSizeMb'>;

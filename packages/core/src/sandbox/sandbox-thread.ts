@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import { SandboxCrashedError, SandboxModuleError } from '../support/errors.js';
 import type { SandboxResourceLimits } from '../jobs/job-options.js';
+import { openChannel, type SandboxChannel } from './channel.js';
 import { adoptIntoRealm, fromWire, toWire, type FromThread, type ThreadData, type ToThread, type WireJob } from './wire.js';
 
 /** What a run in a thread hears from it besides its end: `ctx` calls, step functions done, log entries. */
@@ -29,13 +29,14 @@ export class ThreadRunSuspended extends Error {
 let nextRunId = 0;
 
 /**
- * One worker thread of the sandbox pool: started with the sandbox module, then running one job at a
- * time. A thread that exits, throws outside a handler or runs out of memory is dead: the run on it
- * fails with `SANDBOX_CRASHED` and the pool forgets the thread.
+ * One runner of the sandbox pool (a worker thread, or a child process for a job with
+ * `resourceLimits`: see {@link openChannel}): started with the sandbox module, then running one job
+ * at a time. A runner that exits, throws outside a handler or runs out of memory is dead: the run
+ * on it fails with `SANDBOX_CRASHED` and the pool forgets it.
  */
 export class SandboxThread {
-  readonly worker: Worker;
-  /** The worker's `threadId` (kept: the worker reports -1 once it has exited). */
+  readonly channel: SandboxChannel;
+  /** The worker's `threadId`, or the child process's `pid`. */
   readonly threadId: number;
   /** Resolves once the sandbox module has built its container in the thread. */
   readonly ready: Promise<void>;
@@ -43,8 +44,8 @@ export class SandboxThread {
   jobName: string | undefined;
   private active: ActiveRun | undefined;
   private dead = false;
-  /** The last error the thread reported before exiting (out of memory, an uncaught throw). */
-  private lastError: Error | undefined;
+  /** Why the runner ended on its own, once it has. */
+  private crash: string | undefined;
   /** Set by `terminate`: why the engine ended the thread. */
   private endedBy: string | undefined;
 
@@ -57,27 +58,24 @@ export class SandboxThread {
     private readonly onExit: (thread: SandboxThread, crash: Error | undefined) => void,
   ) {
     const data: ThreadData = { moduleHref };
-    this.worker = new Worker(entry, { workerData: data, ...(limits ? { resourceLimits: limits } : {}) });
-    // Idle threads must not keep the process alive: the engine's own timers do while it runs.
-    this.worker.unref();
-    this.threadId = this.worker.threadId;
+    this.channel = openChannel(entry, data, limits);
+    this.threadId = this.channel.id;
+    // First: the loading failure below reads the crash this records.
+    this.channel.onExit((crash) => this.exited(crash));
     this.ready = new Promise<void>((resolve, reject) => {
-      const onInit = (message: FromThread): void => {
+      let loaded = false;
+      this.channel.onMessage((message) => {
+        if (loaded) return;
         if (message.t === 'ready') resolve();
         else if (message.t === 'init-failed') reject(fromWire(message.error));
         else return;
-        this.worker.off('message', onInit);
-      };
-      this.worker.on('message', onInit);
-      this.worker.once('exit', () => reject(new SandboxModuleError(moduleHref, `ended its thread while loading (${this.describeEnd()})`)));
+        loaded = true;
+      });
+      this.channel.onExit(() => reject(new SandboxModuleError(moduleHref, `ended its ${this.channel.kind} while loading (${this.describeEnd()})`)));
     });
     // The pool handles the rejection through `acquire`; an unused thread must not warn.
     this.ready.catch(() => {});
-    this.worker.on('message', (message: FromThread) => this.onMessage(adoptIntoRealm(message)));
-    this.worker.on('error', (err) => {
-      this.lastError = err;
-    });
-    this.worker.on('exit', (code) => this.exited(code));
+    this.channel.onMessage((message) => this.onMessage(adoptIntoRealm(message)));
   }
 
   get busy(): boolean {
@@ -99,7 +97,7 @@ export class SandboxThread {
   }
 
   post(message: ToThread): void {
-    if (!this.dead) this.worker.postMessage(message);
+    if (!this.dead) this.channel.post(message);
   }
 
   abort(runId: number, reason: unknown): void {
@@ -118,7 +116,7 @@ export class SandboxThread {
       active.listener.onGone(error);
       active.reject(error);
     }
-    void this.worker.terminate();
+    this.channel.terminate();
   }
 
   private onMessage(message: FromThread): void {
@@ -131,25 +129,22 @@ export class SandboxThread {
     else active.reject(message.suspended ? new ThreadRunSuspended() : fromWire(message.error));
   }
 
-  private exited(code: number): void {
+  private exited(crash: string): void {
     const wasDead = this.dead;
     this.dead = true;
+    if (!wasDead) this.crash = crash;
     const active = this.active;
     this.active = undefined;
-    const crash = wasDead ? undefined : new Error(this.describeEnd(code));
     if (active) {
-      const error = new SandboxCrashedError(active.jobId, this.describeEnd(code));
+      const error = new SandboxCrashedError(active.jobId, this.describeEnd());
       active.listener.onGone(error);
       active.reject(error);
     }
-    this.onExit(this, crash);
+    this.onExit(this, wasDead ? undefined : new Error(this.describeEnd()));
   }
 
-  private describeEnd(code?: number): string {
+  private describeEnd(): string {
     if (this.endedBy !== undefined) return `was terminated: ${this.endedBy}`;
-    const err = this.lastError as (Error & { code?: string }) | undefined;
-    if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY') return `ran out of memory (its resourceLimits): ${err.message}`;
-    if (err) return `threw outside the handler: ${err.message}`;
-    return `exited with code ${code ?? '?'} (process.exit was called in the handler, or the thread ended)`;
+    return this.crash ?? 'ended';
   }
 }

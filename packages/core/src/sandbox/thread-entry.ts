@@ -1,5 +1,6 @@
 /**
- * The main module of a sandbox thread (`new Worker(thread-entry.js)`). It loads the user's sandbox
+ * The main module of a sandbox runner: a worker thread (`new Worker(thread-entry.js)`) or, for a
+ * job with `resourceLimits`, a child process (`fork(thread-entry.js)`). It loads the user's sandbox
  * module, builds the job classes' container with its default export, says `ready`, then runs one
  * job at a time as the engine asks, its `ctx` a {@link ThreadContext} whose durable calls go to the
  * engine. Nothing here touches the store: the engine's thread keeps it.
@@ -16,8 +17,31 @@ import { NotCloneableError } from '../support/errors.js';
 type InstanceSource = { isBound(c: unknown): boolean; bind(c: unknown): { toSelf(): { inSingletonScope(): unknown } }; getAsync(c: unknown): Promise<unknown> };
 type Resolve = (jobClass: JobClass) => RunHandler | Promise<RunHandler>;
 
-const port = parentPort!;
-const { moduleHref } = workerData as ThreadData;
+/** The engine, over the thread's port or the child process's IPC channel. */
+interface EngineLink {
+  data: ThreadData;
+  post(message: FromThread): void;
+  listen(listener: (message: ToThread) => void): void;
+}
+
+function engineLink(): EngineLink {
+  const port = parentPort;
+  if (port) return { data: workerData as ThreadData, post: (m) => port.postMessage(m), listen: (l) => port.on('message', l) };
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('thread-entry.js runs in a Loom sandbox thread or process, not on its own');
+  // The engine is gone (stopped, killed): a child left behind would hold its memory for nothing.
+  process.on('disconnect', () => process.exit(0));
+  return {
+    data: JSON.parse(process.argv[2] ?? '{}') as ThreadData,
+    post: (m) => {
+      send(m);
+    },
+    listen: (l) => process.on('message', (m) => l(m as ToThread)),
+  };
+}
+
+const link = engineLink();
+const { moduleHref } = link.data;
 
 /** Marks the rejection a durable wait gets when the engine parked the run: the handler must not go on. */
 class Suspended extends Error {
@@ -39,7 +63,7 @@ let nextCall = 0;
 const instances = new Map<string, RunHandler>();
 
 function post(message: FromThread): void {
-  port.postMessage(message);
+  link.post(message);
 }
 
 async function loadSource(): Promise<InstanceSource | Resolve> {
@@ -140,7 +164,7 @@ function onMessage(source: InstanceSource | Resolve, message: ToThread): void {
 
 loadSource().then(
   (source) => {
-    port.on('message', (message: ToThread) => onMessage(source, message));
+    link.listen((message) => onMessage(source, message));
     post({ t: 'ready' });
   },
   (err: unknown) => post({ t: 'init-failed', error: toWire(err) }),

@@ -554,9 +554,10 @@ export class NotCloneableError extends LoomError {
 }
 
 /**
- * The thread running a sandboxed handler died before the handler settled: it called
- * `process.exit`, ran out of its `resourceLimits` (heap), or threw outside the handler (a timer
- * callback). The attempt fails and retries as usual; the engine replaces the thread.
+ * The thread (or, for a job with `resourceLimits`, the process) running a sandboxed handler died
+ * before the handler settled: it called `process.exit`, ran out of its `resourceLimits` (heap), or
+ * threw outside the handler (a timer callback). The attempt fails and retries as usual; the engine
+ * replaces the thread or process.
  */
 export class SandboxCrashedError extends LoomError {
   constructor(
@@ -565,7 +566,7 @@ export class SandboxCrashedError extends LoomError {
   ) {
     super(
       'SANDBOX_CRASHED',
-      `Job ${jobId}: its sandbox thread ${detail}; the attempt failed and the thread was replaced. ` +
+      `Job ${jobId}: its sandbox thread or process ${detail}; the attempt failed and it was replaced. ` +
         "If it ran out of memory, raise @Job({ sandbox: { resourceLimits } }) or process less at once; don't call process.exit in a handler",
     );
   }

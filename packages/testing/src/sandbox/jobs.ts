@@ -2,6 +2,9 @@ import 'reflect-metadata';
 import { threadId } from 'node:worker_threads';
 import { Job, type JobContext } from '@loom/core';
 
+/** Which runner a handler ran in: its process and thread (a job with resourceLimits gets a process of its own). */
+const runner = `${process.pid}/${threadId}`;
+
 // The job classes of the sandbox scenarios (sandbox-scenarios.ts). A sandbox thread loads them
 // compiled (dist/sandbox/container.js imports this module); the engine's side, the same classes
 // from wherever the test runs them. Each handler reports `threadId` so a test can tell threads apart.
@@ -15,16 +18,29 @@ export class SbxChild {
 }
 
 /** Every bridged ctx method a sandboxed run uses on its way to a result. */
+async function echo(payload: { n: number }, ctx: JobContext): Promise<Record<string, unknown>> {
+  const doubled = await ctx.step('double', () => payload.n * 2);
+  const patched = await ctx.patched('v2');
+  await ctx.progress({ doubled });
+  ctx.log.info({ doubled }, 'sbx-echo: doubled in the thread');
+  const child = await ctx.enqueue(SbxChild, { n: doubled });
+  const childResult = await ctx.waitForJob<number>(child.id);
+  const at = await ctx.step('at', () => new Date(Date.UTC(2026, 0, 2)));
+  return { doubled, patched, childResult, attempt: ctx.attempt, threadId, pid: process.pid, at, signalAborted: ctx.signal.aborted };
+}
+
 @Job({ name: 'sbx-echo', sandbox: true, retries: 0 })
 export class SbxEcho {
-  async run(payload: { n: number }, ctx: JobContext): Promise<Record<string, unknown>> {
-    const doubled = await ctx.step('double', () => payload.n * 2);
-    const patched = await ctx.patched('v2');
-    await ctx.progress({ doubled });
-    ctx.log.info({ doubled }, 'sbx-echo: doubled in the thread');
-    const child = await ctx.enqueue(SbxChild, { n: doubled });
-    const childResult = await ctx.waitForJob<number>(child.id);
-    return { doubled, patched, childResult, attempt: ctx.attempt, threadId, signalAborted: ctx.signal.aborted };
+  run(payload: { n: number }, ctx: JobContext): Promise<Record<string, unknown>> {
+    return echo(payload, ctx);
+  }
+}
+
+/** The same in a process of its own (its job has resourceLimits). */
+@Job({ name: 'sbx-echo-process', sandbox: { resourceLimits: { maxOldGenerationSizeMb: 64 } }, retries: 0 })
+export class SbxEchoInProcess {
+  run(payload: { n: number }, ctx: JobContext): Promise<Record<string, unknown>> {
+    return echo(payload, ctx);
   }
 }
 
@@ -51,12 +67,12 @@ export class SbxThrower {
 /** Ends its thread with process.exit on its first attempt. */
 @Job({ name: 'sbx-exit', sandbox: true, retries: 1, backoff: { type: 'fixed', delay: '1s' } })
 export class SbxExit {
-  async run(_: unknown, ctx: JobContext): Promise<number> {
+  async run(_: unknown, ctx: JobContext): Promise<string> {
     if (ctx.attempt === 1) {
-      await ctx.progress({ exiting: true, threadId });
+      await ctx.progress({ exiting: true, runner });
       process.exit(7);
     }
-    return threadId;
+    return runner;
   }
 }
 
@@ -68,25 +84,25 @@ export class SbxExit {
   backoff: { type: 'fixed', delay: '1s' },
 })
 export class SbxOom {
-  async run(_: unknown, ctx: JobContext): Promise<number> {
+  async run(_: unknown, ctx: JobContext): Promise<string> {
     if (ctx.attempt === 1) {
-      await ctx.progress({ filling: true, threadId });
+      await ctx.progress({ filling: true, runner });
       const hoard: unknown[] = [];
       for (;;) hoard.push({ filler: new Array(1_000).fill(hoard.length) });
     }
-    return threadId;
+    return runner;
   }
 }
 
 /** Never returns on its first attempt (a busy loop: its thread's event loop never turns again). */
 @Job({ name: 'sbx-loop', sandbox: true, timeout: '5s', retries: 1, backoff: { type: 'fixed', delay: '1s' } })
 export class SbxLoop {
-  async run(_: unknown, ctx: JobContext): Promise<number> {
+  async run(_: unknown, ctx: JobContext): Promise<string> {
     if (ctx.attempt === 1) {
-      await ctx.progress({ looping: true, threadId });
+      await ctx.progress({ looping: true, runner });
       for (;;);
     }
-    return threadId;
+    return runner;
   }
 }
 
@@ -127,4 +143,17 @@ export class SbxTransaction {
 }
 
 /** Every class above, for `Loom.create({ jobs })`. */
-export const SANDBOX_SCENARIO_JOBS = [SbxChild, SbxEcho, SbxSleeper, SbxThrower, SbxExit, SbxOom, SbxLoop, SbxQuick, SbxWaiter, SbxUncloneable, SbxTransaction];
+export const SANDBOX_SCENARIO_JOBS = [
+  SbxChild,
+  SbxEcho,
+  SbxEchoInProcess,
+  SbxSleeper,
+  SbxThrower,
+  SbxExit,
+  SbxOom,
+  SbxLoop,
+  SbxQuick,
+  SbxWaiter,
+  SbxUncloneable,
+  SbxTransaction,
+];
