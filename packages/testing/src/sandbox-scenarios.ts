@@ -195,6 +195,22 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       expect(t.logs.find((l) => l.msg === 'sbx-waiter: aborted')?.fields).toMatchObject({ code: 'CANCELLED' });
     });
 
+    it('a lost lease aborts ctx.signal inside the thread with LEASE_LOST, and its result changes nothing', async () => {
+      const { id } = await t.enqueue(SbxWaiter, {});
+      const waiting = progressOf(t, id);
+      await t.settle();
+      await waiting;
+      // Another worker takes the job over and finishes it: this engine's next heartbeat learns it.
+      const running = await t.getJob(id);
+      await store.complete({ jobId: id, token: running!.lease!.token }, { result: 'the other worker', now: t.clock.now() });
+      await t.advance('2s');
+      await t.runUntilIdle();
+      expect(t.logs.find((l) => l.msg === 'sbx-waiter: aborted')?.fields).toMatchObject({ jobId: id, code: 'LEASE_LOST' });
+      const job = await t.getJob(id);
+      expect(job?.status).toBe('completed');
+      expect(job?.result).toBe('the other worker');
+    });
+
     it('at shutdown a run that outlives the grace is released and its thread ended; stop() returns', async () => {
       const { id } = await t.enqueue(SbxLoop, {});
       const looping = progressOf(t, id);
