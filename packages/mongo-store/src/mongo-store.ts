@@ -211,7 +211,7 @@ export class MongoStore implements JobStore {
   async close(): Promise<void> {
     this.subscriptions.close();
     await this.completedCounts
-      .flush()
+      .close()
       .catch((err: unknown) => this.options.logger.warn({ err }, 'writing completed-job counts failed at close; they are lost'));
     if (this.ownsClient) await this.collections.client.close();
   }

@@ -47,6 +47,8 @@ export class CompletedCounts {
   #flushing: Promise<void> = Promise.resolve();
   /** Completions (and removals) added since the last write began. */
   #unwritten = 0;
+  /** Set by {@link close}: nothing is written in the background any more (the client may be closed). */
+  #closed = false;
   readonly #widthMs: number;
 
   constructor(
@@ -62,13 +64,13 @@ export class CompletedCounts {
     const bucket = this.#widthMs === 0 ? 0 : Math.floor(finishedAt.getTime() / this.#widthMs) * this.#widthMs;
     this.addToBucket(queue, bucket, delta);
     this.#unwritten += Math.abs(delta);
-    if (this.#unwritten >= COUNT_FLUSH_AT) this.flushInBackground();
+    if (this.#unwritten >= COUNT_FLUSH_AT && !this.#closed) this.flushInBackground();
     else this.schedule();
   }
 
   /** Writes the pending counts {@link COUNT_FLUSH_MS} from now, unless a write is already due. */
   private schedule(): void {
-    if (this.#timer !== undefined) return;
+    if (this.#timer !== undefined || this.#closed) return;
     this.#timer = setTimeout(() => this.flushInBackground(), COUNT_FLUSH_MS);
     this.#timer.unref?.();
   }
@@ -84,6 +86,16 @@ export class CompletedCounts {
     this.#timer = undefined;
     this.#flushing = this.#flushing.catch(() => {}).then(() => this.write());
     return this.#flushing;
+  }
+
+  /**
+   * Writes what is pending one last time and stops writing in the background: a failed write is
+   * not retried later, when the store's client may be closed (its counts are lost, as a dead
+   * process's are).
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    return this.flush();
   }
 
   /** Completed jobs per queue, as stored (after writing this store's own pending counts). */
