@@ -5,20 +5,7 @@
  * examples' recipe.
  */
 import { MongoEmulator } from './emulator.js';
-
-/** `appMongo()` was asked for the emulator in production: `MONGODB_URI` must be set there. */
-export class MongoUriRequiredError extends Error {
-  /** Stable, for programs: `MONGODB_URI_REQUIRED`. */
-  readonly code = 'MONGODB_URI_REQUIRED';
-
-  constructor() {
-    super(
-      'MONGODB_URI is not set and NODE_ENV is production: the in-process emulator keeps nothing and is refused there. ' +
-        'Set MONGODB_URI to a MongoDB replica set, e.g. mongodb://db1,db2,db3/?replicaSet=rs0',
-    );
-    this.name = 'MongoUriRequiredError';
-  }
-}
+import { MongoUriRequiredError } from './errors.js';
 
 export interface AppMongoOptions {
   /** Where `MONGODB_URI` and `NODE_ENV` are read (default `process.env`). */

@@ -172,3 +172,47 @@ export function toCommandError(err: unknown): CommandError {
   const message = err instanceof Error ? err.message : String(err);
   return new CommandError('BadValue', message);
 }
+
+// The emulator's own errors, for programs that use it, and the signals its parts throw to each
+// other; the signals never reach a client as they are (each is caught where it is handled).
+
+/** `appMongo()` was asked for the emulator in production: `MONGODB_URI` must be set there. */
+export class MongoUriRequiredError extends Error {
+  /** Stable, for programs: `MONGODB_URI_REQUIRED`. */
+  readonly code = 'MONGODB_URI_REQUIRED';
+
+  constructor() {
+    super(
+      'MONGODB_URI is not set and NODE_ENV is production: the in-process emulator keeps nothing and is refused there. ' +
+        'Set MONGODB_URI to a MongoDB replica set, e.g. mongodb://db1,db2,db3/?replicaSet=rs0',
+    );
+    this.name = 'MongoUriRequiredError';
+  }
+}
+
+/**
+ * Internal signal: this update pipeline (or this value) is not one the compiled path decides; the
+ * caller runs it through mingo instead.
+ */
+export class Unhandled extends Error {
+  constructor(why?: string) {
+    super(why);
+    this.name = 'Unhandled';
+  }
+}
+
+/** Internal signal: a non-transactional write met a document a transaction has locked; retried once `until` settles. */
+export class LockWait extends Error {
+  constructor(readonly until: Promise<void>) {
+    super('document locked by a transaction');
+    this.name = 'LockWait';
+  }
+}
+
+/** Internal signal: a document in a message over 16 MiB + 16 KiB; mongod refuses it before running anything. */
+export class OversizedDocument extends Error {
+  constructor(readonly size: number) {
+    super('oversized BSON document');
+    this.name = 'OversizedDocument';
+  }
+}

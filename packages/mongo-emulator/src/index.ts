@@ -15,5 +15,6 @@
 export { MongoEmulator, type MongoEmulatorOptions } from './emulator.js';
 export type { EmulatorClock } from './clock.js';
 export type { StepDownReport } from './repl-state.js';
-export { appMongo, MongoUriRequiredError, type AppMongo, type AppMongoOptions } from './app-mongo.js';
+export { appMongo, type AppMongo, type AppMongoOptions } from './app-mongo.js';
+export { MongoUriRequiredError } from './errors.js';
 export type { ShardStatsReport } from './sharding/stats.js';

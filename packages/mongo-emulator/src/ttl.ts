@@ -5,7 +5,7 @@
  */
 import { TypeBound, TypeRank } from './bson-order.js';
 import type { Engine } from './engine.js';
-import { LockWait } from './views.js';
+import { LockWait } from './errors.js';
 
 export function sweepExpired(engine: Engine): number {
   const now = engine.clock.now().getTime();

@@ -2,7 +2,7 @@
  * What a command sees of one collection: the committed data (autocommit) or the committed data
  * under a transaction's overlay. Commands read and write only through this interface.
  */
-import { CommandError } from './errors.js';
+import { CommandError, LockWait } from './errors.js';
 import { valueKey } from './bson-order.js';
 import type { Catalog } from './storage/catalog.js';
 import type { CollectionData } from './storage/collection.js';
@@ -23,13 +23,6 @@ export interface CandidateStream {
   items: Iterable<Item>;
   sortedPrefix: number;
   plan: string;
-}
-
-/** Thrown when a non-transactional write meets a document a transaction has locked. */
-export class LockWait extends Error {
-  constructor(readonly until: Promise<void>) {
-    super('document locked by a transaction');
-  }
 }
 
 export interface CollectionView {

@@ -7,13 +7,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Long } from 'bson';
-import { CloseConnection, CommandError, notImplemented, toCommandError } from '../errors.js';
+import { CloseConnection, CommandError, LockWait, notImplemented, toCommandError } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { errorLabels } from '../error-labels.js';
 import { SessionRegistry, type RetryableWrite, type Transaction } from '../transactions.js';
 import { checkWriteConcern, type WriteConcernError } from '../write-concern.js';
 import { ChangeStreamSource } from '../change-stream.js';
-import { LockWait } from '../views.js';
 import { isPlainObject, type Doc } from '../values.js';
 import { interruptedByStepDown, refusalOnSecondary, type ReplState } from '../repl-state.js';
 import type { CommandContext, CommandSpec, CommandTable } from './context.js';

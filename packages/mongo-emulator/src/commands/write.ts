@@ -7,10 +7,10 @@
  * same txnNumber returns it instead of writing twice.
  */
 import { ObjectId } from 'bson';
-import { CloseConnection, CommandError, ErrorCodes, isInterruption, toCommandError } from '../errors.js';
+import { CloseConnection, CommandError, ErrorCodes, isInterruption, LockWait, toCommandError } from '../errors.js';
 import { matchingItems } from '../query/execute.js';
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate } from '../query/update.js';
-import { LockWait, type CollectionView, type Item } from '../views.js';
+import type { CollectionView, Item } from '../views.js';
 import { idFirst, isPlainObject, type Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
 import { collectionName, letVariables, rejectCollation } from './arguments.js';

@@ -17,9 +17,7 @@
  */
 import { compareBson, typeRank, TypeRank } from '../bson-order.js';
 import { isPlainObject, type Doc } from '../values.js';
-
-/** This pipeline (or this value) is not one the compiled path decides: use mingo. */
-export class Unhandled extends Error {}
+import { Unhandled } from '../errors.js';
 
 const unhandled = (why: string): never => {
   throw new Unhandled(why);

@@ -5,7 +5,8 @@
  */
 import { MongoAggregator as Aggregator, MongoQuery, withNow } from './mingo-context.js';
 import { flattenAnd } from './implication.js';
-import { compileUpdatePipeline, Unhandled, type CompiledPipeline } from './update-pipeline.js';
+import { compileUpdatePipeline, type CompiledPipeline } from './update-pipeline.js';
+import { Unhandled } from '../errors.js';
 import { update as mingoUpdate } from 'mingo/updater';
 import * as updateOperators from 'mingo/operators/update';
 import { ObjectId, Timestamp } from 'bson';

@@ -3,7 +3,7 @@
  * connection), OP_MSG with kind-0 and kind-1 sections, and the OP_REPLY / OP_MSG replies.
  */
 import { deserialize, serialize } from 'bson';
-import { CommandError } from '../errors.js';
+import { CommandError, OversizedDocument } from '../errors.js';
 import { MAX_INTERNAL_SIZE } from '../document-limits.js';
 import type { Doc } from '../values.js';
 
@@ -26,13 +26,6 @@ export interface Request {
   noReply: boolean;
   /** Set when the message is well-framed but its command cannot be run (a document over the BSON limit). */
   error?: CommandError;
-}
-
-/** A document in a message over 16 MiB + 16 KiB: mongod refuses it before running anything. */
-class OversizedDocument extends Error {
-  constructor(readonly size: number) {
-    super('oversized BSON document');
-  }
 }
 
 function readCString(buf: Buffer, offset: number): [string, number] {
