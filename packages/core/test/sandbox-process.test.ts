@@ -3,7 +3,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { threadEntry } from '../src/sandbox/pool.js';
-import { limitFlags } from '../src/sandbox/process-channel.js';
+import { limitFlags, StderrRelay } from '../src/sandbox/process-channel.js';
 
 // Jobs with resourceLimits run in a child process (packages/core/src/sandbox/channel.ts): the
 // flags that hold the limits there, and a child that does not outlive its engine. The runs
@@ -19,6 +19,17 @@ describe('a sandbox process', () => {
     ]);
     // V8 has no flag for the code range: not applied in a process.
     expect(limitFlags({ codeRangeSizeMb: 16 })).toEqual([]);
+  });
+
+  it("passes the handler's stderr on line by line, but not V8's report of its death (supervisors read it as the engine's)", () => {
+    const passed: string[] = [];
+    const relay = new StderrRelay((text) => passed.push(text));
+    relay.heard('resizing image 1\nresizing ');
+    relay.heard('image 2\n\n<--- Last few GCs --->\n[1:0x1]  499 ms: Mark-Compact 15.9 -> 15.9 MB allocation failure;\n');
+    relay.heard('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n');
+    relay.end();
+    expect(passed.join('')).toBe('resizing image 1\nresizing image 2\n\n');
+    expect(relay.tail).toContain('JavaScript heap out of memory');
   });
 
   it('exits when its engine goes away (the IPC channel closes), leaving no orphan', async () => {

@@ -33,6 +33,8 @@ describe('sandbox options', () => {
     const t = await createTestLoom({
       jobs: [SbxEcho, SbxChild],
       sandbox: { module: new URL('../../testing/dist/sandbox/jobs.js', import.meta.url) },
+      // A thread's start (loading the module) moves nothing the harness sees; on a loaded machine it takes seconds.
+      realIoTimeout: '60s',
     });
     try {
       const { id } = await t.enqueue(SbxEcho, { n: 1 });

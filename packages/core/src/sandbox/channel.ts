@@ -1,7 +1,4 @@
-import type { SandboxResourceLimits } from '../jobs/job-options.js';
-import type { FromThread, ThreadData, ToThread } from './wire.js';
-import { ProcessChannel } from './process-channel.js';
-import { ThreadChannel } from './thread-channel.js';
+import type { FromThread, ToThread } from './wire.js';
 
 /**
  * What the engine talks to one sandbox runner through: a worker thread, or a child process for a
@@ -19,14 +16,4 @@ export interface SandboxChannel {
   onExit(listener: (crash: string) => void): void;
   /** Ends the runner; its exit listener then runs. */
   terminate(): void;
-}
-
-/**
- * A runner for a job with `limits`. Jobs with `resourceLimits` get a child process whose V8 flags
- * hold them: Node 22 and 24 do not reliably end a worker thread at its heap limit (the thread
- * thrashes, or the whole process aborts: nodejs/node#47224), and the engine must outlive its
- * handlers. Without limits a thread is cheaper (no process start, shared memory of the engine).
- */
-export function openChannel(entry: URL, data: ThreadData, limits: SandboxResourceLimits | undefined): SandboxChannel {
-  return limits ? new ProcessChannel(entry, data, limits) : new ThreadChannel(entry, data);
 }

@@ -7,6 +7,13 @@ import type { FromThread, ThreadData, ToThread } from './wire.js';
 /** How much of the child's stderr is kept to tell why it ended. */
 const STDERR_TAIL_BYTES = 4_096;
 
+/**
+ * The first line of V8's report when a process dies (out of heap, a fatal error). The report is
+ * kept for the crash's message but not passed on: supervisors watching the engine's stderr (jest's
+ * workers, for one) read "heap out of memory" there as the engine's own death and kill it.
+ */
+const V8_FATAL_REPORT = /^(<--- Last few GCs --->|FATAL ERROR:|#\s*Fatal error)/;
+
 /** Engine flags a child must not inherit: a debugger port it cannot share, limits of its own. */
 const NOT_INHERITED = /^--(inspect|inspect-brk|inspect-port|debug-port|max-old-space-size|max-semi-space-size|stack-size)(=|$)/;
 
@@ -31,7 +38,7 @@ export class ProcessChannel implements SandboxChannel {
   readonly kind = 'process';
   readonly id: number;
   private readonly child: ChildProcess;
-  private stderrTail = '';
+  private readonly stderr = new StderrRelay((text) => process.stderr.write(text));
   private spawnError: Error | undefined;
 
   constructor(entry: URL, data: ThreadData, limits: SandboxResourceLimits) {
@@ -47,11 +54,8 @@ export class ProcessChannel implements SandboxChannel {
     this.child.channel?.unref();
     const stderr = this.child.stderr!;
     (stderr as unknown as { unref?(): void }).unref?.();
-    stderr.on('data', (chunk: Buffer) => {
-      // What the handler writes to stderr stays visible, as a thread's does.
-      process.stderr.write(chunk);
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
+    stderr.on('data', (chunk: Buffer) => this.stderr.heard(chunk.toString('utf8')));
+    stderr.on('end', () => this.stderr.end());
     this.child.on('error', (err) => {
       this.spawnError = err;
     });
@@ -76,11 +80,47 @@ export class ProcessChannel implements SandboxChannel {
 
   private describe(code: number | null, signal: NodeJS.Signals | null): string {
     if (this.spawnError) return `could not start: ${this.spawnError.message}`;
-    if (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderrTail)) {
+    if (/heap out of memory|Reached heap limit|Allocation failed/i.test(this.stderr.tail)) {
       return `ran out of memory (its resourceLimits; process ${this.id})`;
     }
-    const last = this.stderrTail.trim().split('\n').pop()?.trim().slice(0, 200);
+    const last = this.stderr.tail.trim().split('\n').pop()?.trim().slice(0, 200);
     const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
     return `${how}${last ? ` (its last stderr line: ${last})` : ''} (process.exit was called in the handler, or the process ended)`;
+  }
+}
+
+/**
+ * A child's stderr on its way to the engine's: what the handler writes stays visible, line by
+ * line, as a thread's does; V8's fatal report does not (see {@link V8_FATAL_REPORT}). The last
+ * bytes are kept to tell why the child ended.
+ */
+export class StderrRelay {
+  /** The last {@link STDERR_TAIL_BYTES} of the child's stderr, fatal report included. */
+  tail = '';
+  /** Since the last newline, not yet passed on. */
+  private line = '';
+  /** Set once V8's fatal report begins: the rest goes to the tail only. */
+  private dying = false;
+
+  constructor(private readonly passOn: (text: string) => void) {}
+
+  heard(text: string): void {
+    this.tail = (this.tail + text).slice(-STDERR_TAIL_BYTES);
+    if (this.dying) return;
+    const lines = (this.line + text).split('\n');
+    this.line = lines.pop() ?? '';
+    for (const line of lines) {
+      if (V8_FATAL_REPORT.test(line.trim())) {
+        this.dying = true;
+        return;
+      }
+      this.passOn(`${line}\n`);
+    }
+  }
+
+  /** The stream ended: a last line without its newline is passed on. */
+  end(): void {
+    if (!this.dying && this.line !== '') this.passOn(this.line);
+    this.line = '';
   }
 }

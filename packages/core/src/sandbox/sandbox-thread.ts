@@ -1,6 +1,8 @@
 import { SandboxCrashedError, SandboxModuleError } from '../support/errors.js';
 import type { SandboxResourceLimits } from '../jobs/job-options.js';
-import { openChannel, type SandboxChannel } from './channel.js';
+import type { SandboxChannel } from './channel.js';
+import { ProcessChannel } from './process-channel.js';
+import { ThreadChannel } from './thread-channel.js';
 import { adoptIntoRealm, fromWire, toWire, type FromThread, type ThreadData, type ToThread, type WireJob } from './wire.js';
 
 /** What a run in a thread hears from it besides its end: `ctx` calls, step functions done, log entries. */
@@ -147,4 +149,14 @@ export class SandboxThread {
     if (this.endedBy !== undefined) return `was terminated: ${this.endedBy}`;
     return this.crash ?? 'ended';
   }
+}
+
+/**
+ * A runner for a job with `limits`. Jobs with `resourceLimits` get a child process whose V8 flags
+ * hold them: Node 22 and 24 do not reliably end a worker thread at its heap limit (the thread
+ * thrashes, or the whole process aborts: nodejs/node#47224), and the engine must outlive its
+ * handlers. Without limits a thread is cheaper (no process start, shared memory of the engine).
+ */
+export function openChannel(entry: URL, data: ThreadData, limits: SandboxResourceLimits | undefined): SandboxChannel {
+  return limits ? new ProcessChannel(entry, data, limits) : new ThreadChannel(entry, data);
 }
