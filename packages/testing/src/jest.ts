@@ -17,3 +17,4 @@ export * from './workflow-versioning.js';
 export * from './wait-token-scenarios.js';
 export * from './retention-scenarios.js';
 export * from './sandbox-scenarios.js';
+export * from './flow-chaos-scenarios.js';
