@@ -1,4 +1,4 @@
-import type { ClientSession, Filter, ObjectId } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Filter, ObjectId } from 'mongodb';
 import {
   InvalidDependenciesError,
   LIFECYCLE,
@@ -73,9 +73,14 @@ async function enqueueIn(ctx: DependencyContext, jobs: NewJob[], now: Date, sess
   }
   const ids = [...external.values()].filter((id): id is ObjectId => id !== null);
   const found = new Set<string>();
+  /** Dependencies already in the dead letters: their `dependents` are written there. */
+  const dead = new Set<string>();
   if (ids.length > 0) {
     for (const doc of await live.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()) found.add(doc._id.toHexString());
-    for (const doc of await deadLetters.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()) found.add(doc._id.toHexString());
+    for (const doc of await deadLetters.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()) {
+      found.add(doc._id.toHexString());
+      dead.add(doc._id.toHexString());
+    }
   }
   const unknown = [...external.keys()].filter((id) => !found.has(id));
   if (unknown.length > 0) throw new InvalidDependenciesError(`unknown job ids: ${unknown.join(', ')}`);
@@ -83,40 +88,70 @@ async function enqueueIn(ctx: DependencyContext, jobs: NewJob[], now: Date, sess
   const plain = jobs.map(({ dependsOn: _d, dependsOnBatch: _b, onDependencyFailure: _p, ...job }) => job);
   const results = await ctx.enqueue(plain, session);
   const batchIds = results.map((r) => r.id);
+  const links: Link[] = [];
   for (const [i, job] of jobs.entries()) {
     const result = results[i]!;
     const deps = dependencyIds(job, batchIds);
-    if (result.deduplicated || deps.length === 0) continue;
-    await link(ctx.collections, parseJobId(result.id)!, deps, job, now, session);
+    if (!result.deduplicated && deps.length > 0) links.push({ id: result.id, deps, job });
   }
+  if (links.length > 0) await linkAll(ctx.collections, links, dead, now, session);
   return results;
 }
 
-/** Gives the new job `id` its dependencies `deps` and adds it to theirs `dependents`. */
-async function link(collections: StoreCollections, id: ObjectId, deps: string[], job: NewJob, now: Date, session: ClientSession): Promise<void> {
+/** A new job and its dependencies (ids). */
+interface Link {
+  id: string;
+  deps: string[];
+  job: NewJob;
+}
+
+/**
+ * Gives each new job its dependencies and adds it to theirs `dependents`, in three commands
+ * whatever the number of jobs and edges (one read of the dependencies already completed, one bulk
+ * write of the new jobs, one of their dependencies; and one more for dependencies in the dead
+ * letters): a DAG of thousands of edges must fit in its transaction's time.
+ */
+async function linkAll(collections: StoreCollections, links: Link[], dead: Set<string>, now: Date, session: ClientSession): Promise<void> {
   const { jobs, deadLetters } = collections;
-  const depIds = deps.map((d) => parseJobId(d)!);
+  const all = [...new Set(links.flatMap((l) => l.deps))];
   const completed = new Set(
-    (await jobs.find({ _id: { $in: depIds }, status: 'completed' }, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id.toHexString()),
+    (await jobs.find({ _id: { $in: all.map((d) => parseJobId(d)!) }, status: 'completed' }, { projection: { _id: 1 }, session }).toArray()).map((d) =>
+      d._id.toHexString(),
+    ),
   );
-  const unmet = deps.filter((d) => !completed.has(d));
-  const set: Partial<JobDocument> = { dependsOn: deps, updatedAt: now };
-  if (job.onDependencyFailure !== undefined) set.onDependencyFailure = job.onDependencyFailure;
-  if (unmet.length > 0) {
-    set.status = TO.enqueueWaiting;
-    set.waitingFor = { dependencies: unmet };
-    await jobs.updateOne({ _id: id }, { $set: set, $unset: { claimAt: '' } }, { session });
-  } else {
-    await jobs.updateOne({ _id: id }, { $set: set }, { session });
+  const own: AnyBulkWriteOperation<JobDocument>[] = [];
+  const dependentsOf = new Map<string, string[]>();
+  for (const { id, deps, job } of links) {
+    const unmet = deps.filter((d) => !completed.has(d));
+    const set: Partial<JobDocument> = { dependsOn: deps, updatedAt: now };
+    if (job.onDependencyFailure !== undefined) set.onDependencyFailure = job.onDependencyFailure;
+    if (unmet.length > 0) {
+      set.status = TO.enqueueWaiting;
+      set.waitingFor = { dependencies: unmet };
+    }
+    own.push({ updateOne: { filter: { _id: parseJobId(id)! }, update: unmet.length > 0 ? { $set: set, $unset: { claimAt: '' } } : { $set: set } } });
+    for (const d of deps) {
+      const list = dependentsOf.get(d);
+      if (list) list.push(id);
+      else dependentsOf.set(d, [id]);
+    }
   }
-  for (const depId of depIds) {
-    // A dependency not completed yet is held from retention until its end is applied to this job
-    // (a retention hold: see retention-holds.ts); a completed one has nothing left to tell it.
-    const open = completed.has(depId.toHexString()) ? {} : { $set: { dependentsOpen: true as const } };
-    const res = await jobs.updateOne({ _id: depId }, { $push: { dependents: id.toHexString() }, ...open }, { session });
-    if (res.matchedCount === 0)
-      await deadLetters.updateOne({ _id: depId }, { $push: { 'job.dependents': id.toHexString() }, $set: { 'job.dependentsOpen': true } }, { session });
+  await jobs.bulkWrite(own, { session });
+  const inJobs: AnyBulkWriteOperation<JobDocument>[] = [];
+  const inLetters: AnyBulkWriteOperation<DeadLetterDocument>[] = [];
+  for (const [dep, dependents] of dependentsOf) {
+    const _id = parseJobId(dep)!;
+    if (dead.has(dep)) {
+      inLetters.push({ updateOne: { filter: { _id }, update: { $push: { 'job.dependents': { $each: dependents } }, $set: { 'job.dependentsOpen': true } } } });
+      continue;
+    }
+    // A dependency not completed yet is held from retention until its end is applied to these jobs
+    // (a retention hold: see retention-holds.ts); a completed one has nothing left to tell them.
+    const open = completed.has(dep) ? {} : { $set: { dependentsOpen: true as const } };
+    inJobs.push({ updateOne: { filter: { _id }, update: { $push: { dependents: { $each: dependents } }, ...open } } });
   }
+  if (inJobs.length > 0) await jobs.bulkWrite(inJobs, { session });
+  if (inLetters.length > 0) await deadLetters.bulkWrite(inLetters, { session });
 }
 
 /** A finished job as a settle reads it. */
