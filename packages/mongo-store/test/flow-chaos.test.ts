@@ -14,5 +14,5 @@ describeFlowChaos(
     await store.init();
     return store;
   },
-  { nodes: 200, batches: 8, members: 25, timeoutMs: 300_000 },
+  { nodes: 1_000, batches: 20, members: 50, timeoutMs: 300_000 },
 );
