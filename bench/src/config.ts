@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The measurement groups, in the order they run; `--only` picks some. */
-export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim', 'list', 'bullmq', 'flow', 'sandbox', 'sharded'] as const;
+export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim', 'list', 'bullmq', 'flow', 'sandbox', 'sharded', 'dag'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** Sizes of one benchmark run. */

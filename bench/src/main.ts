@@ -179,6 +179,14 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
       collector.add('loom-memory', rep.metrics);
     }
   }
+  if (c.groups.includes('dag')) {
+    // Flows on MongoDB (issue 31): what an edge, a batch member and a batch handler cost.
+    for (let r = 0; r < c.runs; r++) {
+      const spec: ScenarioSpec = { kind: 'flow-costs', jobs: c.quick ? 1_000 : 2_000, concurrency: c.concurrency, timeoutMs, ...mongo() };
+      const rep = await run(spec, 'flow-costs/loom', r);
+      collector.add('loom', rep.metrics);
+    }
+  }
   return breakdown;
 }
 
@@ -263,6 +271,15 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
       ['loom-memory', 'inThreadLoopDelayP99Ms'],
       ['loom-memory', 'sandboxNoopUsPerJob'],
       ['loom-memory', 'inThreadNoopUsPerJob'],
+    );
+  if (c.groups.includes('dag'))
+    want.push(
+      ['loom', 'flowCostEnqueueCommandsPerEdge'],
+      ['loom', 'flowCostProcessServerUsPerEdge'],
+      ['loom', 'flowCostEnqueueCommandsPerMember'],
+      ['loom', 'flowCostProcessServerUsPerMember'],
+      ['loom', 'flowCostBatchHandlerJobsPerSec'],
+      ['loom', 'flowCostSingleJobsPerSec'],
     );
   return want;
 }

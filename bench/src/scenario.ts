@@ -33,6 +33,7 @@ export type ScenarioSpec =
   | ({ kind: 'flow-claim-cost'; claims: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'flow-queue-cost'; jobs: number; concurrency: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | { kind: 'sandbox'; burnMs: number; noopJobs: number; timeoutMs: number }
+  | ({ kind: 'flow-costs'; jobs: number; concurrency: number; timeoutMs: number } & MongoTargetRef)
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

@@ -15,6 +15,7 @@ import { flowClaimCost } from './scenarios/flow-claim-cost.js';
 import { flowLimits } from './scenarios/flow-limits.js';
 import { flowQueueCost } from './scenarios/flow-queue-cost.js';
 import { sandboxCost } from './scenarios/sandbox.js';
+import { flowCosts } from './scenarios/flow-costs.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -38,6 +39,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return flowLimits(spec);
     case 'flow-claim-cost':
       return flowClaimCost(spec);
+    case 'flow-costs':
+      return flowCosts(spec);
     case 'flow-queue-cost':
       return flowQueueCost(spec);
     case 'sandbox':
