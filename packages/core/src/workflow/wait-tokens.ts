@@ -91,7 +91,10 @@ export async function waitForToken(run: RunScope, token: WaitToken | string, opt
   if (consumed) return outcome(consumed);
   const stored = await store.getWaitToken(id);
   if (!stored || stored.jobId !== run.jobId) {
-    throw new InvalidArgumentError(`ctx.waitForToken("${id}")`, `is not a wait token of job ${run.jobId}: a run can only wait for tokens it created`);
+    throw new InvalidArgumentError(
+      `ctx.waitForToken("${id}")`,
+      `is not a wait token of job ${run.jobId}: a run can only wait for tokens it created (and a settled token goes with its job's retention)`,
+    );
   }
   // Ended with its job (which was then retried): it resumes nothing, so waiting for it would hang.
   if (stored.status === 'cancelled') throw new TokenCancelledError(id, stored.reason);
