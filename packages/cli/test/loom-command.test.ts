@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeCursor, type JobStore, type NewJob } from '@loom/core';
+import { decodeCursor, endedJobReason, waitTokenSignal, type JobStore, type NewJob } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { runLoom } from '../src/index.js';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
@@ -380,6 +380,28 @@ describe('loom: wait tokens', () => {
       expect(await loom(['tokens', 'reject', 'wt_cli_two', '--reason', 'over budget'], env)).toMatchObject({ code: 0 });
       expect(await store.getWaitToken('wt_cli_two')).toMatchObject({ status: 'rejected', reason: 'over budget' });
       expect(await loom(['tokens', 'reject', 'wt_nope'], env)).toMatchObject({ code: 1, stderr: 'loom: no wait token wt_nope\n' });
+    },
+    SPAWNS,
+  );
+
+  it(
+    'a token of a job that ended says so: nothing resumes, nothing changes',
+    async () => {
+      const { store, env } = await seeded();
+      await store.enqueue([job({ name: 'review' })], { now: now() });
+      const claimed = await claimOne(store, 'review');
+      await store.createWaitToken(claimed.lease, { id: 'wt_cli_gone', jobId: claimed.id, status: 'pending', createdAt: now() }, now());
+      await store.wait(claimed.lease, { for: { signal: waitTokenSignal('wt_cli_gone') }, now: now() });
+      await store.cancelJob(claimed.id, { now: now() });
+
+      const done = await loom(['tokens', 'complete', 'wt_cli_gone', '--json', '{}'], env);
+      expect(done).toMatchObject({
+        code: 0,
+        stdout: `token wt_cli_gone is cancelled (its job ${claimed.id} is cancelled and no longer waits for it): nothing resumes, nothing changed\n`,
+      });
+      expect(await store.getJob(claimed.id)).toMatchObject({ status: 'cancelled', signals: [] });
+      const json = await loom(['tokens', 'reject', 'wt_cli_gone', '--json'], env);
+      expect(JSON.parse(json.stdout)).toEqual({ id: 'wt_cli_gone', completed: false, status: 'cancelled', reason: endedJobReason(claimed.id, 'cancelled') });
     },
     SPAWNS,
   );

@@ -10,6 +10,7 @@ import {
   Queues,
   StoredSchedules,
   SystemClock,
+  Tokens,
   type JobListFilter,
   type JobRecord,
   type JobStatus,
@@ -37,6 +38,9 @@ import { href, jobPath, type PageContext } from './views/page-context.js';
 import { purgePage } from './views/purge-view.js';
 import { queuesPage } from './views/queues-view.js';
 import { schedulesPage } from './views/schedules-view.js';
+import { forkPanel } from './views/fork-view.js';
+import { waitTokensPanel } from './views/wait-tokens-view.js';
+import { workflowAction } from './workflow-actions.js';
 
 /** The overview's chart: the last hour in 5-minute buckets. */
 const CHART_BUCKET_MS = 5 * 60_000;
@@ -82,6 +86,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const queues = new Queues({ store, clock });
   const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: () => {} });
   const schedules = new StoredSchedules({ store, clock });
+  const tokens = new Tokens({ store, clock });
   const assets = loadAssets();
   const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
   const title = options.title ?? 'Loom';
@@ -208,8 +213,13 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const job = await jobs.get(id);
       if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
       // A read core's operations have no method for (the job page alone lists children).
-      const [children, heldBy] = await Promise.all([store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN }), heldByOf(job, ctx.now)]);
-      return jobPage(ctx, heldBy ? { job, children, heldBy } : { job, children });
+      const [children, heldBy, waitTokens] = await Promise.all([
+        store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN }),
+        heldByOf(job, ctx.now),
+        tokens.list(job.id),
+      ]);
+      const panels = { above: waitTokensPanel(ctx, job, waitTokens), below: forkPanel(ctx, job) };
+      return jobPage(ctx, heldBy ? { job, children, heldBy, ...panels } : { job, children, ...panels });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
@@ -342,6 +352,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   async function perform(at: Located, form: Map<string, string>): Promise<{ flash: Flash; to: string }> {
     const ctx = { base: at.base };
     const ok = (text: string, to: string) => ({ flash: { kind: 'ok' as const, text }, to });
+    const workflow = await workflowAction({ jobs, tokens, base: at.base }, at.path, form, decodeSegment);
+    if (workflow) return workflow;
     const job = /^\/actions\/jobs\/([^/]+)\/(retry|cancel|remove)$/.exec(at.path);
     if (job) {
       const id = decodeSegment(job[1]!);

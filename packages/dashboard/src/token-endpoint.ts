@@ -113,7 +113,9 @@ export function tokenEndpoint(options: TokenEndpointOptions): (req: IncomingMess
       else return send(res, 400, page('Bad request', html`<p>Choose Approve or Reject.</p>`));
       const done = result.completed
         ? html`<p>Thank you: the request was ${result.status === 'completed' ? 'approved' : 'rejected'}.</p>`
-        : html`<p>This request was already ${result.status}; nothing changed.</p>`;
+        : result.status === 'cancelled'
+          ? html`<p>This request no longer needs an answer (${result.reason ?? 'it was cancelled'}); nothing changed.</p>`
+          : html`<p>This request was already ${result.status}; nothing changed.</p>`;
       return send(res, 200, page(result.completed ? 'Done' : 'Already decided', done));
     } catch (err) {
       if (err instanceof BodyTooLargeError || err instanceof SyntaxError) return reply(res, json, 400, 'INVALID_ARGUMENT', err.message);

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Job, MemoryStore, type JobContext } from '@loom/core';
+import { z } from 'zod';
+import { Job, LoomError, MemoryStore, type JobContext } from '@loom/core';
 import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
 import { loomDashboard, type DashboardOptions, type LoomDashboard } from '../src/index.js';
 
@@ -97,7 +98,38 @@ export class SyncCrm {
   async run(): Promise<void> {}
 }
 
-export const DEMO_JOBS = [SendReceipt, FlakyWebhook, FulfillOrder, NightlyReport, ImportBatch, NightlyImport, ChargeCard, AwaitReceipt, AwaitApproval, SyncCrm];
+/** What a reviewer sends to approve a refund (the token's schema). */
+export const RefundDecision = z.object({ approved: z.boolean(), note: z.string().optional() });
+
+/** Waits (3 days at most) for a person to approve a refund through a wait token. */
+@Job({ name: 'review-refund', queue: 'refunds', retries: 0 })
+export class ReviewRefund {
+  async run(payload: { orderId: string; amount: number }, ctx: JobContext): Promise<unknown> {
+    await ctx.step('check-order', async () => take(5));
+    const token = await ctx.step('approval-token', () => ctx.createWaitToken({ timeout: '3d', schema: RefundDecision }));
+    try {
+      const decision = await ctx.waitForToken(token);
+      return await ctx.step('refund', async () => ({ refunded: decision.approved, amount: payload.amount }));
+    } catch (err) {
+      if (LoomError.is(err, 'TOKEN_REJECTED')) return { refunded: false, reason: err.message };
+      throw err;
+    }
+  }
+}
+
+export const DEMO_JOBS = [
+  SendReceipt,
+  FlakyWebhook,
+  FulfillOrder,
+  NightlyReport,
+  ImportBatch,
+  NightlyImport,
+  ChargeCard,
+  AwaitReceipt,
+  AwaitApproval,
+  SyncCrm,
+  ReviewRefund,
+];
 
 /** An hour of imports before the fixture's "now" (12:00): a few every 5 minutes, some failing. */
 async function importHistory(t: TestLoom): Promise<void> {
@@ -119,7 +151,7 @@ export interface DashboardFixture {
   /** Ids of interesting jobs. */
   ids: { scriptPayload: string; dead: string[]; workflow: string; completed: string };
   /** With `workflows`: the extra workflow jobs (see {@link addWorkflows}). */
-  workflows: { finished: string; sleeping: string; failed: string; awaited: string; approval: string; rateLimited: string } | undefined;
+  workflows: { finished: string; sleeping: string; failed: string; awaited: string; approval: string; rateLimited: string; review: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -129,13 +161,14 @@ export type Mount = (dashboard: LoomDashboard) => Promise<{ server: Server; clos
 /**
  * Workflows in the states the timeline has to draw: one finished after a 30-minute sleep, one
  * asleep, one dead on a failing step, one that waited for its child (with a timeout), one waiting
- * for a signal. Time moves 31 minutes.
+ * for a signal, one waiting for a person to approve it (a wait token). Time moves 31 minutes.
  */
 async function addWorkflows(t: TestLoom): Promise<NonNullable<DashboardFixture['workflows']>> {
   const finished = await t.enqueue(NightlyImport, undefined);
   const failed = await t.enqueue(ChargeCard, undefined);
   const awaited = await t.enqueue(AwaitReceipt, undefined);
   const approval = await t.enqueue(AwaitApproval, undefined);
+  const review = await t.enqueue(ReviewRefund, { orderId: 'o-refund', amount: 4200 });
   await t.runUntilIdle();
   await t.advance('29m');
   const sleeping = await t.enqueue(NightlyImport, undefined);
@@ -145,7 +178,15 @@ async function addWorkflows(t: TestLoom): Promise<NonNullable<DashboardFixture['
   await t.runUntilIdle();
   const rateLimited = await t.enqueue(SyncCrm, undefined);
   await t.runUntilIdle();
-  return { finished: finished.id, sleeping: sleeping.id, failed: failed.id, awaited: awaited.id, approval: approval.id, rateLimited: rateLimited.id };
+  return {
+    finished: finished.id,
+    sleeping: sleeping.id,
+    failed: failed.id,
+    awaited: awaited.id,
+    approval: approval.id,
+    rateLimited: rateLimited.id,
+    review: review.id,
+  };
 }
 
 export async function startFixture(

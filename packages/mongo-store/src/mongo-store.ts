@@ -23,6 +23,7 @@ import {
   type JobStore,
   type LeaseExtension,
   type LeaseRef,
+  type JobStatus,
   type CompletionItem,
   type CompletionOutcome,
   type HeartbeatItem,
@@ -72,7 +73,7 @@ import { FencedWrites } from './writes/fenced-writes.js';
 import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
-import { WaitTokens } from './writes/wait-tokens.js';
+import { tokenIndexPlan, TOKENS_RETENTION_INDEX, WaitTokens } from './writes/wait-tokens.js';
 import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
 import { Partitions, type Route } from './partitions/partitions.js';
 import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
@@ -137,7 +138,7 @@ export class MongoStore implements JobStore {
     if (this.routing) this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
-    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced);
+    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced, (jobId) => this.endedJobStatus(jobId));
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
@@ -200,6 +201,7 @@ export class MongoStore implements JobStore {
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
     await ensureIndexes(this.collections.counts, countsIndexPlan(this.options.retentionSeconds.completed), COUNTS_RETENTION_INDEX, this.options.logger);
+    await ensureIndexes(this.collections.waitTokens, tokenIndexPlan(this.options.retentionSeconds.completed), TOKENS_RETENTION_INDEX, this.options.logger);
     await this.reconcile();
   }
 
@@ -422,6 +424,24 @@ export class MongoStore implements JobStore {
     return this.waitTokens.settle(id, req);
   }
 
+  endWaitTokens(jobId: string, now: Date): Promise<number> {
+    return this.waitTokens.end(jobId, now);
+  }
+
+  listWaitTokens(jobId: string): Promise<WaitTokenRecord[]> {
+    return this.waitTokens.list(jobId);
+  }
+
+  /** The status of an ended job (null: gone), undefined while it has not ended: what ends its wait tokens. */
+  private async endedJobStatus(jobId: string): Promise<JobStatus | null | undefined> {
+    const _id = parseJobId(jobId);
+    if (!_id) return null;
+    const live = await this.collections.jobs.findOne({ _id }, { projection: { status: 1 } });
+    if (live) return live.status === 'completed' || live.status === 'cancelled' ? live.status : undefined;
+    const dead = await this.collections.deadLetters.findOne({ _id }, { projection: { _id: 1 } });
+    return dead ? 'dead' : null;
+  }
+
   async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
     await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now')));
   }
@@ -545,8 +565,11 @@ export class MongoStore implements JobStore {
     return retried ? { outcome: 'retried', status: 'queued' } : this.control.retryJob(id, now);
   }
 
-  removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
-    return this.control.removeJob(id, now, (queue, finishedAt) => this.completedCounts.add(queue, finishedAt, -1));
+  async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
+    const outcome = await this.control.removeJob(id, now, (queue, finishedAt) => this.completedCounts.add(queue, finishedAt, -1));
+    // Its tokens go with it (a crash in between leaves settled tokens for the TTL index, pending ones for endWaitTokens).
+    if (outcome?.outcome === 'removed') await this.waitTokens.remove(id);
+    return outcome;
   }
 
   replayDeadLetters(filter: DeadLetterFilter, req: { now: Date; onProgress?: (handled: number) => void }): Promise<DeadLetterReplayReport> {

@@ -129,6 +129,19 @@ describe('MongoStore indexes', () => {
     expect(await ttl()).toBeUndefined();
   });
 
+  it("removes settled wait tokens after the completed jobs' retention, pending ones never", async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const index = async (name: string) => (await indexesOf(fixture.mongo.client.db(database).collection('loom_wait_tokens'))).find((ix) => ix.name === name);
+    await fixture.newStore({ database, retention: { completed: '2d' } }).init();
+    // settledAt is absent on a pending token: the TTL monitor leaves a document without a date alone.
+    expect(await index('loom_retention_tokens')).toMatchObject({ key: { settledAt: 1 }, expireAfterSeconds: 172_800 });
+    expect(await index('loom_tokens_job')).toMatchObject({ key: { jobId: 1, createdAt: 1, _id: 1 } });
+    await fixture.newStore({ database, retention: { completed: '1h' } }).init();
+    expect((await index('loom_retention_tokens'))?.expireAfterSeconds).toBe(3_600);
+    await fixture.newStore({ database, retention: { completed: false } }).init();
+    expect(await index('loom_retention_tokens')).toBeUndefined();
+  });
+
   it('replaces the name and dead-letter indexes of 0.1 with their list-page keys', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     const db = fixture.mongo.client.db(database);

@@ -20,7 +20,8 @@ export interface RetentionScenarioFixture {
   /**
    * Removes what the store's retention of completed jobs ({@link SCENARIO_RETENTION_DAYS} days)
    * would remove at `now`: a MemoryStore configured with it sweeps on its next operation; a
-   * MongoStore test deletes what its TTL index would (completed, `finishedAt` older than that).
+   * MongoStore test deletes what its TTL indexes would (completed, `finishedAt` older than that;
+   * wait tokens whose `settledAt` is older than that).
    */
   expireCompleted(now: Date): Promise<void>;
 }
@@ -44,6 +45,15 @@ export function describeRetentionScenarios(label: string, fixture: () => Retenti
       await ctx.sleep('think it over', payload.sleep);
       if (payload.fail) throw new Error('changed its mind');
       return ctx.waitForJob<number>(id);
+    }
+  }
+
+  @Job({ name: 'rt-approval', retries: 0 })
+  class Approval {
+    async run(payload: { walkAway?: boolean }, ctx: JobContext) {
+      const token = await ctx.step('token', () => ctx.createWaitToken());
+      if (payload.walkAway) return 'left it pending';
+      return ctx.waitForToken(token);
     }
   }
 
@@ -84,6 +94,32 @@ export function describeRetentionScenarios(label: string, fixture: () => Retenti
       // The parent is done with it: retention takes the child, counted from its own finish.
       await current.expireCompleted(t.clock.now());
       expect(await t.getJob(child.id)).toBeNull();
+    });
+
+    it("a completed job's wait tokens go with it: settled or left pending, none stays for good", async () => {
+      t = await createTestLoom({ jobs: [Approval], store: current.store, lease: '30s', pollInterval: POLL });
+      const waited = await t.enqueue(Approval, {});
+      const walkedAway = await t.enqueue(Approval, { walkAway: true });
+      await t.runUntilIdle();
+      const [token] = await t.tokens.list(waited.id);
+      const [left] = await t.tokens.list(walkedAway.id);
+      expect(await t.tokens.complete(token!.id, 'yes')).toEqual({ completed: true, status: 'completed' });
+      await t.runUntilIdle();
+      expect(await t.getJob(waited.id)).toMatchObject({ status: 'completed', result: 'yes' });
+      expect(await t.tokens.get(left!.id)).toMatchObject({ status: 'cancelled' });
+
+      // Within the retention period a second completion still says what happened.
+      await t.advance(`${SCENARIO_RETENTION_DAYS - 1}d`);
+      await current.expireCompleted(t.clock.now());
+      expect(await t.tokens.complete(token!.id, 'no')).toEqual({ completed: false, status: 'completed' });
+
+      await t.advance('1d');
+      await t.advance('1h');
+      await current.expireCompleted(t.clock.now());
+      expect(await t.getJob(waited.id)).toBeNull();
+      expect(await t.getJob(walkedAway.id)).toBeNull();
+      expect(await t.tokens.get(token!.id)).toBeNull();
+      expect(await t.tokens.get(left!.id)).toBeNull();
     });
 
     /** A SlowParent asleep past its finished child's retention; the child kept for it. */

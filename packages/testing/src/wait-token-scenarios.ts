@@ -1,7 +1,7 @@
 /// <reference types="jest" />
 import 'reflect-metadata';
 import { z } from 'zod';
-import { Job, LoomError, type JobContext, type JobStore, type WaitToken } from '@loom/core';
+import { endedJobReason, Job, LoomError, type JobContext, type JobStore, type WaitToken } from '@loom/core';
 import { crashableStore } from './crashable-store.js';
 import { FakeClock } from './fake-clock.js';
 import { createTestLoom, type TestLoom } from './test-loom.js';
@@ -53,12 +53,22 @@ export function describeWaitTokenScenarios(label: string, fixture: () => { store
     }
   }
 
+  /** Makes a token and never waits for it: the run returns, or fails for good, with the token pending. */
+  @Job({ name: 'wt-walk-away', retries: 0 })
+  class WalkAway {
+    async run(payload: { key: string; fail: boolean }, ctx: JobContext): Promise<string> {
+      probe.tokens[payload.key] = await ctx.step('approval-token', () => ctx.createWaitToken({ schema: Approval }));
+      if (payload.fail) throw new Error('gave up before asking');
+      return 'did not ask';
+    }
+  }
+
   describe(`wait tokens on ${label}`, () => {
     let store: JobStore;
     const looms: TestLoom[] = [];
     const start = async (options: { store?: JobStore; clock?: FakeClock } = {}): Promise<TestLoom> => {
       const t = await createTestLoom({
-        jobs: [Review],
+        jobs: [Review, WalkAway],
         store: options.store ?? store,
         clock: options.clock ?? new FakeClock(),
         lease: '30s',
@@ -139,6 +149,41 @@ export function describeWaitTokenScenarios(label: string, fixture: () => { store
       expect(await t.getJob(withDefault.id)).toMatchObject({ status: 'completed', result: { approved: false, by: 'nobody' } });
       expect(await t.tokens.complete(probe.tokens.bare!.id, { approved: true, by: 'ana' })).toEqual({ completed: false, status: 'timed-out' });
       expect(probe.resumed).toEqual({ bare: 1, fallback: 1 });
+    });
+
+    it('cancelling a job that waits for a token ends the token: completing it then resumes nothing and says why', async () => {
+      const t = await start();
+      const { id } = await t.enqueue(Review, { key: 'a' });
+      await t.runUntilIdle();
+      const token = probe.tokens.a!;
+      expect(await t.jobs.cancel(id)).toEqual({ cancelled: true, status: 'cancelled' });
+      const reason = endedJobReason(id, 'cancelled');
+      expect(await t.tokens.get(token.id)).toMatchObject({ status: 'cancelled', reason });
+      expect(await t.tokens.complete(token.id, { approved: true, by: 'ana' })).toEqual({ completed: false, status: 'cancelled', reason });
+      expect(await t.tokens.reject(token.id, 'no')).toEqual({ completed: false, status: 'cancelled', reason });
+      await t.runUntilIdle();
+      expect(await t.getJob(id)).toMatchObject({ status: 'cancelled', signals: [] });
+      expect(probe.resumed).toEqual({});
+
+      // Retried, the run finds its token cancelled: the wait says so instead of hanging.
+      expect(await t.jobs.retry(id)).toEqual({ retried: true, status: 'queued' });
+      await t.runUntilIdle();
+      await t.advance('1h');
+      const retried = await t.getJob(id);
+      expect(retried?.errors.at(-1)).toMatchObject({ code: 'TOKEN_CANCELLED' });
+      expect(probe.resumed).toEqual({});
+    });
+
+    it('a job that completes or dies with a pending token ends it', async () => {
+      const t = await start();
+      const done = await t.enqueue(WalkAway, { key: 'done', fail: false });
+      const dead = await t.enqueue(WalkAway, { key: 'dead', fail: true });
+      await t.runUntilIdle();
+      expect(await t.getJob(done.id)).toMatchObject({ status: 'completed' });
+      expect(await t.getJob(dead.id)).toMatchObject({ status: 'dead' });
+      expect(await t.tokens.get(probe.tokens.done!.id)).toMatchObject({ status: 'cancelled', reason: endedJobReason(done.id, 'completed') });
+      expect(await t.tokens.list(dead.id)).toMatchObject([{ id: probe.tokens.dead!.id, status: 'cancelled', reason: endedJobReason(dead.id, 'dead') }]);
+      expect(await t.tokens.complete(probe.tokens.dead!.id, { approved: true, by: 'ana' })).toMatchObject({ completed: false, status: 'cancelled' });
     });
 
     it('a token completed as its worker dies resumes the run once, on the engine that took it over', async () => {

@@ -21,5 +21,6 @@ export async function settleToken(ctx: CommandContext, action: 'complete' | 'rej
   const { output } = ctx;
   if (output.json) return printJson(output, { id, ...result });
   if (result.completed) output.out(`token ${id} ${result.status}: its run resumes\n`);
+  else if (result.status === 'cancelled') output.out(`token ${id} is cancelled (${result.reason ?? 'its job ended'}): nothing resumes, nothing changed\n`);
   else output.out(`token ${id} was already ${result.status}: nothing changed\n`);
 }

@@ -206,6 +206,7 @@ export class JobRunner {
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       await this.writeLogTail(run, tail);
       await this.settle(run, outcome, ctx, startedAt);
+      if (ctx.usedWaitTokens && outcome.kind !== 'suspended') await this.endWaitTokens(run);
     } catch (err) {
       this.failedUnexpectedly(job, err);
     } finally {
@@ -248,6 +249,20 @@ export class JobRunner {
       await this.deps.store.appendLogs(run.lease.ref, lines, this.deps.clock.now());
     } catch (err) {
       run.log.debug({ err, jobId: run.job.id }, `Job ${run.job.id}: could not keep its ${lines.length} log lines; the run goes on`);
+    }
+  }
+
+  /**
+   * A run that used wait tokens stored its outcome: if that ended the job, its pending tokens end
+   * too (`cancelled`), so completing one says the job no longer waits. The store leaves them alone
+   * when the job did not end (a retry); a failure here is logged, and the store still refuses to
+   * complete such a token later (`settleWaitToken` checks the job).
+   */
+  private async endWaitTokens(run: Run): Promise<void> {
+    try {
+      await this.deps.store.endWaitTokens(run.job.id, this.deps.clock.now());
+    } catch (err) {
+      run.log.warn({ err, jobId: run.job.id }, `Job ${run.job.id}: could not end its pending wait tokens; completing one will still resume nothing`);
     }
   }
 

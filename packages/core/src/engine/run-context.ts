@@ -45,6 +45,8 @@ export class RunContext implements JobContext {
   suspension: RunSuspension | undefined;
   /** Set when `transaction` completed the job together with the handler's writes. */
   completedInTransaction = false;
+  /** This attempt created or waited for a wait token: when the job ends, the runner ends its pending tokens. */
+  usedWaitTokens = false;
 
   /** Built on first use of steps, sleeps, child jobs or signals (see {@link scope}). */
   private lazyScope: RunScope | undefined;
@@ -200,10 +202,12 @@ export class RunContext implements JobContext {
 
   createWaitToken<S extends z.ZodType = z.ZodType<unknown>>(options?: CreateWaitTokenOptions<S>): Promise<WaitToken<z.output<S>>> {
     if (this.suspension) throw this.suspension;
+    this.usedWaitTokens = true;
     return createWaitToken(this.scope, options) as Promise<WaitToken<z.output<S>>>;
   }
 
   waitForToken<T>(token: WaitToken<T>, opts?: WaitForTokenOptions): Promise<T> {
+    this.usedWaitTokens = true;
     return waitForToken(this.scope, token, opts) as Promise<T>;
   }
 

@@ -194,6 +194,8 @@ export class Jobs {
     if (!result) throw new JobNotFoundError(id);
     const { outcome, job } = result;
     if (outcome === 'cancelled') {
+      // A job cancelled while it waited for a wait token waits no more: its pending tokens end.
+      await store.endWaitTokens(id, clock.now());
       hooks?.onCancelled?.(job, kept);
       if (job.parentId !== undefined) await this.wakeParent(job.parentId, job.id);
     } else if (outcome === 'requested') {

@@ -13,6 +13,8 @@ export interface TokenResult {
   completed: boolean;
   /** The token's status after the call. */
   status: WaitTokenStatus;
+  /** For a `cancelled` token: why (its job ended, or was removed), so nothing resumes. */
+  reason?: string;
 }
 
 /** Where the engine hooks into `tokens`. */
@@ -42,11 +44,18 @@ export class Tokens {
     return this.deps.store.getWaitToken(plainString(id, 'tokens.get id'));
   }
 
+  /** The wait tokens of a job, oldest first (every status): what the dashboard shows on a job's page. */
+  list(jobId: string): Promise<WaitTokenRecord[]> {
+    return this.deps.store.listWaitTokens(plainString(jobId, 'tokens.list jobId'));
+  }
+
   /**
    * Completes a pending token with `output`: its run resumes, and `ctx.waitForToken` returns the
    * output. The output must be plain data matching the token's schema, else
    * `InvalidTokenOutputError` (`INVALID_TOKEN_OUTPUT`) and nothing changes. A token settled before
-   * (or past its timeout) is unchanged: `{ completed: false }`. Unknown id: `WAIT_TOKEN_NOT_FOUND`.
+   * (or past its timeout) is unchanged: `{ completed: false }`. A pending token whose job has ended
+   * (cancelled, dead, completed) resumes nothing: it ends `cancelled`, `{ completed: false, status:
+   * 'cancelled', reason }`. Unknown id: `WAIT_TOKEN_NOT_FOUND`.
    */
   async complete(id: string, output?: unknown): Promise<TokenResult> {
     const token = await this.find(id, 'complete');
@@ -81,6 +90,8 @@ export class Tokens {
       hooks?.onSettled?.();
       return { completed: false, status: outcome.token.status };
     }
+    if (outcome.token.status === 'cancelled')
+      return { completed: false, status: 'cancelled', ...(outcome.token.reason ? { reason: outcome.token.reason } : {}) };
     hooks?.onSettled?.();
     return { completed: outcome.settled, status: outcome.token.status };
   }

@@ -224,6 +224,12 @@ export interface JobStore {
    * Stores a new `pending` wait token (`token.status` must be `'pending'`) created by the run
    * holding `lease`; `token.jobId` must be the lease's job. Fenced: a run that lost its lease stores
    * nothing and gets `LEASE_LOST`. An id already stored is refused with `INVALID_ARGUMENT`.
+   *
+   * Retention: tokens never outlive their job's retention. A store that removes finished jobs
+   * removes their settled tokens too: MemoryStore with the job; MongoStore (whose TTL monitor
+   * deletes jobs one by one) with a TTL index of its own on `settledAt`, the retention of
+   * completed jobs after the token was settled. A pending token is never removed that way: ending
+   * its job ends it (`endWaitTokens`), and then it counts as settled.
    */
   createWaitToken(lease: LeaseRef, token: WaitTokenRecord, now: Date): Promise<void>;
 
@@ -237,9 +243,22 @@ export interface JobStore {
    * `waitTokenSignal``(id)` sent with that same signal id (so a repeated delivery stores
    * nothing; a job waiting for it is queued at `now`; a finished job is left alone). That second
    * write is what a repeated call repairs, should a process die between the two. Null when no
-   * token has this id.
+   * token has this id. A `completed` or `rejected` settlement of a pending token whose job has
+   * ended (completed, dead, cancelled) or is gone ends it `cancelled` instead (`reason` from
+   * `endedJobReason`, nothing delivered) and returns `settled: false`: nobody waits for it.
    */
   settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null>;
+
+  /**
+   * Ends the `pending` wait tokens of a job that has ended (completed, dead, cancelled) or is gone:
+   * each becomes `cancelled` at `now` (`settledAt`, `reason` from `endedJobReason`), so a later
+   * completion resumes nothing and says so, and retention can remove it. The tokens of a job that
+   * has not ended are left alone (0). Returns how many it ended; a second call ends none.
+   */
+  endWaitTokens(jobId: string, now: Date): Promise<number>;
+
+  /** The wait tokens of a job, oldest first (every status). */
+  listWaitTokens(jobId: string): Promise<WaitTokenRecord[]>;
 
   /**
    * Appends `ctx.log` lines to the job's tail, keeping the last `MAX_JOB_LOG_LINES` (lines checked
@@ -329,7 +348,10 @@ export interface JobStore {
    */
   retryJob(id: string, now: Date): Promise<RetryOutcome | null>;
 
-  /** Deletes a finished job (`completed`, `dead` or `cancelled`), freeing its idempotency key. Null when no job has this id. */
+  /**
+   * Deletes a finished job (`completed`, `dead` or `cancelled`), freeing its idempotency key, and
+   * its wait tokens. Null when no job has this id.
+   */
   removeJob(id: string, now: Date): Promise<RemoveOutcome | null>;
 
   /**

@@ -4,11 +4,21 @@
  * A token is settled once: the first settlement wins and every later one changes nothing.
  */
 
-/** Where a wait token is in its life: `pending` until settled, then one of the other three for good. */
-export type WaitTokenStatus = 'pending' | 'completed' | 'rejected' | 'timed-out';
+/**
+ * Where a wait token is in its life: `pending` until settled, then one of the others for good.
+ * `cancelled`: its job ended (completed, dead, cancelled) or was removed while the token was
+ * pending; nobody waits for it any more, so completing it resumes nothing (see
+ * {@link JobStore.endWaitTokens}).
+ */
+export type WaitTokenStatus = 'pending' | 'completed' | 'rejected' | 'timed-out' | 'cancelled';
 
 /** The settled statuses of a wait token. */
-export const SETTLED_TOKEN_STATUSES: readonly WaitTokenStatus[] = ['completed', 'rejected', 'timed-out'];
+export const SETTLED_TOKEN_STATUSES: readonly WaitTokenStatus[] = ['completed', 'rejected', 'timed-out', 'cancelled'];
+
+/** The reason a token of a job that ended is `cancelled` with (its `reason`). */
+export function endedJobReason(jobId: string, jobStatus: string | null): string {
+  return jobStatus === null ? `its job ${jobId} was removed` : `its job ${jobId} is ${jobStatus} and no longer waits for it`;
+}
 
 /** A wait token as stored. */
 export interface WaitTokenRecord {
@@ -28,7 +38,7 @@ export interface WaitTokenRecord {
   settledAt?: Date;
   /** A completed token's output (or a timed-out token's default). */
   output?: unknown;
-  /** A rejected token's reason. */
+  /** A rejected token's reason; for a `cancelled` one, why (its job ended). */
   reason?: string;
 }
 
@@ -63,7 +73,7 @@ export interface WaitTokenSignalData {
 
 /** The signal data a settled token delivers to its job. */
 export function waitTokenSignalData(token: WaitTokenRecord): WaitTokenSignalData {
-  if (token.status === 'pending') throw new Error(`wait token ${token.id} is not settled`);
+  if (token.status === 'pending' || token.status === 'cancelled') throw new Error(`wait token ${token.id} is ${token.status}: it delivers nothing`);
   const data: WaitTokenSignalData = { status: token.status };
   if (token.status === 'rejected') {
     if (token.reason !== undefined) data.reason = token.reason;

@@ -56,6 +56,7 @@ export type LoomErrorCode =
   | 'INVALID_BATCH'
   | 'TOKEN_REJECTED'
   | 'TOKEN_TIMEOUT'
+  | 'TOKEN_CANCELLED'
   | 'INVALID_TOKEN_OUTPUT'
   | 'WAIT_TOKEN_NOT_FOUND'
   | 'RUN_RECORD_MISMATCH'
@@ -635,6 +636,25 @@ export class TokenTimeoutError extends LoomError {
       'TOKEN_TIMEOUT',
       `Wait token ${tokenId} timed out at ${timeoutAt.toISOString()} without being completed or rejected; ` +
         'catch TokenTimeoutError, or give createWaitToken a `default` to go on with',
+    );
+  }
+}
+
+/**
+ * `ctx.waitForToken`: the token was cancelled because its job ended (cancelled, dead, completed)
+ * while it was pending; the job was then retried or replayed, and this run waits for it again.
+ * A cancelled token never resumes anything: make a new one, e.g. `loom.jobs.fork(id, { fromStep })`
+ * from the step that created the token.
+ */
+export class TokenCancelledError extends LoomError {
+  constructor(
+    readonly tokenId: string,
+    readonly reason: string | undefined,
+  ) {
+    super(
+      'TOKEN_CANCELLED',
+      `Wait token ${tokenId} was cancelled${reason === undefined ? '' : ` (${reason})`}; it can no longer be completed. ` +
+        'Fork the job from the step that created the token (loom.jobs.fork(id, { fromStep })) to wait for a new one',
     );
   }
 }

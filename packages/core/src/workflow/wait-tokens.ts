@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { toMs } from '../support/duration.js';
-import { InvalidArgumentError, TokenRejectedError, TokenTimeoutError } from '../support/errors.js';
+import { InvalidArgumentError, TokenCancelledError, TokenRejectedError, TokenTimeoutError } from '../support/errors.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import type { StepRecord } from '../store/job-record.js';
 import { waitTokenSignal, waitTokenSignalData, type WaitTokenRecord, type WaitTokenSignalData } from '../store/wait-token.js';
@@ -91,8 +91,13 @@ export async function waitForToken(run: RunScope, token: WaitToken | string, opt
   if (consumed) return outcome(consumed);
   const stored = await store.getWaitToken(id);
   if (!stored || stored.jobId !== run.jobId) {
-    throw new InvalidArgumentError(`ctx.waitForToken("${id}")`, `is not a wait token of job ${run.jobId}: a run can only wait for tokens it created`);
+    throw new InvalidArgumentError(
+      `ctx.waitForToken("${id}")`,
+      `is not a wait token of job ${run.jobId}: a run can only wait for tokens it created (and a settled token goes with its job's retention)`,
+    );
   }
+  // Ended with its job (which was then retried): it resumes nothing, so waiting for it would hang.
+  if (stored.status === 'cancelled') throw new TokenCancelledError(id, stored.reason);
   let settled = stored.status === 'pending' ? undefined : stored;
   if (!settled && stored.timeoutAt && stored.timeoutAt.getTime() <= now.getTime()) {
     settled = (await store.settleWaitToken(id, { settlement: { status: 'timed-out' }, now }))?.token;

@@ -39,9 +39,10 @@ function actions(ctx: PageContext, job: JobRecord): Html {
 
 /**
  * `<base>/jobs/<id>`: everything stored about one job. Payload, result, progress, errors and step
- * names come from jobs and are shown as text (escaped), never as markup.
+ * names come from jobs and are shown as text (escaped), never as markup. `above` and `below` are
+ * panels outside the live part (forms a live update must not wipe: wait tokens, fork).
  */
-export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobRecord[]; heldBy?: JobSummary['heldBy'] }): Html {
+export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobRecord[]; heldBy?: JobSummary['heldBy']; above?: Html; below?: Html }): Html {
   const { job } = data;
   const state = recordState(ctx, job, data.heldBy);
   const facts = html`<dl class="facts">
@@ -75,6 +76,7 @@ ${fact('Cancel reason', job.cancelReason)}
   );
   const body = html`<p class="crumbs"><a href="${href(ctx, '/jobs', { queue: job.queue })}">${job.queue}</a> › <a href="${href(ctx, '/jobs', { name: job.name })}">${job.name}</a></p>
 <h1>${job.name} <span class="mono id">${job.id}</span></h1>
+${data.above ?? ''}
 <div id="job-live" data-live>
 ${panel('job-summary', undefined, html`${actions(ctx, job)}${facts}`)}
 ${panel('job-progress', 'Progress', progressView(job.progress))}
@@ -84,7 +86,8 @@ ${panel('job-errors', `Attempts with errors (${job.errors.length})`, job.errors.
 ${panel('job-steps', `Steps (${job.steps.length})`, stepTimeline(ctx, job))}
 ${job.signals.length ? panel('job-signals', `Signals waiting (${job.signals.length})`, html`<pre class="value">${json(job.signals)}</pre>`) : ''}
 ${panel('job-children', data.children.length >= CHILDREN_SHOWN ? `Children (newest ${CHILDREN_SHOWN})` : `Children (${data.children.length})`, table(['Id', 'Name', 'Status', 'Created'], childRows, 'No child jobs.'))}
-</div>`;
+</div>
+${data.below ?? ''}`;
   return layout(ctx, {
     title: `${job.name} ${job.id}`,
     section: job.status === 'dead' ? 'dead' : 'jobs',

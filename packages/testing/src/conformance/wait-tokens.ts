@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { waitTokenSignal, type JobStore, type LeaseRef, type WaitTokenRecord } from '@loom/core';
+import { endedJobReason, waitTokenSignal, type JobStore, type LeaseRef, type WaitTokenRecord } from '@loom/core';
 import { at, claimOne, enqueueAndClaim, expectLeaseLost, mustGet, type ConformanceContext } from './harness.js';
 
 let serial = 0;
@@ -111,15 +111,105 @@ export function describeWaitTokens(ctx: ConformanceContext): void {
       expect(step?.result).toEqual({ status: 'timed-out', hasDefault: true, output: 'fallback' });
     });
 
-    it('an unknown token is null; a token of a finished job settles without touching the job', async () => {
+    it('an unknown token is null; completing a pending token of a finished job ends it cancelled, without touching the job', async () => {
       expect(await ctx.store.settleWaitToken('no-such-token', { settlement: { status: 'completed' }, now: at(1) })).toBeNull();
       const { id, lease } = await enqueueAndClaim(ctx.store);
       const token = pendingToken(id);
       await ctx.store.createWaitToken(lease, token, at(1));
       await ctx.store.complete(lease, { result: 'done', now: at(2) });
       const before = await mustGet(ctx.store, id);
-      expect((await ctx.store.settleWaitToken(token.id, { settlement: { status: 'completed', output: 1 }, now: at(3) }))?.settled).toBe(true);
+      const outcome = await ctx.store.settleWaitToken(token.id, { settlement: { status: 'completed', output: 1 }, now: at(3) });
+      const ended = { ...token, status: 'cancelled', settledAt: at(3), reason: endedJobReason(id, 'completed') };
+      expect(outcome).toEqual({ settled: false, token: ended });
+      expect(await ctx.store.getWaitToken(token.id)).toEqual(ended);
       expect(await mustGet(ctx.store, id)).toEqual(before);
+      // Cancelled for good: a rejection changes nothing either.
+      expect(await ctx.store.settleWaitToken(token.id, { settlement: { status: 'rejected', reason: 'late' }, now: at(4) })).toEqual({
+        settled: false,
+        token: ended,
+      });
+    });
+  });
+
+  describe('wait tokens of ended jobs: endWaitTokens, listWaitTokens, removeJob', () => {
+    it("lists a job's tokens oldest first, every status, and no other job's", async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const first = pendingToken(id, { createdAt: at(1) });
+      const second = pendingToken(id, { createdAt: at(2), timeoutAt: at(9_000) });
+      await ctx.store.createWaitToken(lease, second, at(2));
+      await ctx.store.createWaitToken(lease, first, at(2));
+      const other = await enqueueAndClaim(ctx.store, {}, { now: at(3) });
+      await ctx.store.createWaitToken(other.lease, pendingToken(other.id), at(3));
+      await ctx.store.settleWaitToken(second.id, { settlement: { status: 'completed', output: 'ok' }, now: at(4) });
+      const listed = await ctx.store.listWaitTokens(id);
+      expect(listed.map((t) => [t.id, t.status])).toEqual([
+        [first.id, 'pending'],
+        [second.id, 'completed'],
+      ]);
+      expect(await ctx.store.listWaitTokens(other.id)).toHaveLength(1);
+      expect(await ctx.store.listWaitTokens('no-such-job')).toEqual([]);
+    });
+
+    it('leaves the tokens of a job that has not ended alone', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const token = pendingToken(id);
+      await ctx.store.createWaitToken(lease, token, at(1));
+      expect(await ctx.store.endWaitTokens(id, at(2))).toBe(0);
+      await waitingFor(ctx.store, lease, token.id, at(3));
+      expect(await ctx.store.endWaitTokens(id, at(4))).toBe(0);
+      expect(await ctx.store.getWaitToken(token.id)).toEqual(token);
+    });
+
+    it("a cancelled job's pending tokens end cancelled, its settled ones stay; completing one then resumes nothing", async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const done = pendingToken(id);
+      const open = pendingToken(id, { timeoutAt: at(60_000) });
+      await ctx.store.createWaitToken(lease, done, at(1));
+      await ctx.store.createWaitToken(lease, open, at(1));
+      await ctx.store.settleWaitToken(done.id, { settlement: { status: 'rejected', reason: 'no' }, now: at(2) });
+      await ctx.store.consumeSignal(lease, { signal: waitTokenSignal(done.id), stepName: 'w1', now: at(3) });
+      await waitingFor(ctx.store, lease, open.id, at(4));
+      expect((await ctx.store.cancelJob(id, { now: at(5) }))?.outcome).toBe('cancelled');
+
+      expect(await ctx.store.endWaitTokens(id, at(6))).toBe(1);
+      const ended = { ...open, status: 'cancelled', settledAt: at(6), reason: endedJobReason(id, 'cancelled') };
+      expect(await ctx.store.getWaitToken(open.id)).toEqual(ended);
+      expect(await ctx.store.getWaitToken(done.id)).toMatchObject({ status: 'rejected', reason: 'no', settledAt: at(2) });
+      expect(await ctx.store.endWaitTokens(id, at(7))).toBe(0);
+
+      const before = await mustGet(ctx.store, id);
+      expect(await ctx.store.settleWaitToken(open.id, { settlement: { status: 'completed', output: 1 }, now: at(8) })).toEqual({
+        settled: false,
+        token: ended,
+      });
+      expect(await mustGet(ctx.store, id)).toEqual(before);
+    });
+
+    it("a dead job's pending tokens end too", async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const token = pendingToken(id);
+      await ctx.store.createWaitToken(lease, token, at(1));
+      await ctx.store.deadLetter(lease, { reason: 'gave up', now: at(2) });
+      expect(await ctx.store.endWaitTokens(id, at(3))).toBe(1);
+      expect(await ctx.store.getWaitToken(token.id)).toMatchObject({ status: 'cancelled', settledAt: at(3), reason: endedJobReason(id, 'dead') });
+    });
+
+    it('removing a job removes its tokens, pending or settled', async () => {
+      for (const end of ['complete', 'deadLetter'] as const) {
+        const { id, lease } = await enqueueAndClaim(ctx.store);
+        const settled = pendingToken(id);
+        const pending = pendingToken(id);
+        await ctx.store.createWaitToken(lease, settled, at(1));
+        await ctx.store.createWaitToken(lease, pending, at(1));
+        await ctx.store.settleWaitToken(settled.id, { settlement: { status: 'completed' }, now: at(2) });
+        if (end === 'complete') await ctx.store.complete(lease, { now: at(3) });
+        else await ctx.store.deadLetter(lease, { reason: 'gave up', now: at(3) });
+        expect((await ctx.store.removeJob(id, at(4)))?.outcome).toBe('removed');
+        expect(await ctx.store.getWaitToken(settled.id)).toBeNull();
+        expect(await ctx.store.getWaitToken(pending.id)).toBeNull();
+        expect(await ctx.store.listWaitTokens(id)).toEqual([]);
+        expect(await ctx.store.settleWaitToken(pending.id, { settlement: { status: 'completed' }, now: at(5) })).toBeNull();
+      }
     });
   });
 }

@@ -58,7 +58,10 @@ export function replayDeadLetters(
 
 export function purgeDeadLetters(state: MemoryState, filter: DeadLetterFilter): number {
   const doomed = matching(state, filter);
-  for (const entry of doomed) state.dead.delete(entry.job.record.id);
+  for (const entry of doomed) {
+    state.dead.delete(entry.job.record.id);
+    state.dropWaitTokens(entry.job.record.id);
+  }
   return doomed.length;
 }
 

@@ -198,6 +198,14 @@ export class MemoryStore implements JobStore {
     return waitTokens.settleWaitToken(this.#state, id, req);
   }
 
+  async endWaitTokens(jobId: string, now: Date): Promise<number> {
+    return waitTokens.endWaitTokens(this.#state, jobId, now);
+  }
+
+  async listWaitTokens(jobId: string): Promise<WaitTokenRecord[]> {
+    return waitTokens.listWaitTokens(this.#state, jobId);
+  }
+
   async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
     writes.appendLogs(this.#state, lease, lines, now);
   }

@@ -49,6 +49,7 @@ export function sweep(state: MemoryState, now: Date): void {
     for (const [id, entry] of state.dead) {
       if (entry.diedAt.getTime() > cutoff) break;
       state.dead.delete(id);
+      state.dropWaitTokens(id);
     }
   }
 }
@@ -73,8 +74,9 @@ export function releaseSettled(state: MemoryState, id: string): void {
   removeCompleted(state, job);
 }
 
-/** Forgets a completed job retention removed: its id, its key and its count. */
+/** Forgets a completed job retention removed: its id, its key, its count and its wait tokens. */
 function removeCompleted(state: MemoryState, job: StoredJob): void {
+  state.dropWaitTokens(job.record.id);
   state.byParent.remove(job.record.parentId, job);
   state.freeKey(job.record);
   state.counts.add(job.record.queue, 'completed', -1);

@@ -63,8 +63,10 @@ export class MemoryState {
   readonly counts = new StatusCounts();
   readonly schedules = new ScheduleTable();
   readonly batches = new BatchTable();
-  /** Wait tokens by id (kept as long as the store lives). */
+  /** Wait tokens by id (removed with their job: `dropWaitTokens`). */
   readonly waitTokens = new Map<string, WaitTokenRecord>();
+  /** Wait token ids by job id, in creation order. */
+  readonly waitTokensByJob = new Map<string, string[]>();
   /** Finished jobs with dependents not settled yet (`settleDependents`), in the order they finished. */
   readonly unsettled = new Set<string>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */
@@ -90,6 +92,14 @@ export class MemoryState {
    */
   leaseToken(): string {
     return this.#tokenPrefix + (++this.#claims).toString(36);
+  }
+
+  /** A job left the store (removed, or by retention): its wait tokens go with it. */
+  dropWaitTokens(jobId: string): void {
+    const ids = this.waitTokensByJob.get(jobId);
+    if (!ids) return;
+    for (const id of ids) this.waitTokens.delete(id);
+    this.waitTokensByJob.delete(jobId);
   }
 
   /** Frees the idempotency key of `record`, if it still holds it. */

@@ -150,6 +150,7 @@ function reenter(state: MemoryState, job: StoredJob, from: JobStatus, now: Date)
 /** A finished job removed (`removeJob`): out of its map, its idempotency key freed. */
 function forget(state: MemoryState, job: StoredJob): void {
   const { record } = job;
+  state.dropWaitTokens(record.id);
   if (record.status === 'dead') {
     state.dead.delete(record.id);
     return;

@@ -3,8 +3,15 @@
  * comes first, the settlement delivered to the job as a signal with the token's id.
  */
 import { InvalidArgumentError, LoomError } from '../../support/errors.js';
-import type { LeaseRef } from '../job-record.js';
-import { waitTokenSignal, waitTokenSignalData, type WaitTokenRecord, type WaitTokenSettlement, type WaitTokenSettleOutcome } from '../wait-token.js';
+import type { JobStatus, LeaseRef } from '../job-record.js';
+import {
+  endedJobReason,
+  waitTokenSignal,
+  waitTokenSignalData,
+  type WaitTokenRecord,
+  type WaitTokenSettlement,
+  type WaitTokenSettleOutcome,
+} from '../wait-token.js';
 import { assertDate, assertString } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { copyDate } from './record-copy.js';
@@ -20,6 +27,44 @@ export function createWaitToken(state: MemoryState, lease: LeaseRef, token: Wait
   leased(state, lease, 'createWaitToken');
   if (state.waitTokens.has(token.id)) throw new InvalidArgumentError('wait token id', `"${token.id}" is taken; nothing was stored`);
   state.waitTokens.set(token.id, clonePlain(token));
+  const ids = state.waitTokensByJob.get(token.jobId);
+  if (ids) ids.push(token.id);
+  else state.waitTokensByJob.set(token.jobId, [token.id]);
+}
+
+export function listWaitTokens(state: MemoryState, jobId: string): WaitTokenRecord[] {
+  assertString(jobId, 'listWaitTokens jobId');
+  const tokens = (state.waitTokensByJob.get(jobId) ?? []).map((id) => clonePlain(state.waitTokens.get(id)!));
+  return tokens.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The status of the job `jobId` when it has ended (or `null` when it is gone); undefined while it has not ended. */
+function endedStatus(state: MemoryState, jobId: string): JobStatus | null | undefined {
+  const job = state.find(jobId);
+  if (!job) return null;
+  const { status } = job.record;
+  return status === 'completed' || status === 'dead' || status === 'cancelled' ? status : undefined;
+}
+
+function end(token: WaitTokenRecord, jobStatus: JobStatus | null, now: Date): void {
+  token.status = 'cancelled';
+  token.settledAt = copyDate(now);
+  token.reason = endedJobReason(token.jobId, jobStatus);
+}
+
+export function endWaitTokens(state: MemoryState, jobId: string, now: Date): number {
+  assertString(jobId, 'endWaitTokens jobId');
+  assertDate(now, 'endWaitTokens now');
+  const ended = endedStatus(state, jobId);
+  if (ended === undefined) return 0;
+  let n = 0;
+  for (const id of state.waitTokensByJob.get(jobId) ?? []) {
+    const token = state.waitTokens.get(id)!;
+    if (token.status !== 'pending') continue;
+    end(token, ended, now);
+    n += 1;
+  }
+  return n;
 }
 
 export function getWaitToken(state: MemoryState, id: string): WaitTokenRecord | null {
@@ -32,6 +77,14 @@ export function settleWaitToken(state: MemoryState, id: string, req: { settlemen
   const { settlement, now } = req;
   const token = state.waitTokens.get(id);
   if (!token) return null;
+  if (token.status === 'pending' && settlement.status !== 'timed-out') {
+    // Its job ended: nobody waits for it any more.
+    const ended = endedStatus(state, token.jobId);
+    if (ended !== undefined) {
+      end(token, ended, now);
+      return { settled: false, token: clonePlain(token) };
+    }
+  }
   const settled = token.status === 'pending' && settles(token, settlement, now);
   if (settled) {
     token.status = settlement.status;
@@ -39,7 +92,7 @@ export function settleWaitToken(state: MemoryState, id: string, req: { settlemen
     if (settlement.status === 'completed' && settlement.output !== undefined) token.output = clonePlain(settlement.output);
     if (settlement.status === 'rejected' && settlement.reason !== undefined) token.reason = settlement.reason;
   }
-  if (token.status !== 'pending') deliver(state, token, now);
+  if (token.status !== 'pending' && token.status !== 'cancelled') deliver(state, token, now);
   return { settled, token: clonePlain(token) };
 }
 
