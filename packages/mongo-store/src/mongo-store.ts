@@ -30,6 +30,7 @@ import {
   type NewJob,
   type QueueSummary,
   type RemoveOutcome,
+  type RunNowOutcome,
   type RetryOutcome,
   type ScheduleDescription,
   type ScheduleRecord,
@@ -543,6 +544,11 @@ export class MongoStore implements JobStore {
       return updated !== null;
     });
     return retried ? { outcome: 'retried', status: 'queued' } : this.control.retryJob(id, now);
+  }
+
+  runJobNow(id: string, now: Date): Promise<RunNowOutcome | null> {
+    this.partitionClaims.anything();
+    return this.control.runJobNow(id, now);
   }
 
   removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
