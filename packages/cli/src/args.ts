@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { decodeCursor, JOB_STATUSES, MAX_JOB_PAGE, type JobStatus } from '@loom/core';
+import { decodeCursor, JOB_STATUSES, MAX_BULK_IDS, MAX_JOB_PAGE, toMs, type JobStatus } from '@loom/core';
 import { UsageError } from './errors.js';
 
 /** The global options, valid with every command. */
@@ -14,6 +14,8 @@ export interface GlobalOptions {
 export interface Invocation {
   name: CommandName;
   target?: string;
+  /** The job ids of a bulk action (`jobs cancel ID ID ...`); absent with a filter or one id. */
+  targets?: string[];
   options: CommandOptions;
   global: GlobalOptions;
 }
@@ -35,16 +37,29 @@ export interface CommandOptions {
   output?: unknown;
   /** `jobs cancel --children`: also its children and dependents, recursively. */
   children?: boolean;
+  /** Bulk actions and `jobs clean`: print what would change, change nothing. */
+  dryRun?: boolean;
+  /** `jobs clean --older-than 7d` (or an ISO date): the cut-off, as milliseconds before now or an instant. */
+  olderThan?: { ms: number } | { at: Date };
 }
+
+/** The filter and confirmation options of the bulk job actions (`jobs cancel|retry|rm|run-now`). */
+const BULK_OPTIONS = ['status', 'name', 'queue', 'dry-run', 'yes'] as const;
+
+/** The commands that act on one job or, with several ids or filter options, on many. */
+export const BULK_COMMANDS = new Set<string>(['jobs cancel', 'jobs retry', 'jobs rm', 'jobs remove', 'jobs run-now']);
 
 /** What each command takes: whether an argument (and what it is) and which options. */
 const COMMANDS = {
   stats: { target: undefined, options: [] },
   'jobs ls': { target: undefined, options: ['status', 'name', 'queue', 'limit', 'cursor'] },
   'jobs show': { target: 'job id', options: [] },
-  'jobs cancel': { target: 'job id', options: ['reason', 'children'] },
-  'jobs retry': { target: 'job id', options: [] },
-  'jobs rm': { target: 'job id', options: [] },
+  'jobs cancel': { target: 'job ids', options: ['reason', 'children', ...BULK_OPTIONS] },
+  'jobs retry': { target: 'job ids', options: BULK_OPTIONS },
+  'jobs rm': { target: 'job ids', options: BULK_OPTIONS },
+  'jobs remove': { target: 'job ids', options: BULK_OPTIONS },
+  'jobs run-now': { target: 'job ids', options: BULK_OPTIONS },
+  'jobs clean': { target: undefined, options: ['older-than', 'status', 'name', 'queue', 'dry-run', 'yes'] },
   'jobs export': { target: 'job id', options: [] },
   'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },
@@ -60,7 +75,7 @@ const COMMANDS = {
   'batches show': { target: 'batch id', options: [] },
   'tokens complete': { target: 'token id', options: [] },
   'tokens reject': { target: 'token id', options: ['reason'] },
-} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions | 'from-step')[] }>;
+} as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions | 'from-step' | 'dry-run' | 'older-than')[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
@@ -144,6 +159,8 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
         'from-step': { type: 'string' },
         payload: { type: 'string' },
         children: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        'older-than': { type: 'string' },
       },
     });
   } catch (err) {
@@ -161,9 +178,13 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   const spec = COMMANDS[name];
   const args = group === 'stats' ? [action, ...rest].filter((a) => a !== undefined) : rest;
   const target = args[0];
-  if (args.length > 1) throw new UsageError(`'${name}' takes at most one argument, got ${args.length}`);
+  const many = spec.target === 'job ids';
+  if (args.length > 1 && !many) throw new UsageError(`'${name}' takes at most one argument, got ${args.length}`);
+  if (many && args.length > MAX_BULK_IDS)
+    throw new UsageError(`'${name}' takes at most ${MAX_BULK_IDS} job ids, got ${args.length} (use a filter: --status, --name, --queue)`);
+  if (many) for (const id of args) if (!JOB_ID.test(id)) throw new UsageError(`'${id}' is not a job id (24 hexadecimal digits)`);
   if (spec.target === undefined && target !== undefined) throw new UsageError(`'${name}' takes no argument, got '${target}'`);
-  if (spec.target !== undefined && spec.target !== 'optional job id' && target === undefined) throw new UsageError(`'${name}' needs a ${spec.target}`);
+  if (spec.target !== undefined && spec.target !== 'optional job id' && !many && target === undefined) throw new UsageError(`'${name}' needs a ${spec.target}`);
   if (spec.target === 'batch id' && target !== undefined && !JOB_ID.test(target)) throw new UsageError(`'${target}' is not a batch id (24 hexadecimal digits)`);
   if ((spec.target === 'job id' || spec.target === 'optional job id') && target !== undefined && !JOB_ID.test(target)) {
     throw new UsageError(`'${target}' is not a job id (24 hexadecimal digits)`);
@@ -171,7 +192,21 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   if (target !== undefined && target.trim() === '') throw new UsageError(`'${name}' needs a non-empty ${spec.target}`);
 
   const allowed = new Set<string>(spec.options);
-  for (const option of ['status', 'name', 'queue', 'limit', 'cursor', 'reason', 'all', 'yes', 'from-step', 'payload', 'children'] as const) {
+  for (const option of [
+    'status',
+    'name',
+    'queue',
+    'limit',
+    'cursor',
+    'reason',
+    'all',
+    'yes',
+    'from-step',
+    'payload',
+    'children',
+    'dry-run',
+    'older-than',
+  ] as const) {
     if (values[option] !== undefined && !allowed.has(option)) throw new UsageError(`'${name}' does not take --${option}`);
   }
   const options: CommandOptions = {};
@@ -205,6 +240,22 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
   if (values.all) options.all = true;
   if (values.yes) options.yes = true;
   if (values.children) options.children = true;
+  if (values['dry-run']) options.dryRun = true;
+
+  if (many) {
+    const filtered = options.status !== undefined || options.name !== undefined || options.queue !== undefined;
+    if (filtered && args.length > 0) throw new UsageError(`'${name}' takes job ids or filter options (--status, --name, --queue), not both`);
+    if (!filtered && args.length === 0) throw new UsageError(`'${name}' needs a job id (or several), or filter options (--status, --name, --queue)`);
+  }
+  if (name === 'jobs clean') {
+    const value = nonEmpty(values['older-than'], 'older-than');
+    if (value === undefined) throw new UsageError("'jobs clean' needs --older-than AGE (e.g. 7d, 12h) or an ISO date");
+    options.olderThan = parseOlderThan(value);
+    for (const status of options.status ?? []) {
+      if (!['completed', 'dead', 'cancelled'].includes(status))
+        throw new UsageError(`'jobs clean' removes finished jobs: --status '${status}' is not completed, dead or cancelled`);
+    }
+  }
 
   if (name === 'dlq retry') {
     if (target !== undefined && options.all) throw new UsageError("'dlq retry' takes a job id or --all, not both");
@@ -222,5 +273,21 @@ export function parseInvocation(rawArgv: readonly string[]): Invocation | typeof
       global[option] = value;
     }
   }
-  return target === undefined ? { name, options, global } : { name, target, options, global };
+  const invocation: Invocation = target === undefined ? { name, options, global } : { name, target, options, global };
+  if (many && args.length > 0) invocation.targets = args;
+  return invocation;
+}
+
+/** `--older-than`: an age (`7d`, `12h`, `30m`) or an ISO date. */
+function parseOlderThan(value: string): { ms: number } | { at: Date } {
+  if (/^\d/.test(value) && /[smhd]$/.test(value.trim())) {
+    try {
+      return { ms: toMs(value) };
+    } catch {
+      // not an age: try a date
+    }
+  }
+  const at = new Date(value);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(at.getTime())) return { at };
+  throw new UsageError(`--older-than '${value}' is neither an age (7d, 12h, 30m) nor an ISO date (2026-12-01)`);
 }

@@ -1,7 +1,8 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens } from '@loom/core';
 import { HELP, parseInvocation, type Invocation } from './args.js';
-import { cancelJob, exportJob, forkJob, listJobs, removeJob, retryJob, showJob } from './commands/jobs.js';
+import { exportJob, forkJob, listJobs, showJob } from './commands/jobs.js';
+import { cancelJobs, cleanJobs, needsConfirmation, removeJobs, retryJobs, runJobsNow } from './commands/bulk-jobs.js';
 import type { CommandContext } from './commands/context.js';
 import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
 import { listQueues, pauseQueue, stats } from './commands/queues.js';
@@ -23,6 +24,11 @@ export interface LoomIo {
   stderr(text: string): void;
   /** Whether stderr is a terminal. */
   interactive?: boolean;
+  /**
+   * Asks a yes/no question on the terminal (the binary: when stdin and stderr are terminals).
+   * Without it, an action on every job of a filter needs `--yes` (or `--dry-run`).
+   */
+  confirm?: (question: string) => Promise<boolean>;
 }
 
 /** Exit codes: done; the thing asked for does not exist or cannot change; bad usage or no database. */
@@ -32,9 +38,12 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   stats,
   'jobs ls': listJobs,
   'jobs show': showJob,
-  'jobs cancel': cancelJob,
-  'jobs retry': retryJob,
-  'jobs rm': removeJob,
+  'jobs cancel': cancelJobs,
+  'jobs retry': retryJobs,
+  'jobs rm': removeJobs,
+  'jobs remove': removeJobs,
+  'jobs run-now': runJobsNow,
+  'jobs clean': cleanJobs,
   'jobs fork': forkJob,
   'jobs export': exportJob,
   'dlq ls': listDeadLetters,
@@ -83,6 +92,9 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
       return EXIT.ok;
     }
     invocation = parsed;
+    if (needsConfirmation({ invocation }) && (io.confirm === undefined || invocation.global.json)) {
+      throw new UsageError(`'${invocation.name}' with a filter changes every matching job: add --yes to confirm, or --dry-run to see what would change`);
+    }
     target = resolveTarget(invocation.global, io.env);
   } catch (err) {
     if (err instanceof UsageError) return fail(EXIT.usage, `${err.message} (loom --help shows the commands)`);
@@ -109,6 +121,7 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
       tokens: new Tokens({ store, clock }),
       output,
       invocation,
+      ...(io.confirm ? { confirm: io.confirm } : {}),
     };
     await HANDLERS[invocation.name](ctx);
     return EXIT.ok;

@@ -55,11 +55,26 @@ export {
   type CancelResult,
   type RetryResult,
   type RemoveResult,
+  type RunNowResult,
   type JobsHooks,
   type ForkOptions,
   type ForkResult,
 } from './operations/jobs.js';
 export { Queues, type QueuesHooks } from './operations/queues.js';
+export {
+  BULK_BATCH,
+  BULK_SAMPLE,
+  MAX_BULK_IDS,
+  bulkStatuses,
+  type BulkAction,
+  type BulkCancelOptions,
+  type BulkOptions,
+  type BulkResult,
+  type BulkSkip,
+  type BulkTarget,
+  type CleanOptions,
+  type CleanStatus,
+} from './operations/bulk-jobs.js';
 export { RUN_RECORD_FORMAT, RUN_RECORD_VERSION, exportRun, importSteps, type RunRecord, type ExportedError } from './operations/run-export.js';
 export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';
 

@@ -9,6 +9,41 @@
     if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 
+  // Bulk selection on a job list: the header box ticks every row of the page; the bar says how many
+  // are ticked. Ticks survive a live swap of the list (restored by job id).
+  function selectedCount() {
+    var label = document.querySelector('[data-test="selected-count"]');
+    if (!label) return;
+    var n = document.querySelectorAll('input[data-select]:checked').length;
+    label.textContent = n > 0 ? n + ' selected' : 'Selected';
+  }
+  document.addEventListener('change', function (event) {
+    var box = event.target;
+    if (!(box instanceof HTMLInputElement)) return;
+    if (box.hasAttribute('data-select-all')) {
+      document.querySelectorAll('input[data-select]').forEach(function (row) {
+        row.checked = box.checked;
+      });
+    }
+    if (box.hasAttribute('data-select') || box.hasAttribute('data-select-all')) selectedCount();
+  });
+  function ticked(root) {
+    var ids = {};
+    root.querySelectorAll('input[data-select]:checked').forEach(function (row) {
+      ids[row.value] = true;
+    });
+    var all = root.querySelector('input[data-select-all]');
+    return { ids: ids, all: !!(all && all.checked) };
+  }
+  function retick(root, state) {
+    root.querySelectorAll('input[data-select]').forEach(function (row) {
+      if (state.ids[row.value]) row.checked = true;
+    });
+    var all = root.querySelector('input[data-select-all]');
+    if (all) all.checked = state.all;
+    selectedCount();
+  }
+
   var url = document.body.dataset.events;
   var status = document.getElementById('live-status');
   if (!url || typeof EventSource === 'undefined') return;
@@ -50,9 +85,11 @@
           var current = document.getElementById(fresh.id);
           if (!current || current.innerHTML === fresh.innerHTML) return;
           var open = openDetails(current);
+          var ticks = ticked(current);
           var node = document.importNode(fresh, true);
           current.replaceWith(node);
           reopen(node, open);
+          retick(node, ticks);
         });
         document.title = doc.title;
         document.body.dataset.updates = String(Number(document.body.dataset.updates || '0') + 1);

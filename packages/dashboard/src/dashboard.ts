@@ -18,6 +18,8 @@ import {
   type Logger,
 } from '@loom/core';
 import { loadAssets } from './assets.js';
+import { performBulk } from './bulk-actions.js';
+import { bulkConfirmPage, type FilterFields } from './views/bulk-view.js';
 import { finishedSeries } from './finished-series.js';
 import { Html } from './html/html.js';
 import { Csrf } from './http/csrf.js';
@@ -232,6 +234,19 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     throw new PageError(404, 'Not found', `The dashboard has no page at ${path}.`);
   }
 
+  /** A bulk action's filter: the jobs page's, from the fields its form carries (no cursor: every page). */
+  function bulkFilter(query: URLSearchParams): { fields: FilterFields; list: JobListFilter } {
+    const filter = jobsFilter(query);
+    const fields: FilterFields = {
+      ...(filter.statuses ? { statuses: filter.statuses } : {}),
+      ...(filter.name !== undefined ? { name: filter.name } : {}),
+      ...(filter.queue !== undefined ? { queue: filter.queue } : {}),
+      ...(filter.key !== undefined ? { key: filter.key } : {}),
+      ...(filter.payload !== undefined ? { payload: filter.payload } : {}),
+    };
+    return { fields, list: listFilter(filter) };
+  }
+
   /** The `jobs.list` filter of the jobs page's filter. */
   function listFilter(filter: JobsFilter): JobListFilter {
     const { statuses, name, queue, key, payloadMatch, cursor } = filter;
@@ -321,7 +336,15 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (!(await mayAct(req))) return refuse(403, 'Not allowed', 'You may look at this dashboard but not act on it.');
     let outcome: { flash: Flash; to: string };
     try {
-      outcome = await perform(at, form);
+      if (at.path === '/actions/jobs/bulk') {
+        const bulk = await performBulk({ jobs, readFilter: (query) => bulkFilter(query) }, form);
+        const to = back(at, form, href({ base: at.base }, '/jobs'));
+        if (bulk.kind === 'confirm') {
+          const page = bulkConfirmPage(await context(req, res, at), { ...bulk, back: to.slice(at.base.length) });
+          return send(res, 200, page);
+        }
+        outcome = { flash: { kind: 'ok', text: bulk.text }, to };
+      } else outcome = await perform(at, form);
     } catch (err) {
       if (err instanceof PageError) return refuse(err.status, err.title, err.message);
       if (LoomError.is(err, 'JOB_NOT_FOUND') || LoomError.is(err, 'SCHEDULE_NOT_FOUND')) return refuse(404, 'Not found', err.message);

@@ -3,7 +3,7 @@
  * catches them and renders the page that explains them.
  */
 
-/** A posted form over the dashboard's limit (16 KiB): answered 413, nothing is changed. */
+/** A posted form over the dashboard's limit (64 KiB): answered 413, nothing is changed. */
 export class BodyTooLargeError extends Error {
   readonly code = 'DASHBOARD_BODY_TOO_LARGE';
 }

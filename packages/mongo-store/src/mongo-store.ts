@@ -31,6 +31,7 @@ import {
   type NewJob,
   type QueueSummary,
   type RemoveOutcome,
+  type RunNowOutcome,
   type RetryOutcome,
   type ScheduleDescription,
   type ScheduleRecord,
@@ -563,6 +564,11 @@ export class MongoStore implements JobStore {
       return updated !== null;
     });
     return retried ? { outcome: 'retried', status: 'queued' } : this.control.retryJob(id, now);
+  }
+
+  runJobNow(id: string, now: Date): Promise<RunNowOutcome | null> {
+    this.partitionClaims.anything();
+    return this.control.runJobNow(id, now);
   }
 
   async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {

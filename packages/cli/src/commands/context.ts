@@ -12,4 +12,6 @@ export interface CommandContext {
   tokens: Tokens;
   output: Output;
   invocation: Invocation;
+  /** Asks the person at the terminal a yes/no question; absent when stdin or stderr is not a terminal. */
+  confirm?: (question: string) => Promise<boolean>;
 }

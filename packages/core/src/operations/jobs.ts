@@ -9,6 +9,7 @@ import { wakeIfJobsFinished } from '../workflow/parent-wake.js';
 import { plainString } from './plain-string.js';
 import { exportRun, type RunRecord } from './run-export.js';
 import { toJobPage, toPageQuery, type JobListFilter, type JobPage } from './job-list-filter.js';
+import { BulkJobs, type BulkCancelOptions, type BulkOptions, type BulkResult, type BulkTarget, type CleanOptions } from './bulk-jobs.js';
 
 /** What `jobs.cancel` did. */
 export interface CancelResult {
@@ -45,6 +46,12 @@ export interface RetryResult {
 /** What `jobs.remove` did: `removed` when a finished job was deleted; `status` is the job's status before. */
 export interface RemoveResult {
   removed: boolean;
+  status: JobStatus;
+}
+
+/** What `jobs.runNow` did: `due` when a delayed `queued` job now runs at once; `status` is the job's status after. */
+export interface RunNowResult {
+  due: boolean;
   status: JobStatus;
 }
 
@@ -112,7 +119,28 @@ function jobId(id: unknown, method: string): string {
  * ```
  */
 export class Jobs {
-  constructor(private readonly deps: { store: JobStore; clock: Clock; logger?: Logger; hooks?: JobsHooks }) {}
+  private readonly bulk: BulkJobs;
+
+  constructor(private readonly deps: { store: JobStore; clock: Clock; logger?: Logger; hooks?: JobsHooks }) {
+    const orNull = async <T>(run: () => Promise<T>): Promise<T | null> => {
+      try {
+        return await run();
+      } catch (err) {
+        if (LoomError.is(err, 'JOB_NOT_FOUND')) return null; // removed meanwhile
+        throw err;
+      }
+    };
+    this.bulk = new BulkJobs({
+      store: deps.store,
+      clock: deps.clock,
+      single: {
+        cancel: (id, options) => orNull(() => this.cancel(id, options)),
+        retry: (id) => orNull(() => this.retry(id)),
+        remove: (id) => orNull(() => this.remove(id)),
+        runNow: (id) => orNull(() => this.runNow(id)),
+      },
+    });
+  }
 
   /**
    * A page of job summaries, newest first (dead jobs included), filtered by plain values. Pass the
@@ -224,6 +252,64 @@ export class Jobs {
     const result = await this.deps.store.removeJob(jobId(id, 'remove'), this.deps.clock.now());
     if (!result) throw new JobNotFoundError(id);
     return { removed: result.outcome === 'removed', status: result.status };
+  }
+
+  /**
+   * Makes a delayed `queued` job (a later `runAt`, or a retry's backoff) due now, so the next claim
+   * of any engine may take it. Unchanged (`due: false`): a job already due, one asleep in a workflow
+   * (`ctx.sleep`: woken early it would only sleep again), and every other status. Throws
+   * `JOB_NOT_FOUND` for an unknown id.
+   */
+  async runNow(id: string): Promise<RunNowResult> {
+    const result = await this.deps.store.runJobNow(jobId(id, 'runNow'), this.deps.clock.now());
+    if (!result) throw new JobNotFoundError(id);
+    if (result.outcome === 'due') this.deps.hooks?.onQueued?.();
+    return { due: result.outcome === 'due', status: result.status };
+  }
+
+  /**
+   * `jobs.cancel` for many jobs: the ids given, or every job matching a `jobs.list` filter (read
+   * 500 at a time, only in the statuses a cancel applies to). Each job is cancelled as `jobs.cancel`
+   * does (a running one's cancel is requested; its parent is told); one that changed state since it
+   * was read is skipped, never forced. With `dryRun` nothing changes and the counts say what would.
+   *
+   * ```ts
+   * const preview = await loom.jobs.cancelMany({ filter: { queue: 'emails', status: 'queued' } }, { dryRun: true });
+   * const done = await loom.jobs.cancelMany({ filter: { queue: 'emails', status: 'queued' } }, { reason: 'bad template' });
+   * // done = { matched, changed, skipped, skippedBy: [{ reason, count, ids }], sample, ... }
+   * ```
+   */
+  cancelMany(target: BulkTarget, options: BulkCancelOptions = {}): Promise<BulkResult> {
+    return this.bulk.run('cancel', target, options, 'cancelMany');
+  }
+
+  /** `jobs.retry` for many jobs (ids or a filter; dead and cancelled ones are retried), as {@link cancelMany}. */
+  retryMany(target: BulkTarget, options: BulkOptions = {}): Promise<BulkResult> {
+    return this.bulk.run('retry', target, options, 'retryMany');
+  }
+
+  /** `jobs.remove` for many jobs (ids or a filter; finished ones are removed), as {@link cancelMany}. */
+  removeMany(target: BulkTarget, options: BulkOptions = {}): Promise<BulkResult> {
+    return this.bulk.run('remove', target, options, 'removeMany');
+  }
+
+  /** `jobs.runNow` for many jobs (ids or a filter; delayed queued ones become due), as {@link cancelMany}. */
+  runNowMany(target: BulkTarget, options: BulkOptions = {}): Promise<BulkResult> {
+    return this.bulk.run('runNow', target, options, 'runNowMany');
+  }
+
+  /**
+   * Removes the jobs that finished before `olderThan` (`completed` ones unless `status` says
+   * otherwise), each as `jobs.remove` does. It walks the jobs of those statuses created before
+   * `olderThan` (from the list index, 500 at a time) and removes those that also finished before
+   * it, so its cost is one summary read per such job. With `dryRun` nothing changes.
+   *
+   * ```ts
+   * const { changed } = await loom.jobs.clean({ olderThan: new Date(Date.now() - 7 * 86_400_000) });
+   * ```
+   */
+  clean(options: CleanOptions): Promise<BulkResult> {
+    return this.bulk.clean(options);
   }
 
   /**

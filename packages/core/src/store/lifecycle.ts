@@ -40,6 +40,7 @@ export type TransitionName =
   | 'completeCancel'
   | 'replay'
   | 'retryJob'
+  | 'runJobNow'
   | 'removeJob';
 
 /**
@@ -214,6 +215,15 @@ export const LIFECYCLE: { readonly [name in TransitionName]: Transition } = {
   completeCancel: { from: ['running'], to: 'cancelled', fence: 'lease-despite-cancel', attempt: 'keep', lease: 'clear', slots: 'free' },
   replay: { from: ['dead'], to: 'queued', fence: 'status', attempt: 'reset', lease: 'none', slots: 'none', guard: 'the dead letter still exists' },
   retryJob: { from: ['dead', 'cancelled'], to: 'queued', fence: 'status', attempt: 'reset', lease: 'none', slots: 'none' },
+  runJobNow: {
+    from: ['queued'],
+    to: 'queued',
+    fence: 'status',
+    attempt: 'keep',
+    lease: 'none',
+    slots: 'none',
+    guard: 'runAt > now and it does not sleep in a workflow (no sleepUntil after now): runAt becomes now',
+  },
   removeJob: { from: ['completed', 'dead', 'cancelled'], to: 'removed', fence: 'status', attempt: 'keep', lease: 'none', slots: 'none' },
 };
 

@@ -131,6 +131,16 @@ export interface RetryOutcome {
   status: JobStatus;
 }
 
+/**
+ * What a run-now did: `due` (a `queued` job that was to run later now runs at `now`) or `unchanged`
+ * (not queued, already due, or asleep in a workflow: a sleep woken early would only sleep again).
+ */
+export interface RunNowOutcome {
+  outcome: 'due' | 'unchanged';
+  /** The job's status after the operation. */
+  status: JobStatus;
+}
+
 /** What a removal did: `removed` (a finished job is gone) or `unchanged` (it has not finished). */
 export interface RemoveOutcome {
   outcome: 'removed' | 'unchanged';

@@ -16,7 +16,16 @@ import type {
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from './wait-token.js';
-import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from './operations.js';
+import type {
+  CancelOutcome,
+  DeadLetterReplayReport,
+  JobPageQuery,
+  JobSummary,
+  QueueSummary,
+  RemoveOutcome,
+  RetryOutcome,
+  RunNowOutcome,
+} from './operations.js';
 
 /**
  * The one interface between the engine and storage. Operations are named by intent, follow the
@@ -347,6 +356,14 @@ export interface JobStore {
    * (a dead job as {@link replayDeadLetter}). Any other status is unchanged. Null when no job has this id.
    */
   retryJob(id: string, now: Date): Promise<RetryOutcome | null>;
+
+  /**
+   * `queued` → `queued` due now (the `runJobNow` row): a job whose `runAt` is after `now` (delayed, or
+   * waiting out a retry's backoff) gets `runAt = now`, so the next claim may take it. Unchanged: a
+   * job not `queued`, already due, or asleep in a workflow (`sleepUntil` after `now`: woken early it
+   * would sleep again). Conditional on what it read, so it never races a claim. Null when no job has this id.
+   */
+  runJobNow(id: string, now: Date): Promise<RunNowOutcome | null>;
 
   /**
    * Deletes a finished job (`completed`, `dead` or `cancelled`), freeing its idempotency key, and

@@ -7,6 +7,7 @@ import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
 import { summaryState } from './job-state.js';
 import { totals } from './queues-view.js';
+import { bulkBar } from './bulk-view.js';
 
 /** The filters of `<base>/jobs`, as read from its query string. */
 export interface JobsFilter {
@@ -46,7 +47,10 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
     job.status === 'dead' || job.status === 'cancelled'
       ? actionForm(ctx, `/actions${jobPath(job.id)}/retry`, 'Retry', { variant: 'primary', fields: { back: ctx.here }, testId: 'retry-job' })
       : '';
-  return html`<tr data-job="${job.id}">
+  const select = ctx.canAct
+    ? html`<td class="select"><input type="checkbox" name="id" value="${job.id}" form="bulk" data-select aria-label="Select job ${job.id}"></td>`
+    : '';
+  return html`<tr data-job="${job.id}">${select}
 <td class="mono"><a href="${href(ctx, jobPath(job.id))}">${short(job.id, 26)}</a></td>
 <td>${job.name}</td>
 <td>${job.queue}</td>
@@ -57,6 +61,11 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
 <td class="wrap">${dead ? html`<span class="reason">${short(job.deadReason ?? '', 100)}</span>` : progressCell(job.progress)}</td>
 <td class="actions">${retry}</td>
 </tr>`;
+}
+
+/** How many jobs of `counted` (per status) have one of `statuses` (all when absent). */
+function matchingCount(counted: Record<JobStatus, number>, statuses: JobStatus[] | undefined): number {
+  return (statuses ?? JOB_STATUSES).reduce((n, s) => n + counted[s], 0);
 }
 
 /**
@@ -107,12 +116,25 @@ ${narrowed ? html`<a class="btn link" href="${href(ctx, '/jobs', { status: filte
     filter.cursor ? html`<a class="btn plain" href="${href(ctx, '/jobs', { ...keep, status: filter.statuses })}">⇤ First page</a>` : ''
   }${page.next ? html`<a class="btn plain" rel="next" data-test="next-page" href="${href(ctx, '/jobs', { ...keep, status: filter.statuses, cursor: page.next })}">Next page →</a>` : ''}</div>`;
   const title = dead ? 'Dead letters' : 'Jobs';
-  const headers = ['Id', 'Name', 'Queue', 'Status', 'Attempt', 'Created', dead ? 'Died' : 'Finished', dead ? 'Reason' : 'Progress', ''];
+  const selectAll = html`<input type="checkbox" data-select-all aria-label="Select all jobs on this page" data-test="select-all">`;
+  const headers = [
+    ...(ctx.canAct ? [selectAll] : []),
+    'Id',
+    'Name',
+    'Queue',
+    'Status',
+    'Attempt',
+    'Created',
+    dead ? 'Died' : 'Finished',
+    dead ? 'Reason' : 'Progress',
+    '',
+  ];
   const empty = dead ? 'No dead letters match.' : filter.cursor ? 'No more jobs.' : 'No jobs match.';
   const body = html`<h1>${title}</h1>
 ${panel('tabs', undefined, tabs, { live: true })}
 ${jump}
 ${filterForm}
+${bulkBar(ctx, { filter: { ...keep, statuses: filter.statuses }, rows: rows.length, ...(counted ? { matching: matchingCount(counted, filter.statuses) } : {}) })}
 ${panel('job-list', undefined, html`${deadTools}${table(headers, rows, empty)}${pager}`, { live: true })}`;
   return layout(ctx, { title, section: dead ? 'dead' : 'jobs', body, live: { topic: { kind: 'queues' }, fingerprint: queuesFingerprint(data.queues) } });
 }

@@ -13,6 +13,7 @@ import {
   type JobSummary,
   type RemoveOutcome,
   type RetryOutcome,
+  type RunNowOutcome,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireNumber, requireString, requireStrings } from '../arguments.js';
 import { withSession, type StoreCollections } from '../connection/collections.js';
@@ -198,6 +199,25 @@ export class JobControl {
       if (!current && !(await this.deadLetters.findOne({ _id }, { projection: { _id: 1 } }))) return null;
     }
     throw tooManyRounds('retryJob', id);
+  }
+
+  /**
+   * A delayed `queued` job due at `now` (`runJobNow`): one conditional write on the status, a later
+   * `runAt` and no sleep after now, so a claim or a sleep in between leaves it as it is.
+   */
+  async runJobNow(id: string, now: Date): Promise<RunNowOutcome | null> {
+    const _id = parseJobId(id);
+    requireDate(now, 'now');
+    if (!_id) return null;
+    const due = await this.jobs.findOneAndUpdate(
+      { _id, status: 'queued', runAt: { $gt: now }, $or: [{ sleepUntil: { $exists: false } }, { sleepUntil: { $lte: now } }] },
+      { $set: { status: LIFECYCLE_TO.runJobNow, runAt: now, claimAt: now, updatedAt: now } },
+      { projection: { _id: 1 } },
+    );
+    if (due) return { outcome: 'due', status: LIFECYCLE_TO.runJobNow };
+    const current = await this.jobs.findOne({ _id }, { projection: { status: 1 } });
+    if (current) return { outcome: 'unchanged', status: current.status };
+    return (await this.deadLetters.findOne({ _id }, { projection: { _id: 1 } })) ? { outcome: 'unchanged', status: 'dead' } : null;
   }
 
   /** `removedCompleted`: told the queue and finish time of a completed job it removed (its count goes down). */

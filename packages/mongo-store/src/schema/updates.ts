@@ -47,6 +47,7 @@ export const LIFECYCLE_TO = {
   replay: endStatus('replay'),
   cancel: endStatus('cancel'),
   retryJob: endStatus('retryJob'),
+  runJobNow: endStatus('runJobNow'),
 } as const;
 
 /** How many failures a job keeps; older ones are dropped (the count is in `attempt`). */

@@ -238,6 +238,15 @@ const DRIVERS: { [name in TransitionName]: Driver | 'own-suite' } = {
   },
   replay: { apply: async (store, s, now) => ((await store.replayDeadLetter(s.id, now)) === s.id ? 'applied' : 'refused') },
   retryJob: { apply: async (store, s, now) => ((await store.retryJob(s.id, now))?.outcome === 'retried' ? 'applied' : 'refused') },
+  runJobNow: {
+    // The queued subject is delayed (due after the operation's time); the others are due from the setup on.
+    async setUp(store, status, name) {
+      if (status !== 'queued') return undefined;
+      const id = await enqueueOne(store, { name, runAt: at(60_000) }, SETUP_AT);
+      return { id, status, name, lease: strangerLease(id) };
+    },
+    apply: async (store, s, now) => ((await store.runJobNow(s.id, now))?.outcome === 'due' ? 'applied' : 'refused'),
+  },
   removeJob: { apply: async (store, s, now) => ((await store.removeJob(s.id, now))?.outcome === 'removed' ? 'applied' : 'refused') },
 };
 

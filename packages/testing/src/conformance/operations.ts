@@ -268,6 +268,31 @@ export function describeOperations(ctx: ConformanceContext): void {
     });
   });
 
+  describe('runJobNow', () => {
+    it('makes a delayed queued job due now, so a claim at now takes it', async () => {
+      const id = await enqueueOne(ctx.store, { name: 'later', runAt: at(60_000) }, at(0));
+      expect(await claimJobs(ctx.store, { names: ['later'], now: at(10) })).toEqual([]);
+      expect(await ctx.store.runJobNow(id, at(10))).toEqual({ outcome: 'due', status: 'queued' });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', runAt: at(10), updatedAt: at(10), attempt: 0 });
+      expect(idsOf(await claimJobs(ctx.store, { names: ['later'], now: at(10) }))).toEqual([id]);
+    });
+
+    it('leaves a due job, a job asleep in a workflow and every other status unchanged; null for an unknown id', async () => {
+      const due = await enqueueOne(ctx.store, { name: 'due' }, at(0));
+      expect(await ctx.store.runJobNow(due, at(10))).toEqual({ outcome: 'unchanged', status: 'queued' });
+      expect((await mustGet(ctx.store, due)).runAt).toEqual(at(0));
+      const { id: asleep, lease } = await enqueueAndClaim(ctx.store, { name: 'nap' }, { now: at(1) });
+      await ctx.store.sleep(lease, { runAt: at(60_000), now: at(2) });
+      expect(await ctx.store.runJobNow(asleep, at(10))).toEqual({ outcome: 'unchanged', status: 'queued' });
+      expect((await mustGet(ctx.store, asleep)).runAt).toEqual(at(60_000));
+      const ids = await oneOfEach();
+      for (const status of ['running', 'waiting', 'completed', 'dead', 'cancelled'] as const) {
+        expect(await ctx.store.runJobNow(ids[status], at(10))).toEqual({ outcome: 'unchanged', status });
+      }
+      expect(await ctx.store.runJobNow('no-such-job', at(10))).toBeNull();
+    });
+  });
+
   describe('replayDeadLetters', () => {
     it('replays every matching dead letter, reports those it cannot, and says how far it got', async () => {
       const die = async (overrides: Parameters<typeof enqueueAndClaim>[1], now: number) => {

@@ -6,7 +6,7 @@
 import { LoomError } from '../../support/errors.js';
 import type { LeaseRef } from '../job-record.js';
 import { allows } from '../lifecycle.js';
-import { toJobSummary, type CancelOutcome, type RemoveOutcome, type RetryOutcome } from '../operations.js';
+import { toJobSummary, type CancelOutcome, type RemoveOutcome, type RetryOutcome, type RunNowOutcome } from '../operations.js';
 import { assertDate, assertOptionalString, assertString } from './arguments.js';
 import { clonePlain } from './clone.js';
 import { replayDeadLetter } from './dead-letters.js';
@@ -73,6 +73,22 @@ export function retryJob(state: MemoryState, id: string, now: Date): RetryOutcom
     record.cancelReason = undefined;
   });
   return { outcome: 'retried', status: 'queued' };
+}
+
+/** A delayed `queued` job due at `now` (not one asleep in a workflow: it would only sleep again). */
+export function runJobNow(state: MemoryState, id: string, now: Date): RunNowOutcome | null {
+  assertString(id, 'runJobNow id');
+  assertDate(now, 'runJobNow now');
+  const job = state.find(id);
+  if (!job) return null;
+  const { record } = job;
+  const later = record.runAt.getTime() > now.getTime();
+  const asleep = record.sleepUntil !== undefined && record.sleepUntil.getTime() > now.getTime();
+  if (!allows('runJobNow', record.status) || !later || asleep) return { outcome: 'unchanged', status: record.status };
+  transition(state, job, 'runJobNow', now, (r) => {
+    r.runAt = copyDate(now);
+  });
+  return { outcome: 'due', status: record.status };
 }
 
 export function removeJob(state: MemoryState, id: string, now: Date): RemoveOutcome | null {

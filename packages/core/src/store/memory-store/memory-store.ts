@@ -26,7 +26,16 @@ import type {
 } from '../job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from '../batch.js';
 import type { FlowHoldRecord, FlowUsage } from '../flow.js';
-import type { CancelOutcome, DeadLetterReplayReport, JobPageQuery, JobSummary, QueueSummary, RemoveOutcome, RetryOutcome } from '../operations.js';
+import type {
+  CancelOutcome,
+  DeadLetterReplayReport,
+  JobPageQuery,
+  JobSummary,
+  QueueSummary,
+  RemoveOutcome,
+  RetryOutcome,
+  RunNowOutcome,
+} from '../operations.js';
 import type {
   ClaimRequest,
   CompletionItem,
@@ -278,6 +287,10 @@ export class MemoryStore implements JobStore {
 
   async retryJob(id: string, now: Date): Promise<RetryOutcome | null> {
     return control.retryJob(this.#state, id, now);
+  }
+
+  async runJobNow(id: string, now: Date): Promise<RunNowOutcome | null> {
+    return control.runJobNow(this.#state, id, now);
   }
 
   async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
