@@ -10,6 +10,7 @@ import {
   Queues,
   StoredSchedules,
   SystemClock,
+  Workers,
   type JobListFilter,
   type JobRecord,
   type JobStatus,
@@ -37,6 +38,7 @@ import { href, jobPath, type PageContext } from './views/page-context.js';
 import { purgePage } from './views/purge-view.js';
 import { queuesPage } from './views/queues-view.js';
 import { schedulesPage } from './views/schedules-view.js';
+import { workersPage } from './views/workers-view.js';
 
 /** The overview's chart: the last hour in 5-minute buckets. */
 const CHART_BUCKET_MS = 5 * 60_000;
@@ -82,6 +84,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const queues = new Queues({ store, clock });
   const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: () => {} });
   const schedules = new StoredSchedules({ store, clock });
+  const workers = new Workers({ store, clock });
   const assets = loadAssets();
   const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
   const title = options.title ?? 'Loom';
@@ -213,6 +216,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
+    if (path === '/workers') return workersPage(ctx, { workers: await workers.list() });
     if (path === '/dead-letters/purge') {
       const name = filterValue(query, 'name');
       const queue = filterValue(query, 'queue');

@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 13;
+const PAGE_COUNT = 14;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -48,6 +48,7 @@ function pages(): [string, string][] {
     ['not-found', '/loom/jobs/no-such-job'],
     ['jobs-search', `/loom/jobs?payload=${encodeURIComponent('orderId=o-1')}&key=`],
     ['flow', '/loom/flow'],
+    ['workers', '/loom/workers'],
   ];
 }
 
