@@ -27,7 +27,7 @@ import { readForm } from './http/form-body.js';
 import { locate, type Located } from './http/mount.js';
 import { parsePayloadSearch } from './http/payload-search.js';
 import { setSecurityHeaders } from './http/security-headers.js';
-import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic } from './live/fingerprints.js';
+import { jobFingerprint, queuesFingerprint, schedulesFingerprint, workersFingerprint, type LiveTopic } from './live/fingerprints.js';
 import { LiveFeed } from './live/live-feed.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
@@ -92,6 +92,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const readFingerprint = async (topic: LiveTopic): Promise<string> => {
     if (topic.kind === 'queues') return queuesFingerprint(await queues.list());
     if (topic.kind === 'schedules') return schedulesFingerprint(await schedules.list());
+    if (topic.kind === 'workers') return workersFingerprint(await workers.list());
     return jobFingerprint(await jobs.get(topic.id));
   };
   const feed = new LiveFeed({ read: readFingerprint, intervalMs: refreshMs, logger });
@@ -437,7 +438,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const topicName = at.query.get('topic');
       const topic: LiveTopic | undefined = job
         ? { kind: 'job', id: job }
-        : topicName === 'queues' || topicName === 'schedules'
+        : topicName === 'queues' || topicName === 'schedules' || topicName === 'workers'
           ? { kind: topicName }
           : undefined;
       if (!topic) return send(res, 400, 'Unknown topic', 'text/plain; charset=utf-8');

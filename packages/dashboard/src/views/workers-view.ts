@@ -1,6 +1,7 @@
 import { PRESENCE_MISSED_BEATS, type WorkerPresence } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { count, when } from '../html/format.js';
+import { workersFingerprint } from '../live/fingerprints.js';
 import { panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
@@ -49,6 +50,7 @@ ${panel(
     rows,
     'No live engines: none sharing this store has recorded its presence in its last few beats. Start one (loom.start()), or check that it uses this database.',
   ),
+  { live: true },
 )}`;
-  return layout(ctx, { title: 'Workers', section: 'workers', body });
+  return layout(ctx, { title: 'Workers', section: 'workers', body, live: { topic: { kind: 'workers' }, fingerprint: workersFingerprint(data.workers) } });
 }
