@@ -135,6 +135,35 @@ describe('engine presence (loom.workers)', () => {
     await t.stop();
   });
 
+  it('stops cleanly, and goes on beating, when the store hangs on presence writes', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore();
+    const hanging = { on: false };
+    const calls: string[] = [];
+    const wrapped = new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if ((prop === 'recordPresence' || prop === 'removePresence') && hanging.on) {
+          return () => {
+            calls.push(prop);
+            return new Promise(() => {});
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+    const t = await createTestLoom({ jobs: [FastJob], clock, store: wrapped, presenceInterval: '5s', hungStoreCall: '50ms' });
+    await t.settle();
+    hanging.on = true;
+    await t.advance('20s');
+    // One write per beat: each hung one was given up after half an interval, so the next one was made.
+    expect(calls.filter((c) => c === 'recordPresence').length).toBeGreaterThanOrEqual(4);
+    await t.stop();
+    expect(calls).toContain('removePresence');
+    expect(t.logs.some((e) => String(e.msg).includes('removePresence'))).toBe(true);
+  });
+
   it('lists at most MAX_PRESENCE_JOB_IDS running job ids, and counts them all', async () => {
     gate = deferred();
     const clock = new FakeClock();

@@ -6,6 +6,7 @@ import { LOOM_VERSION } from '../support/version.js';
 import { MAX_PRESENCE_JOB_IDS, type WorkerPresence } from '../store/presence.js';
 import type { JobStore } from '../store/store.js';
 import type { StoreOutage } from './store-outage.js';
+import { withDeadline } from './store-deadline.js';
 
 /**
  * An engine that misses this many beats in a row counts as gone: its row's `expiresAt` is its last
@@ -32,7 +33,7 @@ export interface PresenceBeatDeps {
  * Keeps this engine's presence row in the store while it runs: one write at `start`, one every
  * `everyMs` of the engine's clock (fixed rate: a slow write skips the beat it overlaps rather than
  * piling up), one marking it `stopping` when `stop` begins, and its deletion once the engine has
- * stopped. A failed write is logged (at debug during a store outage, which is logged once) and
+ * stopped. Each write is given half an interval to answer. A failed write is logged (at debug during a store outage, which is logged once) and
  * never stops the engine: the next beat writes the row again.
  */
 export class PresenceBeat {
@@ -69,7 +70,8 @@ export class PresenceBeat {
     this.#cancelTimer = undefined;
     await this.#writing;
     try {
-      await this.#deps.store.removePresence(this.#deps.id);
+      // A store that hangs must not hold up a clean stop: the row then expires on its own.
+      await withDeadline(this.#deps.clock, 'removePresence', this.#deadlineMs(), this.#deps.store.removePresence(this.#deps.id));
     } catch (err) {
       this.#failed('removePresence', toError(err), 'its row stays listed until it expires');
     }
@@ -100,8 +102,8 @@ export class PresenceBeat {
   /** Writes the row now, unless a write is in progress (that one is recent enough). Never rejects. */
   beat(): Promise<void> {
     if (this.#startedAt === undefined) return Promise.resolve();
-    this.#writing ??= this.#deps.store
-      .recordPresence(this.presence())
+    // A write that hangs must not stop the beats after it (nor a stop).
+    this.#writing ??= withDeadline(this.#deps.clock, 'recordPresence', this.#deadlineMs(), this.#deps.store.recordPresence(this.presence()))
       .then(
         () => this.#deps.outage?.succeeded('recordPresence'),
         (err: unknown) => this.#failed('recordPresence', toError(err), 'the next beat tries again'),
@@ -110,6 +112,11 @@ export class PresenceBeat {
         this.#writing = undefined;
       });
     return this.#writing;
+  }
+
+  /** How long a write may take: half an interval, so a hung one is given up before the next beat. */
+  #deadlineMs(): number {
+    return Math.max(1, Math.floor(this.#deps.everyMs / 2));
   }
 
   #tick(): void {
