@@ -75,11 +75,12 @@ const COMMANDS = {
   'batches show': { target: 'batch id', options: [] },
   'tokens complete': { target: 'token id', options: [] },
   'tokens reject': { target: 'token id', options: ['reason'] },
+  'workers ls': { target: undefined, options: [] },
 } as const satisfies Record<string, { target: string | undefined; options: readonly (keyof CommandOptions | 'from-step' | 'dry-run' | 'older-than')[] }>;
 
 export type CommandName = keyof typeof COMMANDS;
 
-const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'batches', 'tokens']);
+const GROUPS = new Set(['jobs', 'dlq', 'queues', 'schedules', 'batches', 'tokens', 'workers']);
 
 /**
  * `loom tokens complete ID --json VALUE`: `--json` is also the global "print JSON" flag, so for this

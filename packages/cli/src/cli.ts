@@ -1,5 +1,5 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
-import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens } from '@loom/core';
+import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens, Workers } from '@loom/core';
 import { HELP, parseInvocation, type Invocation } from './args.js';
 import { exportJob, forkJob, listJobs, showJob } from './commands/jobs.js';
 import { cancelJobs, cleanJobs, needsConfirmation, removeJobs, retryJobs, runJobsNow } from './commands/bulk-jobs.js';
@@ -9,6 +9,7 @@ import { listQueues, pauseQueue, stats } from './commands/queues.js';
 import { listSchedules, steerSchedule } from './commands/schedules.js';
 import { showBatch } from './commands/batches.js';
 import { settleToken } from './commands/tokens.js';
+import { listWorkers } from './commands/workers.js';
 import { connect, firstLine, redactUri, resolveTarget, type Connection } from './connection.js';
 import { diagnosticName } from './diagnostics/args.js';
 import { runDiagnostic } from './diagnostics/run.js';
@@ -59,6 +60,7 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'batches show': showBatch,
   'tokens complete': (ctx) => settleToken(ctx, 'complete'),
   'tokens reject': (ctx) => settleToken(ctx, 'reject'),
+  'workers ls': listWorkers,
 };
 
 /**
@@ -119,6 +121,7 @@ export async function runLoom(argv: readonly string[], io: LoomIo): Promise<numb
       deadLetters: new DeadLetters({ store, clock, onReplayed: () => {} }),
       schedules: new StoredSchedules({ store, clock }),
       tokens: new Tokens({ store, clock }),
+      workers: new Workers({ store, clock }),
       output,
       invocation,
       ...(io.confirm ? { confirm: io.confirm } : {}),

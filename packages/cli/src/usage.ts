@@ -20,6 +20,7 @@ Usage:
   loom schedules ls | pause N | resume N | trigger N
   loom batches show ID
   loom tokens complete ID [--json OUTPUT] | reject ID [--reason R]
+  loom workers ls  the live engines: host, pid, version, queues, concurrency, running, last seen
   loom doctor [--uri URI] [--database DB] [--prefix P] [--json]
   loom selftest [--uri URI] --database SCRATCH [--duration 60s] [--force] [--json]
   loom shard-plan --database DB --partitions N [--queues Q[,Q...]] [--shards S[,S...]] [--prefix P] [--json]

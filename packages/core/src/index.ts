@@ -26,6 +26,7 @@ export * from './store/operations.js';
 export * from './store/payload-match.js';
 export * from './store/flow.js';
 export * from './store/batch.js';
+export * from './store/presence.js';
 export * from './store/lifecycle.js';
 export * from './store/dependencies.js';
 export * from './store/memory-store/memory-store.js';
@@ -77,6 +78,9 @@ export {
 } from './operations/bulk-jobs.js';
 export { RUN_RECORD_FORMAT, RUN_RECORD_VERSION, exportRun, importSteps, type RunRecord, type ExportedError } from './operations/run-export.js';
 export { Tokens, type TokenResult, type TokensHooks } from './operations/tokens.js';
+export { Workers } from './operations/workers.js';
+export { PRESENCE_MISSED_BEATS } from './engine/presence.js';
+export { LOOM_VERSION } from './support/version.js';
 
 export { MIN_WAIT_TOKEN_SECRET_LENGTH, signWaitToken, verifyWaitTokenSignature, waitTokenUrl, type WaitTokenLinkOptions } from './support/token-links.js';
 export { MAX_JOB_PAGE, decodeCursor, encodeCursor, type JobListFilter, type JobPage } from './operations/job-list-filter.js';

@@ -48,6 +48,13 @@ export interface LoomOptions {
   /** Names this instance in leases (`lease.owner`). @default `<host>:<pid>:<random>` */
   owner?: string;
   /**
+   * How often this engine, once started, records its presence in the store (host, pid, version,
+   * queues, concurrency, what it runs: `loom.workers.list()`, `loom workers ls`, the dashboard's
+   * Workers page). An engine that misses `PRESENCE_MISSED_BEATS` (3) beats in a row counts as gone.
+   * `false`: never recorded. @default '5s'
+   */
+  presenceInterval?: Duration | false;
+  /**
    * Keep the process alive between `start()` and `stop()`. @default true with the system clock,
    * false with any other clock (tests)
    */
@@ -92,6 +99,8 @@ export interface ResolvedLoomOptions {
   random: RandomSource;
   owner: string;
   keepAlive: boolean;
+  /** How often presence is recorded, in ms; undefined when it is not (`presenceInterval: false`). */
+  presenceMs?: number;
   /** Clock-skew limit in ms, or undefined when not checked. */
   maxClockSkewMs?: number;
   /** The sandbox for `@Job({ sandbox })` jobs, when one was configured. */
@@ -168,6 +177,7 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
   } else if (options.maxClockSkew === undefined && clock instanceof SystemClock) {
     resolved.maxClockSkewMs = Math.max(1, Math.floor(resolved.leaseMs / 10));
   }
+  if (options.presenceInterval !== false) resolved.presenceMs = duration('presenceInterval', options.presenceInterval, 5_000, 1);
   if (options.jobs !== undefined) resolved.jobs = options.jobs;
   if (options.queues !== undefined) resolved.queues = options.queues;
   if (options.sandbox !== undefined) resolved.sandbox = resolveSandbox(options.sandbox, concurrency);

@@ -15,6 +15,7 @@ import type { Queues } from './operations/queues.js';
 import type { Batches } from './engine/batches.js';
 import type { Tokens } from './operations/tokens.js';
 import type { Flows } from './operations/flows.js';
+import type { Workers } from './operations/workers.js';
 import type { SignalOptions } from './jobs/workflow-options.js';
 
 /** `enqueue`'s arguments after the job class: the payload is optional when `run` accepts undefined. */
@@ -60,6 +61,8 @@ export class Loom {
   readonly schedules: ScheduleControl;
   /** Settle wait tokens (`ctx.createWaitToken`): `complete(id, output)`, `reject(id, reason)`, `get(id)`. */
   readonly tokens: Tokens;
+  /** The engine instances sharing the store that are alive: `list()` (host, pid, version, queues, what each runs). */
+  readonly workers: Workers;
   private state: 'created' | 'started' | 'stopped' = 'created';
   private releaseProcess: (() => void) | undefined;
 
@@ -71,6 +74,7 @@ export class Loom {
     this.flows = engine.flows;
     this.schedules = engine.scheduling.control;
     this.tokens = engine.tokens;
+    this.workers = engine.workers;
     engines.set(this, engine);
   }
 
@@ -96,6 +100,7 @@ export class Loom {
     await this.engine.pool.start();
     this.engine.dependencies.start();
     await this.engine.scheduling.start();
+    this.engine.presence?.start();
   }
 
   /**
@@ -114,6 +119,7 @@ export class Loom {
         throw new InvalidArgumentError('stop grace', (err as Error).message);
       }
     }
+    this.engine.presence?.stopping();
     this.engine.skewGuard?.stop();
     this.engine.telemetry.stop();
     this.engine.flow.stop();
@@ -122,6 +128,7 @@ export class Loom {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);
     } finally {
+      await this.engine.presence?.stop();
       // Runs have ended or were abandoned (their threads ended then): the idle threads go now.
       this.engine.sandbox?.close();
       this.releaseProcess?.();

@@ -11,6 +11,7 @@ import {
   StoredSchedules,
   SystemClock,
   Tokens,
+  Workers,
   type JobListFilter,
   type JobRecord,
   type JobStatus,
@@ -29,7 +30,7 @@ import { readForm } from './http/form-body.js';
 import { locate, type Located } from './http/mount.js';
 import { parsePayloadSearch } from './http/payload-search.js';
 import { setSecurityHeaders } from './http/security-headers.js';
-import { jobFingerprint, queuesFingerprint, schedulesFingerprint, type LiveTopic } from './live/fingerprints.js';
+import { jobFingerprint, queuesFingerprint, schedulesFingerprint, workersFingerprint, type LiveTopic } from './live/fingerprints.js';
 import { LiveFeed } from './live/live-feed.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
@@ -43,6 +44,7 @@ import { schedulesPage } from './views/schedules-view.js';
 import { forkPanel } from './views/fork-view.js';
 import { waitTokensPanel } from './views/wait-tokens-view.js';
 import { workflowAction } from './workflow-actions.js';
+import { workersPage } from './views/workers-view.js';
 
 /** The overview's chart: the last hour in 5-minute buckets. */
 const CHART_BUCKET_MS = 5 * 60_000;
@@ -89,6 +91,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const deadLetters = new DeadLetters({ store, clock, logger, onReplayed: () => {} });
   const schedules = new StoredSchedules({ store, clock });
   const tokens = new Tokens({ store, clock });
+  const workers = new Workers({ store, clock });
   const assets = loadAssets();
   const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
   const title = options.title ?? 'Loom';
@@ -96,6 +99,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const readFingerprint = async (topic: LiveTopic): Promise<string> => {
     if (topic.kind === 'queues') return queuesFingerprint(await queues.list());
     if (topic.kind === 'schedules') return schedulesFingerprint(await schedules.list());
+    if (topic.kind === 'workers') return workersFingerprint(await workers.list());
     return jobFingerprint(await jobs.get(topic.id));
   };
   const feed = new LiveFeed({ read: readFingerprint, intervalMs: refreshMs, logger });
@@ -225,6 +229,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
+    if (path === '/workers') return workersPage(ctx, { workers: await workers.list() });
     if (path === '/dead-letters/purge') {
       const name = filterValue(query, 'name');
       const queue = filterValue(query, 'queue');
@@ -468,7 +473,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const topicName = at.query.get('topic');
       const topic: LiveTopic | undefined = job
         ? { kind: 'job', id: job }
-        : topicName === 'queues' || topicName === 'schedules'
+        : topicName === 'queues' || topicName === 'schedules' || topicName === 'workers'
           ? { kind: topicName }
           : undefined;
       if (!topic) return send(res, 400, 'Unknown topic', 'text/plain; charset=utf-8');

@@ -194,7 +194,14 @@ export async function startFixture(
 ): Promise<DashboardFixture> {
   const clock = new FakeClock(options.history ? '2026-03-10T11:00:00Z' : '2026-03-10T12:00:00Z');
   const store = new MemoryStore();
-  const t = await createTestLoom({ jobs: options.workflows ? DEMO_JOBS : DEMO_JOBS.slice(0, 5), store, clock });
+  // The engine records its presence (the Workers page) once a minute: few steps for `advance`.
+  const t = await createTestLoom({
+    jobs: options.workflows ? DEMO_JOBS : DEMO_JOBS.slice(0, 5),
+    store,
+    clock,
+    owner: 'fixture-engine',
+    presenceInterval: '1m',
+  });
   stepClock = clock;
   if (options.history) await importHistory(t);
   const workflows = options.workflows ? await addWorkflows(t) : undefined;

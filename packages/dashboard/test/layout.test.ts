@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 14;
+const PAGE_COUNT = 15;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -49,6 +49,7 @@ function pages(): [string, string][] {
     ['jobs-search', `/loom/jobs?payload=${encodeURIComponent('orderId=o-1')}&key=`],
     ['flow', '/loom/flow'],
     ['job-wait-token', `/loom/jobs/${w.review}`],
+    ['workers', '/loom/workers'],
   ];
 }
 

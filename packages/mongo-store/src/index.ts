@@ -12,5 +12,5 @@
 export { MongoStore } from './mongo-store.js';
 export type { MongoStoreOptions, RetentionOptions, StoreLogger } from './options.js';
 export type { ReconcileReport } from './dead-letters/dead-letters.js';
-export { indexPlan, verifyIndexes, type IndexSpec } from './schema/indexes.js';
+export { indexPlan, verifyIndexes, WORKERS_EXPIRY_INDEX, type IndexSpec } from './schema/indexes.js';
 export { shardPlan, JOBS_SHARD_KEY, type ShardPlanCommand, type ShardPlanOptions } from './partitions/shard-keys.js';

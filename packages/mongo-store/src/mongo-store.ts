@@ -41,6 +41,7 @@ import {
   type WaitTokenRecord,
   type WaitTokenSettlement,
   type WaitTokenSettleOutcome,
+  type WorkerPresence,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { MongoBatches } from './batches/batches.js';
@@ -75,6 +76,7 @@ import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
 import { storeSignal } from './writes/signals.js';
 import { tokenIndexPlan, TOKENS_RETENTION_INDEX, WaitTokens } from './writes/wait-tokens.js';
+import { MongoPresence } from './operations/presence.js';
 import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
 import { Partitions, type Route } from './partitions/partitions.js';
 import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
@@ -116,6 +118,7 @@ export class MongoStore implements JobStore {
   /** The queue of each run this store claimed, by lease token, until the run ends: what its completion is counted under. */
   private readonly runQueues = new Map<string, string>();
   private readonly waitTokens: WaitTokens;
+  private readonly presence: MongoPresence;
   /** Partitioned queues (option `partitions`) and sharding: see partitions/. */
   private readonly partitions: Partitions;
   private readonly routes = new JobRoutes();
@@ -140,6 +143,7 @@ export class MongoStore implements JobStore {
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
     this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced, (jobId) => this.endedJobStatus(jobId));
+    this.presence = new MongoPresence(this.collections.workers);
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
@@ -201,6 +205,7 @@ export class MongoStore implements JobStore {
     await ensureIndexes(this.collections.jobs, plan.jobs, RETENTION_INDEX.jobs, this.options.logger);
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
+    await ensureIndexes(this.collections.workers, plan.workers, '', this.options.logger);
     await ensureIndexes(this.collections.counts, countsIndexPlan(this.options.retentionSeconds.completed), COUNTS_RETENTION_INDEX, this.options.logger);
     await ensureIndexes(this.collections.waitTokens, tokenIndexPlan(this.options.retentionSeconds.completed), TOKENS_RETENTION_INDEX, this.options.logger);
     await this.reconcile();
@@ -441,6 +446,18 @@ export class MongoStore implements JobStore {
     if (live) return live.status === 'completed' || live.status === 'cancelled' ? live.status : undefined;
     const dead = await this.collections.deadLetters.findOne({ _id }, { projection: { _id: 1 } });
     return dead ? 'dead' : null;
+  }
+
+  recordPresence(presence: WorkerPresence): Promise<void> {
+    return this.presence.record(presence);
+  }
+
+  removePresence(id: string): Promise<boolean> {
+    return this.presence.remove(id);
+  }
+
+  listPresence(now: Date): Promise<WorkerPresence[]> {
+    return this.presence.list(now);
   }
 
   async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {

@@ -80,6 +80,7 @@ export interface ResolvedOptions {
     counts: string;
     batches: string;
     waitTokens: string;
+    workers: string;
   };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
@@ -159,6 +160,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       counts: `${prefix}queue_counts`,
       batches: `${prefix}batches`,
       waitTokens: `${prefix}wait_tokens`,
+      workers: `${prefix}workers`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),

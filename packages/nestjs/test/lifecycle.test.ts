@@ -55,7 +55,8 @@ async function boot(options: { init?: boolean } = {}) {
     await close();
   };
   const moduleRef = await Test.createTestingModule({
-    imports: [LoomModule.forRoot({ store, clock, logger: new CaptureLogger(), shutdownGrace: '5s' }), ExportsModule],
+    // No presence beats: their 5 s timer would pass for the 5 s grace that timerOf(5_000) waits for.
+    imports: [LoomModule.forRoot({ store, clock, logger: new CaptureLogger(), shutdownGrace: '5s', presenceInterval: false }), ExportsModule],
   }).compile();
   const app = options.init === false ? moduleRef : await moduleRef.init();
   return { app, moduleRef, clock, store, closed, loom: app.get(Loom), gate: app.get(Gate) };

@@ -12,6 +12,7 @@ import { describeFlow } from './conformance/flow.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeOperations } from './conformance/operations.js';
+import { describePresence } from './conformance/presence.js';
 import { describeQueries } from './conformance/queries.js';
 import { describeSchedules } from './conformance/schedules.js';
 import { describeServerTime } from './conformance/server-time.js';
@@ -137,6 +138,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeOperations(ctx);
     describeFinishedCounts(ctx);
     describeFlow(ctx);
+    describePresence(ctx);
     describeBatches(ctx, options.transactions !== false);
     if (options.transactions !== false) describeTransactions(ctx);
   });

@@ -37,6 +37,12 @@ export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | '
    * @default 'inline'
    */
   sandbox?: LoomOptions['sandbox'];
+  /**
+   * How often the engine records its presence (`loom.workers.list()`). Off unless given: its beats
+   * would be more steps for `advance` to take and more store calls for tests that count them.
+   * @default false
+   */
+  presenceInterval?: LoomOptions['presenceInterval'];
 }
 
 /** Guards `advance` against a timer that keeps re-arming itself at the current instant. */
@@ -222,7 +228,7 @@ export async function createTestLoom(options: TestLoomOptions): Promise<TestLoom
   const { store, activity } = trackStoreActivity(options.store ?? new MemoryStore());
   const { start, hungStoreCall, realIoTimeout, ...rest } = options;
   // `container` and `resolve` pass through as given: Loom.create defaults to a new Container.
-  const loom = await Loom.create({ pollInterval: '1m', ...rest, sandbox: rest.sandbox ?? 'inline', store, clock, logger });
+  const loom = await Loom.create({ pollInterval: '1m', presenceInterval: false, ...rest, sandbox: rest.sandbox ?? 'inline', store, clock, logger });
   if (start !== false) await loom.start();
   const ms = (d: Duration | undefined): number | undefined => (d === undefined ? undefined : toMs(d));
   return new TestLoom(loom, store, clock, logger, activity, ms(hungStoreCall), ms(realIoTimeout));

@@ -1,4 +1,4 @@
-import type { DeadLetters, Jobs, JobStore, Queues, StoredSchedules, Tokens } from '@loom/core';
+import type { DeadLetters, Jobs, JobStore, Queues, StoredSchedules, Tokens, Workers } from '@loom/core';
 import type { Invocation } from '../args.js';
 import type { Output } from '../output.js';
 
@@ -10,6 +10,7 @@ export interface CommandContext {
   deadLetters: DeadLetters;
   schedules: StoredSchedules;
   tokens: Tokens;
+  workers: Workers;
   output: Output;
   invocation: Invocation;
   /** Asks the person at the terminal a yes/no question; absent when stdin or stderr is not a terminal. */

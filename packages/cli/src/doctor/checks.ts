@@ -2,7 +2,7 @@ import { JOBS_SHARD_KEY } from '@loom/mongo-store';
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- doctor reads untyped server replies (hello, change events, listIndexes) */
 import { performance } from 'node:perf_hooks';
 import { MongoServerError, ObjectId, type Collection, type Db, type Document, type MongoClient } from 'mongodb';
-import { indexPlan, verifyIndexes, type IndexSpec } from '@loom/mongo-store';
+import { indexPlan, verifyIndexes, WORKERS_EXPIRY_INDEX, type IndexSpec } from '@loom/mongo-store';
 import { firstLine } from '../connection.js';
 import { fail, pass, warn, type CheckResult, type Topology } from './check.js';
 
@@ -177,6 +177,7 @@ export async function checkIndexes(db: Db, prefix: string): Promise<CheckResult>
     [`${prefix}jobs`, plan.jobs],
     [`${prefix}dead_letters`, plan.deadLetters],
     [`${prefix}flow`, plan.flow],
+    [`${prefix}workers`, plan.workers],
   ];
   const jobs = await existingIndexes(db.collection(collections[0]![0]));
   if (jobs === undefined) {
@@ -191,7 +192,10 @@ export async function checkIndexes(db: Db, prefix: string): Promise<CheckResult>
   for (const [collectionName, specs] of collections) {
     const collection = db.collection(collectionName);
     const existing = (await existingIndexes(collection)) ?? [];
-    for (const index of existing) if (index.expireAfterSeconds !== undefined) retention.push(`${collectionName}.${index.name} (${index.expireAfterSeconds} s)`);
+    // The workers' TTL index is Loom's own (presence rows expire), not a retention choice.
+    for (const index of existing)
+      if (index.expireAfterSeconds !== undefined && index.name !== WORKERS_EXPIRY_INDEX)
+        retention.push(`${collectionName}.${index.name} (${index.expireAfterSeconds} s)`);
     for (const spec of specs) {
       if (!existing.some((ix) => ix.name === spec.name)) {
         missing.push(`${collectionName}.${spec.name}`);

@@ -22,6 +22,8 @@ import { InvalidArgumentError } from '../support/errors.js';
 import { Tokens } from '../operations/tokens.js';
 import { DependencySettler } from './dependency-settler.js';
 import { Flows } from '../operations/flows.js';
+import { Workers } from '../operations/workers.js';
+import { PresenceBeat } from './presence.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -46,6 +48,10 @@ export interface Engine {
   /** Settles the dependents of finished jobs (`dependsOn`). */
   dependencies: DependencySettler;
   flows: Flows;
+  /** Reads the engines' presence rows (`loom.workers`). */
+  workers: Workers;
+  /** Records this engine's presence while it runs; absent with `presenceInterval: false`. */
+  presence?: PresenceBeat;
 }
 
 /**
@@ -158,6 +164,20 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   });
   const tokens = new Tokens({ store, clock, hooks: { onSettled: wake } });
   const batches = new Batches({ store, clock, enqueuer });
+  const presence =
+    options.presenceMs === undefined
+      ? undefined
+      : new PresenceBeat({
+          store,
+          clock,
+          logger,
+          outage,
+          id: options.owner,
+          everyMs: options.presenceMs,
+          queues: options.queues ?? registry.queues(),
+          concurrency: options.concurrency,
+          running: () => running.inFlight().map((run) => run.jobId),
+        });
   return {
     options,
     registry,
@@ -174,6 +194,8 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     flow,
     dependencies,
     flows: new Flows({ enqueuer, registry }),
+    workers: new Workers({ store, clock }),
+    ...(presence ? { presence } : {}),
     ...(skewGuard ? { skewGuard } : {}),
     ...(sandbox ? { sandbox } : {}),
   };

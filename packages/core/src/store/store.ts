@@ -15,6 +15,7 @@ import type {
 } from './job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
+import type { WorkerPresence } from './presence.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from './wait-token.js';
 import type {
   CancelOutcome,
@@ -426,6 +427,23 @@ export interface JobStore {
    * tools without the job classes can list, resume and trigger it.
    */
   describeSchedule(name: string, description: ScheduleDescription, now: Date): Promise<void>;
+
+  // ---- engine presence (issue 34): which engines are alive, what they serve and run --------------
+
+  /**
+   * Stores an engine's presence, replacing the row with the same `id` (one row per engine). The
+   * engine writes it every beat; `presence.lastSeenAt` is the write's `now`.
+   */
+  recordPresence(presence: WorkerPresence): Promise<void>;
+
+  /** Deletes an engine's row (a clean stop). Resolves whether there was one. */
+  removePresence(id: string): Promise<boolean>;
+
+  /**
+   * The engines whose rows have not expired at `now` (`expiresAt > now`), by id, at most
+   * `MAX_LISTED_WORKERS`. Expired rows are never listed, whether or not the store has deleted them yet.
+   */
+  listPresence(now: Date): Promise<WorkerPresence[]>;
 
   /**
    * Runs `fn` in a transaction: store operations given its `session` commit or abort together with

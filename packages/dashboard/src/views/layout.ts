@@ -8,6 +8,7 @@ const NAV: { section: Section; label: string; path: string; query?: Record<strin
   { section: 'dead', label: 'Dead letters', path: '/jobs', query: { status: 'dead' } },
   { section: 'schedules', label: 'Schedules', path: '/schedules' },
   { section: 'flow', label: 'Flow', path: '/flow' },
+  { section: 'workers', label: 'Workers', path: '/workers' },
 ];
 
 /** What a live page is about and the fingerprint it was rendered with (see `LiveFeed`). */

@@ -19,7 +19,7 @@ export interface PageContext {
 }
 
 /** Which navigation entry a page belongs to. */
-export type Section = 'queues' | 'jobs' | 'dead' | 'schedules' | 'flow';
+export type Section = 'queues' | 'jobs' | 'dead' | 'schedules' | 'flow' | 'workers';
 
 type QueryValue = string | readonly string[] | undefined;
 

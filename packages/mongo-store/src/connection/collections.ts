@@ -9,6 +9,7 @@ import type {
   QueueDocument,
   ScheduleDocument,
   WaitTokenDocument,
+  WorkerDocument,
 } from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
 
@@ -45,6 +46,8 @@ export interface StoreCollections {
   batches: Collection<BatchDocument>;
   /** Wait tokens (`ctx.createWaitToken`), `_id` = the token id. */
   waitTokens: Collection<WaitTokenDocument>;
+  /** Engines' presence rows (`recordPresence`), `_id` = the engine id; a TTL index deletes expired ones. */
+  workers: Collection<WorkerDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -65,6 +68,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     counts: db.collection<CompletedCountDocument>(names.counts),
     batches: db.collection<BatchDocument>(names.batches),
     waitTokens: db.collection<WaitTokenDocument>(names.waitTokens),
+    workers: db.collection<WorkerDocument>(names.workers),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord, WaitTokenRecord } from '@loom/core';
+import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord, WaitTokenRecord, WorkerPresence } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
@@ -157,3 +157,6 @@ export interface BatchDocument {
 }
 /** A wait token (`ctx.createWaitToken`): the core record with its id as `_id`. */
 export type WaitTokenDocument = Omit<WaitTokenRecord, 'id'> & { _id: string };
+
+/** An engine's presence row (`recordPresence`): the core record with the engine id as `_id`. */
+export type WorkerDocument = Omit<WorkerPresence, 'id'> & { _id: string };

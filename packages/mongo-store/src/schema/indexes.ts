@@ -52,6 +52,9 @@ export const DEBOUNCE_INDEX = 'loom_debounce';
 /** The flow documents full until an instant, by name. */
 export const FLOW_FULL_INDEX = 'loom_flow_full';
 
+/** The TTL index of the workers collection (engines' presence rows): a row goes once its `expiresAt` has passed. */
+export const WORKERS_EXPIRY_INDEX = 'loom_workers_expiry';
+
 /** Indexes of the flow collection: the holds in force (`flowHolds`, read by every engine each poll). */
 export const FLOW_HOLD_INDEX = 'loom_flow_holds';
 
@@ -75,7 +78,7 @@ export function shardedUniqueIndexes(): IndexSpec[] {
 export function indexPlan(
   options: Pick<ResolvedOptions, 'retentionSeconds'>,
   sharding: { jobsSharded: boolean } = { jobsSharded: false },
-): { jobs: IndexSpec[]; deadLetters: IndexSpec[]; flow: IndexSpec[] } {
+): { jobs: IndexSpec[]; deadLetters: IndexSpec[]; flow: IndexSpec[]; workers: IndexSpec[] } {
   let jobs: IndexSpec[] = [
     {
       // Every claim: points on queue and name, sort on priority/runAt/_id, claimAt checked in the
@@ -168,7 +171,9 @@ export function indexPlan(
     // The keys of a name that are full until later (`f`), which claims of keyed names leave out.
     { name: FLOW_FULL_INDEX, key: { '_id.n': 1, f: 1 }, partialFilterExpression: { f: { $exists: true } } },
   ];
-  return { jobs, deadLetters, flow };
+  // Engines' presence rows go once their expiry has passed, even if nobody lists them.
+  const workers: IndexSpec[] = [{ name: WORKERS_EXPIRY_INDEX, key: { expiresAt: 1 }, expireAfterSeconds: 0 }];
+  return { jobs, deadLetters, flow, workers };
 }
 
 /** The jobs indexes of list pages and counts (queries hint them: a dropped one fails loudly instead of scanning). */

@@ -65,6 +65,8 @@ import { MemoryState } from './state.js';
 import * as writes from './writes.js';
 import * as waitTokens from './wait-tokens.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from '../wait-token.js';
+import type { WorkerPresence } from '../presence.js';
+import { PresenceTable } from './presence-table.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './stored-job.js';
 
@@ -366,6 +368,22 @@ export class MemoryStore implements JobStore {
 
   async listSchedules(): Promise<ScheduleRecord[]> {
     return this.#state.schedules.list();
+  }
+
+  // ---- engine presence -------------------------------------------------------------------------
+
+  readonly #presence = new PresenceTable();
+
+  async recordPresence(presence: WorkerPresence): Promise<void> {
+    this.#presence.record(presence);
+  }
+
+  async removePresence(id: string): Promise<boolean> {
+    return this.#presence.remove(id);
+  }
+
+  async listPresence(now: Date): Promise<WorkerPresence[]> {
+    return this.#presence.list(now);
   }
 
   // ---- transactions and notifications ----------------------------------------------------------
