@@ -45,6 +45,7 @@ const COMMANDS = {
   'jobs cancel': { target: 'job id', options: ['reason', 'children'] },
   'jobs retry': { target: 'job id', options: [] },
   'jobs rm': { target: 'job id', options: [] },
+  'jobs logs': { target: 'job id', options: [] },
   'jobs export': { target: 'job id', options: [] },
   'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },

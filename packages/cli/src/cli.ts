@@ -1,7 +1,7 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens } from '@loom/core';
 import { HELP, parseInvocation, type Invocation } from './args.js';
-import { cancelJob, exportJob, forkJob, listJobs, removeJob, retryJob, showJob } from './commands/jobs.js';
+import { cancelJob, exportJob, forkJob, listJobs, removeJob, retryJob, showJob, showJobLogs } from './commands/jobs.js';
 import type { CommandContext } from './commands/context.js';
 import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
 import { listQueues, pauseQueue, stats } from './commands/queues.js';
@@ -36,6 +36,7 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'jobs retry': retryJob,
   'jobs rm': removeJob,
   'jobs fork': forkJob,
+  'jobs logs': showJobLogs,
   'jobs export': exportJob,
   'dlq ls': listDeadLetters,
   'dlq retry': retryDeadLetters,

@@ -7,6 +7,7 @@ Usage:
   loom stats
   loom jobs ls [--status S[,S...]] [--name N] [--queue Q] [--limit K] [--cursor C]
   loom jobs show ID | cancel ID [--reason R] [--children] | retry ID | rm ID
+  loom jobs logs ID  the job's kept ctx.log lines (its last 100, 16 KiB at most), oldest first
   loom jobs fork ID --from-step S [--payload JSON]
   loom jobs export ID > run.json
   loom dlq ls [--name N] [--queue Q] [--limit K]

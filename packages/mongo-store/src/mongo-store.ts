@@ -422,8 +422,8 @@ export class MongoStore implements JobStore {
     return this.waitTokens.settle(id, req);
   }
 
-  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
-    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now')));
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date, keep?: number): Promise<void> {
+    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now'), keep));
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

@@ -96,6 +96,24 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   output.out(text);
 }
 
+/**
+ * `loom jobs logs ID`: the `ctx.log` lines the job kept (its tail, oldest first), one a line:
+ * time, level, attempt, message and fields; `--json` prints them as an array.
+ */
+export async function showJobLogs(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const job = await mustGet(ctx, id);
+  const { output } = ctx;
+  const logs = job.logs ?? [];
+  if (output.json) return printJson(output, logs);
+  if (logs.length === 0) return output.out(`job ${id} kept no log lines (nothing was written to ctx.log, or not yet)\n`);
+  const text = logs.map((l) => {
+    const fields = l.fields && Object.keys(l.fields).length > 0 ? `  ${JSON.stringify(l.fields)}` : '';
+    return `${l.at.toISOString()}  ${l.level.toUpperCase().padEnd(5)}  #${l.attempt}  ${l.msg.replace(/\r?\n/g, ' ')}${fields}`;
+  });
+  output.out(`${text.join('\n')}\n`);
+}
+
 /** Turns "no such job" into exit 1. */
 async function orRefused<T>(run: () => Promise<T>, id: string): Promise<T> {
   try {

@@ -15,11 +15,11 @@ import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import type { JobRecord } from '../store/job-record.js';
+import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, type JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { LogTail } from './log-tail.js';
+import { LogBuffer, LogTail, type JobLogCaps } from './log-tail.js';
 import { afterThisTurn } from '../support/after-this-turn.js';
 import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
@@ -100,6 +100,8 @@ export interface JobRunnerDeps {
   outage?: StoreOutage;
   /** Runs `@Job({ sandbox })` jobs in threads (or in-line), when the engine has a sandbox. */
   sandbox?: Sandbox;
+  /** How much of its `ctx.log` each job keeps. @default DEFAULT_JOB_LOG_LINES and DEFAULT_JOB_LOG_BYTES */
+  jobLogs?: JobLogCaps;
 }
 
 /**
@@ -188,14 +190,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const tail = new LogTail(log, clock, job.attempt);
+      const logs = this.logBuffer(run);
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
         lease,
         store,
         clock,
-        logger: tail,
+        logger: new LogTail(log, logs),
         abort: controller,
         workflow: this.deps.workflow,
         telemetry: run.telemetry,
@@ -204,7 +206,7 @@ export class JobRunner {
       });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
-      await this.writeLogTail(run, tail);
+      await logs.close();
       await this.settle(run, outcome, ctx, startedAt);
     } catch (err) {
       this.failedUnexpectedly(job, err);
@@ -240,15 +242,18 @@ export class JobRunner {
     );
   }
 
-  /** The run's `ctx.log` lines, kept on the job while the lease is still held (best effort: a lost lease or a store error loses only these lines). */
-  private async writeLogTail(run: Run, tail: LogTail): Promise<void> {
-    const lines = tail.take();
-    if (lines.length === 0) return;
-    try {
-      await this.deps.store.appendLogs(run.lease.ref, lines, this.deps.clock.now());
-    } catch (err) {
-      run.log.debug({ err, jobId: run.job.id }, `Job ${run.job.id}: could not keep its ${lines.length} log lines; the run goes on`);
-    }
+  /** The run's kept `ctx.log` lines, written under its lease (best effort: a lost lease or a store error loses only those lines). */
+  private logBuffer(run: Run): LogBuffer {
+    const { store, clock } = this.deps;
+    const { job, lease } = run;
+    return new LogBuffer({
+      clock,
+      caps: this.deps.jobLogs ?? { lines: DEFAULT_JOB_LOG_LINES, bytes: DEFAULT_JOB_LOG_BYTES },
+      attempt: job.attempt,
+      prior: job.logs,
+      write: (lines, keep) => store.appendLogs(lease.ref, lines, clock.now(), keep),
+      onError: (err, lines) => run.log.debug({ err, jobId: job.id }, `Job ${job.id}: could not keep ${lines} of its log lines; the run goes on`),
+    });
   }
 
   private failedUnexpectedly(job: JobRecord, err: unknown): void {

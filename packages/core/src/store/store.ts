@@ -242,10 +242,12 @@ export interface JobStore {
   settleWaitToken(id: string, req: { settlement: WaitTokenSettlement; now: Date }): Promise<WaitTokenSettleOutcome | null>;
 
   /**
-   * Appends `ctx.log` lines to the job's tail, keeping the last `MAX_JOB_LOG_LINES` (lines checked
-   * with `jobLogProblem`; an invalid batch is refused with `INVALID_ARGUMENT`). Fenced.
+   * Appends `ctx.log` lines to the job's tail, then keeps its last `keep` lines (1 to
+   * `MAX_JOB_LOG_LINES`; default `DEFAULT_JOB_LOG_LINES`): the engine, which holds the lease and so
+   * knows the tail, picks `keep` to hold the bytes cap too. Lines are checked with `jobLogProblem`;
+   * an invalid batch or `keep` is refused with `INVALID_ARGUMENT` and changes nothing. Fenced.
    */
-  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void>;
+  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date, keep?: number): Promise<void>;
 
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;

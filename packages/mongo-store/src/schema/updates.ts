@@ -1,9 +1,10 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
 import {
+  DEFAULT_JOB_LOG_LINES,
+  jobLogKeepProblem,
   jobLogProblem,
   LIFECYCLE,
-  MAX_JOB_LOG_LINES,
   type ErrorRecord,
   type JobLogLine,
   type JobStatus,
@@ -236,14 +237,17 @@ export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobD
   return { $pull: { signals: { sid } }, $set: { updatedAt: now } };
 }
 
-/** Handler progress. */
-/** Appends log lines, keeping the last `MAX_JOB_LOG_LINES` (one `$push` with `$slice`). */
-export function appendLogsUpdate(lines: JobLogLine[], now: Date): UpdateFilter<JobDocument> {
+/** Appends log lines, keeping the last `keep` (one `$push` with `$each` and `$slice`). */
+export function appendLogsUpdate(lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): UpdateFilter<JobDocument> {
   const problem = jobLogProblem(lines);
   if (problem !== undefined) throw new StoreArgumentError(`appendLogs lines ${problem}`);
-  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt }));
-  return { $push: { logs: { $each: copies, $slice: -MAX_JOB_LOG_LINES } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+  const keepProblem = jobLogKeepProblem(keep);
+  if (keepProblem !== undefined) throw new StoreArgumentError(`appendLogs keep ${keepProblem}`);
+  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt, ...(l.fields === undefined ? {} : { fields: l.fields }) }));
+  return { $push: { logs: { $each: copies, $slice: -keep } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
 }
+
+/** Handler progress. */
 
 export function progressUpdate(value: unknown, now: Date): UpdateFilter<JobDocument> {
   return { $set: { progress: value, updatedAt: now } };

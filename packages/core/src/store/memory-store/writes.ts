@@ -5,7 +5,16 @@
  * taken over changes nothing.
  */
 import { LoomError } from '../../support/errors.js';
-import { jobLogProblem, MAX_JOB_LOG_LINES, type ErrorRecord, type JobLogLine, type LeaseRef, type StepRecord, type WaitCondition } from '../job-record.js';
+import {
+  DEFAULT_JOB_LOG_LINES,
+  jobLogKeepProblem,
+  jobLogProblem,
+  type ErrorRecord,
+  type JobLogLine,
+  type LeaseRef,
+  type StepRecord,
+  type WaitCondition,
+} from '../job-record.js';
 import { holdsLease } from '../lifecycle.js';
 import type { CompletionItem, CompletionOutcome } from '../store.js';
 import { assertDate } from './arguments.js';
@@ -163,15 +172,23 @@ export function consumeSignal(state: MemoryState, lease: LeaseRef, req: { signal
   return clonePlain(stored!);
 }
 
-export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date): void {
+export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): void {
   const problem = jobLogProblem(lines);
   if (problem !== undefined)
     throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
+  const keepProblem = jobLogKeepProblem(keep);
+  if (keepProblem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs keep ${keepProblem}; nothing changed`);
   const job = leased(state, lease, 'appendLogs');
-  const copies = lines.map((l) => ({ at: copyDate(l.at), level: l.level, msg: l.msg, attempt: l.attempt }));
+  const copies = lines.map(copyLogLine);
   transition(state, job, 'appendLogs', now, (record) => {
-    record.logs = [...(record.logs ?? []), ...copies].slice(-MAX_JOB_LOG_LINES);
+    record.logs = [...(record.logs ?? []), ...copies].slice(-keep);
   });
+}
+
+function copyLogLine(l: JobLogLine): JobLogLine {
+  const copy: JobLogLine = { at: copyDate(l.at), level: l.level, msg: l.msg, attempt: l.attempt };
+  if (l.fields !== undefined) copy.fields = clonePlain(l.fields);
+  return copy;
 }
 
 export function progress(state: MemoryState, lease: LeaseRef, value: unknown, now: Date): void {
