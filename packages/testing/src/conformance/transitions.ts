@@ -169,6 +169,16 @@ export function describeTransitions(ctx: ConformanceContext): void {
       expect(logs[0]).toEqual(line(15));
     });
 
+    it('stays with the job when it dies, and with the dead job retried', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const kept = [{ at: at(1), level: 'error' as const, msg: 'last words', attempt: 1, fields: { code: 'E1' } }];
+      await ctx.store.appendLogs(lease, kept, at(1));
+      await ctx.store.deadLetter(lease, { reason: 'boom', now: at(2) });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'dead', logs: kept });
+      expect(await ctx.store.replayDeadLetter(id, at(3))).toBe(id);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', logs: kept });
+    });
+
     it('is not part of a job list', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       await ctx.store.appendLogs(lease, [{ at: at(1), level: 'info', msg: 'hi', attempt: 1 }], at(1));
