@@ -284,6 +284,7 @@ describe('loom jobs logs', () => {
         { at: '2026-12-05T10:00:00.000Z', level: 'info', msg: 'charging\ncard', attempt: 1, fields: { orderId: 'o1' } },
         { at: '2026-12-05T10:00:01.500Z', level: 'error', msg: 'declined', attempt: 1 },
       ]);
+      expect((await loom(['jobs', 'show', id], env)).stdout).toMatch(new RegExp(`logs\\s+2 lines kept \\(loom jobs logs ${id}\\)`));
       const unknown = 'abcdefabcdefabcdefabcdef';
       expect(await loom(['jobs', 'logs', unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
       expect(await loom(['jobs', 'logs'], env)).toMatchObject({ code: 2 });

@@ -79,6 +79,7 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   if (job.deadReason !== undefined) lines.push(['dead because', job.deadReason]);
   if (job.cancelReason !== undefined) lines.push(['cancel reason', job.cancelReason]);
   if (job.progress !== undefined) lines.push(['progress', JSON.stringify(job.progress)]);
+  if (job.logs !== undefined && job.logs.length > 0) lines.push(['logs', `${job.logs.length} lines kept (loom jobs logs ${job.id})`]);
   lines.push(['payload', JSON.stringify(job.payload)]);
   if (job.result !== undefined) lines.push(['result', JSON.stringify(job.result)]);
   const width = Math.max(...lines.map(([k]) => k.length));

@@ -160,6 +160,7 @@ export class JobRunner {
       () => cancel.request(),
     );
     let run: Run | undefined;
+    let logs: LogBuffer | undefined;
     try {
       cancel.bind(() => {
         log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
@@ -190,7 +191,7 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const logs = this.logBuffer(run);
+      logs = this.logBuffer(run);
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
@@ -213,6 +214,8 @@ export class JobRunner {
     } finally {
       try {
         lease.stop();
+        // A run that ended unexpectedly leaves no flush timer behind (a no-op after close).
+        logs?.discard();
         // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
         run?.telemetry.end('lost');
       } catch (err) {

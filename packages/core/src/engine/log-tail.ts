@@ -92,6 +92,14 @@ export class LogBuffer {
     await done;
   }
 
+  /** Drops what is buffered and keeps nothing more (the run ended without {@link close}). */
+  discard(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.pending = [];
+    this.closed = true;
+  }
+
   private async write(lines: JobLogLine[], keep: number): Promise<void> {
     try {
       await this.deps.write(lines, keep);
