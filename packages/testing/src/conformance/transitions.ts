@@ -169,6 +169,19 @@ export function describeTransitions(ctx: ConformanceContext): void {
       expect(logs[0]).toEqual(line(15));
     });
 
+    it('comes with the job when it is claimed again (the engine counts it against the caps)', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const kept = [{ at: at(1), level: 'info' as const, msg: 'first run', attempt: 1 }];
+      await ctx.store.appendLogs(lease, kept, at(1));
+      await ctx.store.retry(lease, { runAt: at(5_000), error: sampleError(1), now: at(2) });
+      // A claim of many and a claim of one (stores may read them differently).
+      const [many] = await claimJobs(ctx.store, { now: at(5_000), limit: 5 });
+      expect(many).toMatchObject({ id, logs: kept });
+      await ctx.store.retry({ jobId: id, token: many.lease!.token }, { runAt: at(6_000), error: sampleError(2), now: at(5_001) });
+      const [one] = await claimJobs(ctx.store, { now: at(6_000), limit: 1 });
+      expect(one).toMatchObject({ id, logs: kept });
+    });
+
     it('stays with the job when it dies, and with the dead job retried', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       const kept = [{ at: at(1), level: 'error' as const, msg: 'last words', attempt: 1, fields: { code: 'E1' } }];
