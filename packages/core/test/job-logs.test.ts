@@ -27,28 +27,35 @@ class Long {
   }
 }
 
-/** A MemoryStore whose appendLogs calls are counted. */
-function countingStore(): { store: JobStore; appends: number[] } {
+/** A MemoryStore that records the lines of each appendLogs call, and those completions carry (`completed`). */
+function countingStore(): { store: JobStore; appends: number[]; completed: number[] } {
   const appends: number[] = [];
+  const completed: number[] = [];
   const memory = new MemoryStore();
   const store = new Proxy(memory, {
     get(target, prop, receiver) {
-      if (prop !== 'appendLogs') {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      if (prop === 'appendLogs') {
+        return (...args: Parameters<JobStore['appendLogs']>) => {
+          appends.push(args[1].length);
+          return target.appendLogs(...args);
+        };
       }
-      return (...args: Parameters<JobStore['appendLogs']>) => {
-        appends.push(args[1].length);
-        return target.appendLogs(...args);
-      };
+      if (prop === 'completeMany') {
+        return (...args: Parameters<JobStore['completeMany']>) => {
+          for (const item of args[0]) if (item.logs) completed.push(item.logs.lines.length);
+          return target.completeMany(...args);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { store, appends };
+  return { store, appends, completed };
 }
 
 describe('ctx.log tail', () => {
-  it('keeps level, message, fields (child bindings, errors), engine time and attempt; one write per run', async () => {
-    const { store, appends } = countingStore();
+  it('keeps level, message, fields (child bindings, errors), engine time and attempt; written with the outcome', async () => {
+    const { store, appends, completed } = countingStore();
     const t = await createTestLoom({ jobs: [Chatty], store });
     const { id } = await t.enqueue(Chatty, { n: 3, fail: true });
     const first = t.clock.now();
@@ -68,8 +75,10 @@ describe('ctx.log tail', () => {
       ];
     };
     expect(job?.logs).toEqual([...run(1), ...run(2)]);
-    // Two runs, one appendLogs each: lines are buffered, not written one by one.
-    expect(appends).toEqual([4, 4]);
+    // Lines are buffered, not written one by one: the failed run's in one appendLogs before its
+    // retry, the completed run's with its completion (no write of their own).
+    expect(appends).toEqual([4]);
+    expect(completed).toEqual([4]);
     await t.stop();
   });
 
@@ -108,8 +117,8 @@ describe('ctx.log tail', () => {
     await d.stop();
   });
 
-  it('writes a running job’s lines within LOG_FLUSH_MS, in one write, and the rest when it returns', async () => {
-    const { store, appends } = countingStore();
+  it('writes a running job’s lines within LOG_FLUSH_MS, in one write, and the rest with its completion', async () => {
+    const { store, appends, completed } = countingStore();
     const t = await createTestLoom({ jobs: [Long], store });
     const { id } = await t.enqueue(Long, {});
     await t.settle();
@@ -123,7 +132,8 @@ describe('ctx.log tail', () => {
     release!();
     await t.runUntilIdle();
     expect((await t.jobs.get(id))?.logs?.map((l) => l.msg)).toEqual(['started', 'working', 'finishing']);
-    expect(appends).toEqual([2, 1]);
+    expect(appends).toEqual([2]);
+    expect(completed).toEqual([1]);
     await t.stop();
   });
 
@@ -181,7 +191,7 @@ describe('LogBuffer', () => {
     expect(errors).toHaveLength(1);
     expect(LoomError.is(errors[0], 'LEASE_LOST')).toBe(true);
     buffer.add('info', {}, 'later', undefined);
-    await buffer.close();
+    expect(await buffer.drain()).toBeUndefined();
     expect(writes).toBe(2);
     expect((await store.getJob(id))?.logs?.map((l) => l.msg)).toEqual(['kept']);
     expect(clock.pendingTimers()).toBe(0);
@@ -203,9 +213,12 @@ describe('LogBuffer', () => {
     await buffer.flush();
     expect(written.map(([lines, keep]) => [lines.map((l) => l.msg), keep])).toEqual([[['new 1', 'new 2'], 4]]);
     for (let i = 3; i <= 7; i++) buffer.add('info', {}, `new ${i}`, undefined);
-    await buffer.close();
-    // Only the last 4 of the 5 buffered lines are sent: the first would be dropped at once.
-    expect(written.map(([lines, keep]) => [lines.map((l) => l.msg), keep])[1]).toEqual([['new 4', 'new 5', 'new 6', 'new 7'], 4]);
+    const rest = await buffer.drain();
+    // Only the last 4 of the 5 buffered lines are handed over: the first would be dropped at once.
+    expect([rest?.lines.map((l) => l.msg), rest?.keep]).toEqual([['new 4', 'new 5', 'new 6', 'new 7'], 4]);
+    buffer.add('info', {}, 'after the handler returned', undefined);
+    await buffer.send(rest);
+    expect(written.map(([lines]) => lines.length)).toEqual([2, 4]);
   });
 
   it('turns logged objects into JSON fields, cutting large ones', () => {

@@ -15,7 +15,7 @@ import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, type JobRecord } from '../store/job-record.js';
+import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, type JobLogLine, type JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
@@ -68,6 +68,12 @@ class RunCancel {
 }
 
 /** Everything one run needs to write its outcome. */
+/** What is left of a run's `ctx.log` lines for its completion to carry, and the buffer to write them otherwise. */
+interface RunLogTail {
+  rest: { lines: JobLogLine[]; keep: number } | undefined;
+  logs: LogBuffer;
+}
+
 interface Run {
   job: JobRecord;
   def: JobDefinition;
@@ -207,14 +213,17 @@ export class JobRunner {
       });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
-      await logs.close();
-      await this.settle(run, outcome, ctx, startedAt);
+      // The last lines go with the completion (one write); any other outcome writes them first.
+      const rest = await logs.drain();
+      const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
+      if (!completes) await logs.send(rest);
+      await this.settle(run, outcome, ctx, startedAt, completes ? { rest, logs } : undefined);
     } catch (err) {
       this.failedUnexpectedly(job, err);
     } finally {
       try {
         lease.stop();
-        // A run that ended unexpectedly leaves no flush timer behind (a no-op after close).
+        // A run that ended unexpectedly leaves no flush timer behind (a no-op after drain).
         logs?.discard();
         // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
         run?.telemetry.end('lost');
@@ -350,7 +359,7 @@ export class JobRunner {
   }
 
   /** Stores the outcome of a run whose handler has returned (or was abandoned). */
-  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number): Promise<void> {
+  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
     const { events } = this.deps;
     // A cancel requested while the handler ran discards whatever it came to (unless a
     // ctx.transaction had completed the job before: then the store kept the completion).
@@ -375,12 +384,12 @@ export class JobRunner {
           events.emit('job:completed', { job: run.info, result: undefined, durationMs: this.since(startedAt) });
           return Promise.resolve();
         }
-        return this.complete(run, outcome.result, ctx, startedAt);
+        return this.complete(run, outcome.result, ctx, startedAt, tail);
     }
   }
 
   /** The handler returned `returned`: the job's completion, group-committed with other runs' by the lease. */
-  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number): Promise<void> {
+  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
     const { lease, log, info } = run;
     const steps = ctx.finishSteps();
     if (steps) await steps;
@@ -394,8 +403,12 @@ export class JobRunner {
       result = undefined;
     }
     const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
-    if (tooLarge) return this.fail(run, tooLarge);
-    const written = await lease.complete(result);
+    if (tooLarge) {
+      await tail?.logs.send(tail.rest);
+      return this.fail(run, tooLarge);
+    }
+    // Lines of a completion the store refuses (lease lost, cancel requested) are not kept.
+    const written = await lease.complete(result, tail?.rest);
     if (written.kind === 'written') {
       run.telemetry.end('completed');
       this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(startedAt) });

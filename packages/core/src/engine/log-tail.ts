@@ -27,9 +27,9 @@ export interface LogTailDeps {
 
 /**
  * The kept tail of one run's `ctx.log`. Lines are buffered and written together: the first line
- * starts a {@link LOG_FLUSH_MS} timer, and the runner flushes what is left when the handler returns
- * (before the outcome, while the lease is held), so a chatty handler costs one store write a
- * second, not one a line. Writes are fenced: once one is refused (`LEASE_LOST`, the lease was
+ * starts a {@link LOG_FLUSH_MS} timer, and what is left when the handler returns goes with the
+ * run's completion (the same fenced write; with its outcome write otherwise), so a chatty handler
+ * costs one store write a second, not one a line, and a short run none of its own. Writes are fenced: once one is refused (`LEASE_LOST`, the lease was
  * taken over) nothing more is written. The buffer mirrors the stored tail, so each write says how
  * many lines to keep and the caps hold across runs and engines.
  */
@@ -85,14 +85,28 @@ export class LogBuffer {
     return this.writing;
   }
 
-  /** The handler returned: writes what is left; later lines (a handler still running after its timeout) are not kept. */
-  async close(): Promise<void> {
-    const done = this.flush();
+  /**
+   * The handler returned: keeps no later line (a handler still running after its timeout), waits
+   * for a write in flight and hands over what is left, for the run's completion to carry (one
+   * write for both). Undefined when nothing is left.
+   */
+  async drain(): Promise<{ lines: JobLogLine[]; keep: number } | undefined> {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.closed = true;
-    await done;
+    await this.writing;
+    if (this.pending.length === 0) return undefined;
+    const rest = { lines: this.pending, keep: this.weights.length };
+    this.pending = [];
+    return rest;
   }
 
-  /** Drops what is buffered and keeps nothing more (the run ended without {@link close}). */
+  /** Writes lines {@link drain} handed over that no completion carried (the run failed, slept, was released). */
+  async send(rest: { lines: JobLogLine[]; keep: number } | undefined): Promise<void> {
+    if (rest !== undefined) await this.write(rest.lines, rest.keep);
+  }
+
+  /** Drops what is buffered and keeps nothing more (the run ended without {@link drain}). */
   discard(): void {
     this.cancelTimer?.();
     this.cancelTimer = undefined;

@@ -438,6 +438,12 @@ export interface FinishedCountQuery {
 export interface CompletionItem {
   lease: LeaseRef;
   result?: unknown;
+  /**
+   * The run's last `ctx.log` lines, appended in the same fenced write as the completion (as
+   * {@link JobStore.appendLogs} would: then the tail's last `keep` lines are kept). Invalid lines
+   * or `keep` make this item's outcome an `INVALID_ARGUMENT` error; the other items stand.
+   */
+  logs?: { lines: JobLogLine[]; keep: number };
 }
 
 /** How one completion of {@link JobStore.completeMany} ended. */

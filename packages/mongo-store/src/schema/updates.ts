@@ -153,11 +153,16 @@ export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocum
  * `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt`
  * aside). The lease goes to `completedLease`: the token that completed the job stays readable.
  */
-export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
+export function completeUpdate(
+  result: unknown,
+  now: Date,
+  logs?: { lines: JobLogLine[]; keep: number },
+): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
   const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
     $set: { status: LIFECYCLE_TO.complete, finishedAt: now, updatedAt: now },
     $unset: { claimAt: '' },
     $rename: { lease: 'completedLease' },
+    ...(logs === undefined ? {} : (logsPush(logs.lines, logs.keep, 'complete') as UpdateFilter<JobDocument>)),
   };
   if (result === undefined) (update.$unset as Record<string, ''>).result = '';
   else (update.$set as Record<string, unknown>).result = result;
@@ -239,12 +244,17 @@ export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobD
 
 /** Appends log lines, keeping the last `keep` (one `$push` with `$each` and `$slice`). */
 export function appendLogsUpdate(lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): UpdateFilter<JobDocument> {
+  return { ...logsPush(lines, keep, 'appendLogs'), $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+}
+
+/** The `$push` that appends checked log lines and keeps the tail's last `keep` (`what` names the call in errors). */
+export function logsPush(lines: JobLogLine[], keep: number, what: string): { $push: Document } {
   const problem = jobLogProblem(lines);
-  if (problem !== undefined) throw new StoreArgumentError(`appendLogs lines ${problem}`);
+  if (problem !== undefined) throw new StoreArgumentError(`${what} lines ${problem}`);
   const keepProblem = jobLogKeepProblem(keep);
-  if (keepProblem !== undefined) throw new StoreArgumentError(`appendLogs keep ${keepProblem}`);
+  if (keepProblem !== undefined) throw new StoreArgumentError(`${what} keep ${keepProblem}`);
   const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt, ...(l.fields === undefined ? {} : { fields: l.fields }) }));
-  return { $push: { logs: { $each: copies, $slice: -keep } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+  return { $push: { logs: { $each: copies, $slice: -keep } } };
 }
 
 /** Handler progress. */

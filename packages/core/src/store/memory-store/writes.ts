@@ -56,10 +56,11 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   assertDate(now, 'completeMany now');
   sweep(state, now);
   const finishedAt = copyDate(now); // one for the batch, as in claim
-  return items.map(({ lease, result }) => {
+  return items.map(({ lease, result, logs }) => {
     try {
+      const lines = logs === undefined ? undefined : checkedLogs(logs.lines, logs.keep, 'completeMany logs');
       const job = leased(state, lease, 'complete');
-      completeJob(state, job, clonePlain(result), now, finishedAt);
+      completeJob(state, job, clonePlain(result), now, finishedAt, lines && logs ? { lines, keep: logs.keep } : undefined);
       return 'completed';
     } catch (error) {
       if (LoomError.is(error, 'LEASE_LOST')) return 'lost';
@@ -69,7 +70,7 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   });
 }
 
-function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: Date, at?: Date): void {
+function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: Date, at?: Date, logs?: { lines: JobLogLine[]; keep: number }): void {
   transition(
     state,
     job,
@@ -77,6 +78,7 @@ function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: D
     now,
     (record) => {
       if (result !== undefined) record.result = result;
+      if (logs !== undefined) record.logs = [...(record.logs ?? []), ...logs.lines].slice(-logs.keep);
     },
     at,
   );
@@ -172,14 +174,19 @@ export function consumeSignal(state: MemoryState, lease: LeaseRef, req: { signal
   return clonePlain(stored!);
 }
 
-export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): void {
+/** Copies of `lines` once they and `keep` are checked (`INVALID_ARGUMENT` naming `what` otherwise). */
+function checkedLogs(lines: JobLogLine[], keep: number, what: string): JobLogLine[] {
   const problem = jobLogProblem(lines);
   if (problem !== undefined)
-    throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
+    throw new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
   const keepProblem = jobLogKeepProblem(keep);
-  if (keepProblem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs keep ${keepProblem}; nothing changed`);
+  if (keepProblem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} keep ${keepProblem}; nothing changed`);
+  return lines.map(copyLogLine);
+}
+
+export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): void {
+  const copies = checkedLogs(lines, keep, 'appendLogs');
   const job = leased(state, lease, 'appendLogs');
-  const copies = lines.map(copyLogLine);
   transition(state, job, 'appendLogs', now, (record) => {
     record.logs = [...(record.logs ?? []), ...copies].slice(-keep);
   });
