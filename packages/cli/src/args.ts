@@ -60,6 +60,7 @@ const COMMANDS = {
   'jobs remove': { target: 'job ids', options: BULK_OPTIONS },
   'jobs run-now': { target: 'job ids', options: BULK_OPTIONS },
   'jobs clean': { target: undefined, options: ['older-than', 'status', 'name', 'queue', 'dry-run', 'yes'] },
+  'jobs logs': { target: 'job id', options: [] },
   'jobs export': { target: 'job id', options: [] },
   'jobs fork': { target: 'job id', options: ['from-step', 'payload'] },
   'dlq ls': { target: undefined, options: ['name', 'queue', 'limit'] },

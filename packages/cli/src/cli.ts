@@ -1,7 +1,7 @@
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { DeadLetters, Jobs, LoomError, Queues, StoredSchedules, SystemClock, Tokens, Workers } from '@loom/core';
 import { HELP, parseInvocation, type Invocation } from './args.js';
-import { exportJob, forkJob, listJobs, showJob } from './commands/jobs.js';
+import { exportJob, forkJob, listJobs, showJob, showJobLogs } from './commands/jobs.js';
 import { cancelJobs, cleanJobs, needsConfirmation, removeJobs, retryJobs, runJobsNow } from './commands/bulk-jobs.js';
 import type { CommandContext } from './commands/context.js';
 import { listDeadLetters, purgeDeadLetters, retryDeadLetters } from './commands/dead-letters.js';
@@ -46,6 +46,7 @@ const HANDLERS: Record<Invocation['name'], (ctx: CommandContext) => Promise<void
   'jobs run-now': runJobsNow,
   'jobs clean': cleanJobs,
   'jobs fork': forkJob,
+  'jobs logs': showJobLogs,
   'jobs export': exportJob,
   'dlq ls': listDeadLetters,
   'dlq retry': retryDeadLetters,

@@ -11,6 +11,7 @@ Usage:
             [--dry-run] [--yes]        many jobs: ids, or every job matching the filter
   loom jobs clean --older-than AGE|DATE [--status completed[,dead,cancelled]] [--name N]
             [--queue Q] [--dry-run] [--yes]   removes jobs finished before then (e.g. 7d)
+  loom jobs logs ID  the job's kept ctx.log lines (its last 100, 16 KiB at most), oldest first
   loom jobs fork ID --from-step S [--payload JSON]
   loom jobs export ID > run.json
   loom dlq ls [--name N] [--queue Q] [--limit K]

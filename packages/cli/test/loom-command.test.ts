@@ -256,6 +256,44 @@ describe('loom: jobs', () => {
   );
 });
 
+describe('loom jobs logs', () => {
+  it(
+    "prints a job's kept ctx.log lines (time, level, attempt, message, fields), JSON with --json; an unknown id exits 1",
+    async () => {
+      const { store, env } = await seeded();
+      const [{ id }] = await store.enqueue([job()], { now: now() });
+      expect(await loom(['jobs', 'logs', id], env)).toMatchObject({
+        code: 0,
+        stdout: `job ${id} kept no log lines (nothing was written to ctx.log, or not yet)\n`,
+      });
+      const { lease } = await claimOne(store);
+      const at = new Date('2026-12-05T10:00:00.000Z');
+      await store.appendLogs(
+        lease,
+        [
+          { at, level: 'info', msg: 'charging\ncard', attempt: 1, fields: { orderId: 'o1' } },
+          { at: new Date(at.getTime() + 1_500), level: 'error', msg: 'declined', attempt: 1 },
+        ],
+        now(),
+      );
+      const shown = await loom(['jobs', 'logs', id], env);
+      expect(shown).toMatchObject({ code: 0, stderr: '' });
+      expect(shown.stdout).toBe(
+        ['2026-12-05T10:00:00.000Z  INFO   #1  charging card  {"orderId":"o1"}', '2026-12-05T10:00:01.500Z  ERROR  #1  declined', ''].join('\n'),
+      );
+      expect(JSON.parse((await loom(['jobs', 'logs', id, '--json'], env)).stdout)).toEqual([
+        { at: '2026-12-05T10:00:00.000Z', level: 'info', msg: 'charging\ncard', attempt: 1, fields: { orderId: 'o1' } },
+        { at: '2026-12-05T10:00:01.500Z', level: 'error', msg: 'declined', attempt: 1 },
+      ]);
+      expect((await loom(['jobs', 'show', id], env)).stdout).toMatch(new RegExp(`logs\\s+2 lines kept \\(loom jobs logs ${id}\\)`));
+      const unknown = 'abcdefabcdefabcdefabcdef';
+      expect(await loom(['jobs', 'logs', unknown], env)).toMatchObject({ code: 1, stderr: `loom: no job ${unknown}\n` });
+      expect(await loom(['jobs', 'logs'], env)).toMatchObject({ code: 2 });
+    },
+    SPAWNS,
+  );
+});
+
 describe('loom: dependencies', () => {
   it(
     'shows what a job depends on and its dependents; cancel --children cancels the dependents too',

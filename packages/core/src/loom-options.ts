@@ -12,6 +12,7 @@ import type { JobClass } from './jobs/job-class.js';
 import type { JobInstanceSource, ResolveJob } from './jobs/discovery.js';
 import { ConsoleLogger, type Logger } from './support/logger.js';
 import type { JobStore } from './store/store.js';
+import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, MAX_JOB_LOG_BYTES, MAX_JOB_LOG_LINES } from './store/job-record.js';
 import type { ResolvedSandbox, SandboxOptions } from './sandbox/sandbox-options.js';
 
 /** Options of `Loom.create`. */
@@ -81,6 +82,13 @@ export interface LoomOptions {
    * tokens have no `url` (settle them with `loom.tokens`).
    */
   waitTokens?: WaitTokenLinkOptions;
+  /**
+   * How much of its `ctx.log` each job keeps (shown by `loom.jobs.get(id).logs`, `loom jobs logs ID`
+   * and the dashboard's job page): its last `lines` lines (1 to `MAX_JOB_LOG_LINES`), weighing at
+   * most `bytes` together (4 KiB to `MAX_JOB_LOG_BYTES`; a line weighs its message and fields as
+   * UTF-8 plus 32); the oldest are dropped. @default { lines: 100, bytes: 16384 }
+   */
+  jobLogs?: { lines?: number; bytes?: number };
 }
 
 /** {@link LoomOptions} validated, with defaults applied and durations in ms. */
@@ -107,6 +115,20 @@ export interface ResolvedLoomOptions {
   sandbox?: ResolvedSandbox;
   /** Checked `waitTokens`, the public URL without a trailing slash. */
   waitTokens?: WaitTokenLinkOptions;
+  /** The checked `jobLogs` caps. */
+  jobLogs: { lines: number; bytes: number };
+}
+
+/** `jobLogs`: whole numbers within the store's bounds. */
+function jobLogCaps(value: LoomOptions['jobLogs']): { lines: number; bytes: number } {
+  if (value === undefined) return { lines: DEFAULT_JOB_LOG_LINES, bytes: DEFAULT_JOB_LOG_BYTES };
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError('Loom option "jobLogs"', 'must be { lines?, bytes? }');
+  const { lines = DEFAULT_JOB_LOG_LINES, bytes = DEFAULT_JOB_LOG_BYTES } = value;
+  if (!Number.isInteger(lines) || lines < 1 || lines > MAX_JOB_LOG_LINES)
+    throw new InvalidArgumentError('Loom option "jobLogs.lines"', `${String(lines)} is not a whole number from 1 to ${MAX_JOB_LOG_LINES}`);
+  if (!Number.isInteger(bytes) || bytes < 4096 || bytes > MAX_JOB_LOG_BYTES)
+    throw new InvalidArgumentError('Loom option "jobLogs.bytes"', `${String(bytes)} is not a whole number from 4096 to ${MAX_JOB_LOG_BYTES}`);
+  return { lines, bytes };
 }
 
 function duration(name: string, value: Duration | undefined, fallback: number, min: number): number {
@@ -171,6 +193,7 @@ export function resolveLoomOptions(options: LoomOptions): ResolvedLoomOptions {
     random: options.random ?? Math.random,
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     keepAlive: options.keepAlive ?? clock instanceof SystemClock,
+    jobLogs: jobLogCaps(options.jobLogs),
   };
   if (options.maxClockSkew !== undefined && options.maxClockSkew !== false) {
     resolved.maxClockSkewMs = duration('maxClockSkew', options.maxClockSkew, 0, 1);

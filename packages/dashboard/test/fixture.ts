@@ -19,7 +19,14 @@ export class SendReceipt {
 
 @Job({ name: 'flaky-webhook', queue: 'webhooks', retries: 1, backoff: { type: 'fixed', delay: '1s' } })
 export class FlakyWebhook {
-  async run(payload: { url: string }): Promise<void> {
+  async run(payload: { url: string }, ctx: JobContext): Promise<void> {
+    ctx.log.debug({ attempt: ctx.attempt }, 'resolving the hook');
+    ctx.log.info({ url: payload.url, bytes: 512 }, `POST ${payload.url}`);
+    ctx.log.warn(
+      { status: 502, body: '<script>window.__pwned = true</script>' },
+      'the hook answered 502 <b>Bad Gateway</b>; a very long explanation follows so that the line has to wrap on a small screen',
+    );
+    ctx.log.error({ err: new Error('502 Bad Gateway') }, 'giving up on this attempt');
     throw new Error(`<b>502</b> from ${payload.url}: <script>window.__pwned = true</script>`);
   }
 }

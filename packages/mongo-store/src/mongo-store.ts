@@ -306,10 +306,14 @@ export class MongoStore implements JobStore {
   }
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
+    await this.completeWithLogs(lease, outcome);
+  }
+
+  /** `complete`, with the run's last log lines in the same write (a `completeMany` item's `logs`). */
+  private async completeWithLogs(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown; logs?: CompletionItem['logs'] }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    await this.ending(lease, () =>
-      completeKeepingHolds(this.collections.jobs, this.fenced, lease, completeUpdate(outcome.result, requireDate(outcome.now, 'now')), session, this.batches),
-    );
+    const update = completeUpdate(outcome.result, requireDate(outcome.now, 'now'), outcome.logs);
+    await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, update, session, this.batches));
     await this.countCompleted([lease], outcome.now);
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
   }
@@ -341,7 +345,12 @@ export class MongoStore implements JobStore {
       {
         jobs: this.collections.jobs,
         fenced: this.fenced,
-        completeOne: (item, at) => this.complete(item.lease, item.result === undefined ? { now: at } : { result: item.result, now: at }),
+        completeOne: (item, at) =>
+          this.completeWithLogs(item.lease, {
+            now: at,
+            ...(item.result === undefined ? {} : { result: item.result }),
+            ...(item.logs === undefined ? {} : { logs: item.logs }),
+          }),
         settleSlots: async (completed, lost) => {
           for (const item of lost) this.permits.forget(item.lease.token);
           for (const item of lost) this.runEnded(item.lease);
@@ -460,8 +469,8 @@ export class MongoStore implements JobStore {
     return this.presence.list(now);
   }
 
-  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
-    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now')));
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date, keep?: number): Promise<void> {
+    await this.fenced.write('appendLogs', lease, appendLogsUpdate(lines, requireDate(now, 'now'), keep));
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

@@ -86,6 +86,10 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       expect(job?.progress).toEqual({ doubled: 42 });
       expect(job?.steps.find((s) => s.name === 'double')).toMatchObject({ status: 'completed', result: 42 });
       expect(t.logs.find((l) => l.msg === 'sbx-echo: doubled in the thread')?.fields).toMatchObject({ jobId: id, doubled: 42 });
+      // ...and the job keeps it in its log tail (jobs.get).
+      const kept = job?.logs?.find((l) => l.msg === 'sbx-echo: doubled in the thread');
+      expect(kept).toMatchObject({ level: 'info', attempt: 1 });
+      expect(kept?.fields).toEqual({ doubled: 42 });
     });
 
     it('runs a job with resourceLimits in a process of its own, ctx bridged the same way', async () => {
@@ -99,6 +103,10 @@ export function describeSandboxScenarios(label: string, fixture: () => { store: 
       expect(result.at).toEqual(new Date(Date.UTC(2026, 0, 2)));
       expect(job?.progress).toEqual({ doubled: 42 });
       expect(t.logs.find((l) => l.msg === 'sbx-echo: doubled in the thread')?.fields).toMatchObject({ jobId: id, doubled: 42 });
+      // ...and the job keeps it in its log tail (jobs.get).
+      const kept = job?.logs?.find((l) => l.msg === 'sbx-echo: doubled in the thread');
+      expect(kept).toMatchObject({ level: 'info', attempt: 1 });
+      expect(kept?.fields).toEqual({ doubled: 42 });
     });
 
     it('parks a run at ctx.sleep and resumes it after the sleep', async () => {

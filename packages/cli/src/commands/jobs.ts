@@ -79,6 +79,7 @@ export async function showJob(ctx: CommandContext): Promise<void> {
   if (job.deadReason !== undefined) lines.push(['dead because', job.deadReason]);
   if (job.cancelReason !== undefined) lines.push(['cancel reason', job.cancelReason]);
   if (job.progress !== undefined) lines.push(['progress', JSON.stringify(job.progress)]);
+  if (job.logs !== undefined && job.logs.length > 0) lines.push(['logs', `${job.logs.length} lines kept (loom jobs logs ${job.id})`]);
   lines.push(['payload', JSON.stringify(job.payload)]);
   if (job.result !== undefined) lines.push(['result', JSON.stringify(job.result)]);
   const width = Math.max(...lines.map(([k]) => k.length));
@@ -94,6 +95,24 @@ export async function showJob(ctx: CommandContext): Promise<void> {
       job.errors.map((e) => [e.attempt, relative(e.at, output.now), `${e.name}${e.code ? ` [${e.code}]` : ''}: ${e.message}`]),
     )}`;
   output.out(text);
+}
+
+/**
+ * `loom jobs logs ID`: the `ctx.log` lines the job kept (its tail, oldest first), one a line:
+ * time, level, attempt, message and fields; `--json` prints them as an array.
+ */
+export async function showJobLogs(ctx: CommandContext): Promise<void> {
+  const id = ctx.invocation.target!;
+  const job = await mustGet(ctx, id);
+  const { output } = ctx;
+  const logs = job.logs ?? [];
+  if (output.json) return printJson(output, logs);
+  if (logs.length === 0) return output.out(`job ${id} kept no log lines (nothing was written to ctx.log, or not yet)\n`);
+  const text = logs.map((l) => {
+    const fields = l.fields && Object.keys(l.fields).length > 0 ? `  ${JSON.stringify(l.fields)}` : '';
+    return `${l.at.toISOString()}  ${l.level.toUpperCase().padEnd(5)}  #${l.attempt}  ${l.msg.replace(/\r?\n/g, ' ')}${fields}`;
+  });
+  output.out(`${text.join('\n')}\n`);
 }
 
 /** Turns "no such job" into exit 1. */

@@ -53,13 +53,16 @@ export class CompletionBatch {
   constructor(private readonly deps: { store: JobStore; clock: Clock; leaseMs: number }) {}
 
   /**
-   * Completes the job of `lease` with `result` (fenced); resolves once committed. Rejects with a
+   * Completes the job of `lease` with `result` (fenced), appending the run's last `logs` in the
+   * same write; resolves once committed. Rejects with a
    * `StoreTimeoutError` once `deadlineMs` of the clock's time passed without an answer, if given.
    */
-  complete(lease: LeaseRef, result: unknown, deadlineMs?: number): Promise<void> {
+  complete(lease: LeaseRef, result: unknown, deadlineMs?: number, logs?: CompletionItem['logs']): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const due = deadlineMs === undefined ? Infinity : this.deps.clock.now().getTime() + deadlineMs;
-      this.waiting.push({ item: result === undefined ? { lease } : { lease, result }, due, settled: false, deadlineMs, resolve, reject });
+      const item: CompletionItem = result === undefined ? { lease } : { lease, result };
+      if (logs !== undefined) item.logs = logs;
+      this.waiting.push({ item, due, settled: false, deadlineMs, resolve, reject });
       if (due < this.timerDue) this.armTimer(due);
       if (!this.writing) this.writeAfterThisTurn();
     });

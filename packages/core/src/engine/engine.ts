@@ -105,6 +105,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     telemetry,
     flow,
     outage,
+    jobLogs: options.jobLogs,
     ...(sandbox ? { sandbox } : {}),
   });
   const skewGuard =

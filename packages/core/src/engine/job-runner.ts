@@ -15,11 +15,11 @@ import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import type { JobRecord } from '../store/job-record.js';
+import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, type JobLogLine, type JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
 import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
-import { LogTail } from './log-tail.js';
+import { LogBuffer, LogTail, type JobLogCaps } from './log-tail.js';
 import { afterThisTurn } from '../support/after-this-turn.js';
 import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
@@ -68,6 +68,12 @@ class RunCancel {
 }
 
 /** Everything one run needs to write its outcome. */
+/** What is left of a run's `ctx.log` lines for its completion to carry, and the buffer to write them otherwise. */
+interface RunLogTail {
+  rest: { lines: JobLogLine[]; keep: number } | undefined;
+  logs: LogBuffer;
+}
+
 interface Run {
   job: JobRecord;
   def: JobDefinition;
@@ -100,6 +106,8 @@ export interface JobRunnerDeps {
   outage?: StoreOutage;
   /** Runs `@Job({ sandbox })` jobs in threads (or in-line), when the engine has a sandbox. */
   sandbox?: Sandbox;
+  /** How much of its `ctx.log` each job keeps. @default DEFAULT_JOB_LOG_LINES and DEFAULT_JOB_LOG_BYTES */
+  jobLogs?: JobLogCaps;
 }
 
 /**
@@ -158,6 +166,7 @@ export class JobRunner {
       () => cancel.request(),
     );
     let run: Run | undefined;
+    let logs: LogBuffer | undefined;
     try {
       cancel.bind(() => {
         log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
@@ -188,14 +197,14 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      const tail = new LogTail(log, clock, job.attempt);
+      logs = this.logBuffer(run);
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
         lease,
         store,
         clock,
-        logger: tail,
+        logger: new LogTail(log, logs),
         abort: controller,
         workflow: this.deps.workflow,
         telemetry: run.telemetry,
@@ -204,14 +213,19 @@ export class JobRunner {
       });
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
-      await this.writeLogTail(run, tail);
-      await this.settle(run, outcome, ctx, startedAt);
+      // The last lines go with the completion (one write); any other outcome writes them first.
+      const rest = await logs.drain();
+      const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
+      if (!completes) await logs.send(rest);
+      await this.settle(run, outcome, ctx, startedAt, completes ? { rest, logs } : undefined);
       if (ctx.usedWaitTokens && outcome.kind !== 'suspended') await this.endWaitTokens(run);
     } catch (err) {
       this.failedUnexpectedly(job, err);
     } finally {
       try {
         lease.stop();
+        // A run that ended unexpectedly leaves no flush timer behind (a no-op after drain).
+        logs?.discard();
         // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
         run?.telemetry.end('lost');
       } catch (err) {
@@ -241,15 +255,18 @@ export class JobRunner {
     );
   }
 
-  /** The run's `ctx.log` lines, kept on the job while the lease is still held (best effort: a lost lease or a store error loses only these lines). */
-  private async writeLogTail(run: Run, tail: LogTail): Promise<void> {
-    const lines = tail.take();
-    if (lines.length === 0) return;
-    try {
-      await this.deps.store.appendLogs(run.lease.ref, lines, this.deps.clock.now());
-    } catch (err) {
-      run.log.debug({ err, jobId: run.job.id }, `Job ${run.job.id}: could not keep its ${lines.length} log lines; the run goes on`);
-    }
+  /** The run's kept `ctx.log` lines, written under its lease (best effort: a lost lease or a store error loses only those lines). */
+  private logBuffer(run: Run): LogBuffer {
+    const { store, clock } = this.deps;
+    const { job, lease } = run;
+    return new LogBuffer({
+      clock,
+      caps: this.deps.jobLogs ?? { lines: DEFAULT_JOB_LOG_LINES, bytes: DEFAULT_JOB_LOG_BYTES },
+      attempt: job.attempt,
+      prior: job.logs,
+      write: (lines, keep) => store.appendLogs(lease.ref, lines, clock.now(), keep),
+      onError: (err, lines) => run.log.debug({ err, jobId: job.id }, `Job ${job.id}: could not keep ${lines} of its log lines; the run goes on`),
+    });
   }
 
   /**
@@ -357,7 +374,7 @@ export class JobRunner {
   }
 
   /** Stores the outcome of a run whose handler has returned (or was abandoned). */
-  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number): Promise<void> {
+  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
     const { events } = this.deps;
     // A cancel requested while the handler ran discards whatever it came to (unless a
     // ctx.transaction had completed the job before: then the store kept the completion).
@@ -382,12 +399,12 @@ export class JobRunner {
           events.emit('job:completed', { job: run.info, result: undefined, durationMs: this.since(startedAt) });
           return Promise.resolve();
         }
-        return this.complete(run, outcome.result, ctx, startedAt);
+        return this.complete(run, outcome.result, ctx, startedAt, tail);
     }
   }
 
   /** The handler returned `returned`: the job's completion, group-committed with other runs' by the lease. */
-  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number): Promise<void> {
+  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
     const { lease, log, info } = run;
     const steps = ctx.finishSteps();
     if (steps) await steps;
@@ -401,8 +418,12 @@ export class JobRunner {
       result = undefined;
     }
     const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
-    if (tooLarge) return this.fail(run, tooLarge);
-    const written = await lease.complete(result);
+    if (tooLarge) {
+      await tail?.logs.send(tail.rest);
+      return this.fail(run, tooLarge);
+    }
+    // Lines of a completion the store refuses (lease lost, cancel requested) are not kept.
+    const written = await lease.complete(result, tail?.rest);
     if (written.kind === 'written') {
       run.telemetry.end('completed');
       this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(startedAt) });

@@ -5,7 +5,7 @@ import { LeaseLostError, LoomError } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
 import { toError } from '../support/to-error.js';
 import type { JobRecord, LeaseRef } from '../store/job-record.js';
-import type { ClaimRequest, JobStore } from '../store/store.js';
+import type { ClaimRequest, CompletionItem, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
 import { withDeadline } from './store-deadline.js';
 import type { CompletionBatch } from './completion-batch.js';
@@ -220,9 +220,9 @@ export class RunLease {
    * with other runs' completions into one `completeMany` ({@link CompletionBatch}), still fenced
    * per job: a lease taken over reports `lost`, as a lone `complete` would.
    */
-  complete(result: unknown): Promise<WriteResult> {
+  complete(result: unknown, logs?: CompletionItem['logs']): Promise<WriteResult> {
     // The batch applies the write's deadline itself (one timer for all the completions pending).
-    return this.writeWithin('complete', (ms) => this.deps.completions.complete(this.ref, result, ms));
+    return this.writeWithin('complete', (ms) => this.deps.completions.complete(this.ref, result, ms, logs));
   }
 
   /**

@@ -95,7 +95,10 @@ export interface JobContext {
   readonly batch?: BatchSummary;
   /** Aborts at the job's timeout, when the lease is lost, or when the engine stops past its grace. */
   readonly signal: AbortSignal;
-  /** A child logger that binds the job id, name and attempt. */
+  /**
+   * A child logger that binds the job id, name and attempt. The job also keeps the lines it
+   * writes (a bounded tail, `JobRecord.logs`: `loom.jobs.get`, `loom jobs logs`, the dashboard).
+   */
   readonly log: Logger;
   /**
    * Runs `fn` once and stores its result under `name`; later attempts return the stored result

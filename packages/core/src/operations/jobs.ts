@@ -153,7 +153,11 @@ export class Jobs {
     return toJobPage(await this.deps.store.listJobPage({ ...query, now: this.deps.clock.now() }), limit);
   }
 
-  /** The full record of a job (also a dead one), or null when no job has this id. */
+  /**
+   * The full record of a job (also a dead one), or null when no job has this id. Its `logs` are
+   * the `ctx.log` lines the job kept, oldest first: the last 100 and 16 KiB by default, across its
+   * attempts (`Loom.create({ jobLogs })`); `list` never carries them.
+   */
   get(id: string): Promise<JobRecord | null> {
     return this.deps.store.getJob(jobId(id, 'get'));
   }

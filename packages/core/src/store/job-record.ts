@@ -1,3 +1,4 @@
+import { findPlainDataProblem } from '../support/plain-data.js';
 /**
  * The stored shape of a job, shared by every store. See `LIFECYCLE.md` for the state machine.
  */
@@ -304,23 +305,43 @@ export interface StoreStats {
 
 /** One line a handler wrote to `ctx.log`, as the job keeps it. */
 export interface JobLogLine {
+  /** When it was written (the engine's clock). */
   at: Date;
   level: 'debug' | 'info' | 'warn' | 'error';
   /** The message, cut at {@link MAX_JOB_LOG_LINE_CHARS} characters. */
   msg: string;
   /** The attempt that wrote it. */
   attempt: number;
+  /**
+   * The object logged with it (`ctx.log.info({ orderId }, 'msg')`) and the bindings of
+   * `ctx.log.child(...)`, as JSON data: errors as `{ name, message, code }`, dates as ISO strings;
+   * at most {@link MAX_JOB_LOG_FIELDS_BYTES} serialized (larger objects are cut to a `truncated` string).
+   */
+  fields?: Record<string, unknown>;
 }
 
-/** A job keeps its last this many `ctx.log` lines. */
-export const MAX_JOB_LOG_LINES = 100;
-/** Longest message kept per line: with {@link MAX_JOB_LOG_LINES}, a job's log tail is at most about 50 KB. */
+/** A job keeps its last this many `ctx.log` lines unless `Loom.create({ jobLogs: { lines } })` says otherwise. */
+export const DEFAULT_JOB_LOG_LINES = 100;
+/** A job's kept lines weigh at most this many bytes (message and fields) unless `Loom.create({ jobLogs: { bytes } })` says otherwise: 16 KiB. */
+export const DEFAULT_JOB_LOG_BYTES = 16 * 1024;
+/** The most lines a store keeps per job, whatever it is asked (`appendLogs`'s `keep`). */
+export const MAX_JOB_LOG_LINES = 1000;
+/** The most bytes a job's tail may be configured to: 1 MiB. */
+export const MAX_JOB_LOG_BYTES = 1024 * 1024;
+/** Longest message kept per line. */
 export const MAX_JOB_LOG_LINE_CHARS = 500;
+/** Largest `fields` kept per line, serialized. */
+export const MAX_JOB_LOG_FIELDS_BYTES = 2048;
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+
+/** What a kept line weighs against the bytes cap: its message and fields as UTF-8, plus 32 for time, level and attempt. */
+export function jobLogLineBytes(line: Pick<JobLogLine, 'msg' | 'fields'>): number {
+  return 32 + Buffer.byteLength(line.msg) + (line.fields === undefined ? 0 : Buffer.byteLength(JSON.stringify(line.fields)));
+}
 
 /** Why `lines` are not log lines a store may keep, or undefined when they are (stores check before writing). */
 export function jobLogProblem(lines: unknown): string | undefined {
-  if (!Array.isArray(lines)) return 'must be an array of { at, level, msg, attempt }';
+  if (!Array.isArray(lines)) return 'must be an array of { at, level, msg, attempt, fields? }';
   for (const [i, line] of lines.entries()) {
     const l = line as Partial<JobLogLine> | null;
     if (typeof l !== 'object' || l === null) return `[${i}] must be an object`;
@@ -329,6 +350,19 @@ export function jobLogProblem(lines: unknown): string | undefined {
     if (typeof l.msg !== 'string' || l.msg.length > MAX_JOB_LOG_LINE_CHARS)
       return `[${i}].msg must be a string of at most ${MAX_JOB_LOG_LINE_CHARS} characters`;
     if (!Number.isInteger(l.attempt)) return `[${i}].attempt must be an integer`;
+    if (l.fields !== undefined) {
+      const problem =
+        typeof l.fields === 'object' && l.fields !== null && !Array.isArray(l.fields) ? findPlainDataProblem(l.fields, MAX_JOB_LOG_FIELDS_BYTES) : null;
+      if (typeof l.fields !== 'object' || l.fields === null || Array.isArray(l.fields) || problem)
+        return `[${i}].fields must be a plain object of at most ${MAX_JOB_LOG_FIELDS_BYTES} bytes${problem ? ` (${problem.path || 'it'} ${problem.reason})` : ''}`;
+    }
   }
   return undefined;
+}
+
+/** Why `keep` is not a number of lines `appendLogs` may keep, or undefined. */
+export function jobLogKeepProblem(keep: unknown): string | undefined {
+  return Number.isInteger(keep) && (keep as number) >= 1 && (keep as number) <= MAX_JOB_LOG_LINES
+    ? undefined
+    : `must be a whole number from 1 to ${MAX_JOB_LOG_LINES}`;
 }

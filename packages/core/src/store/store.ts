@@ -271,10 +271,12 @@ export interface JobStore {
   listWaitTokens(jobId: string): Promise<WaitTokenRecord[]>;
 
   /**
-   * Appends `ctx.log` lines to the job's tail, keeping the last `MAX_JOB_LOG_LINES` (lines checked
-   * with `jobLogProblem`; an invalid batch is refused with `INVALID_ARGUMENT`). Fenced.
+   * Appends `ctx.log` lines to the job's tail, then keeps its last `keep` lines (1 to
+   * `MAX_JOB_LOG_LINES`; default `DEFAULT_JOB_LOG_LINES`): the engine, which holds the lease and so
+   * knows the tail, picks `keep` to hold the bytes cap too. Lines are checked with `jobLogProblem`;
+   * an invalid batch or `keep` is refused with `INVALID_ARGUMENT` and changes nothing. Fenced.
    */
-  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void>;
+  appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date, keep?: number): Promise<void>;
 
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;
@@ -493,6 +495,12 @@ export interface FinishedCountQuery {
 export interface CompletionItem {
   lease: LeaseRef;
   result?: unknown;
+  /**
+   * The run's last `ctx.log` lines, appended in the same fenced write as the completion (as
+   * {@link JobStore.appendLogs} would: then the tail's last `keep` lines are kept). Invalid lines
+   * or `keep` make this item's outcome an `INVALID_ARGUMENT` error; the other items stand.
+   */
+  logs?: { lines: JobLogLine[]; keep: number };
 }
 
 /** How one completion of {@link JobStore.completeMany} ended. */

@@ -7,6 +7,7 @@ import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
 import { recordState } from './job-state.js';
 import { stepTimeline } from './step-timeline.js';
+import { jobLogsPanel } from './job-logs-view.js';
 
 /** How many children a job page lists. */
 export const CHILDREN_SHOWN = 50;
@@ -83,6 +84,7 @@ ${panel('job-progress', 'Progress', progressView(job.progress))}
 ${panel('job-payload', 'Payload', html`<pre class="value" data-test="payload">${json(job.payload)}</pre>`)}
 ${job.result !== undefined ? panel('job-result', 'Result', html`<pre class="value">${json(job.result)}</pre>`) : ''}
 ${panel('job-errors', `Attempts with errors (${job.errors.length})`, job.errors.length ? html`<ol class="attempts">${errors}</ol>` : html`<p class="empty">No failed attempt.</p>`)}
+${jobLogsPanel(job)}
 ${panel('job-steps', `Steps (${job.steps.length})`, stepTimeline(ctx, job))}
 ${job.signals.length ? panel('job-signals', `Signals waiting (${job.signals.length})`, html`<pre class="value">${json(job.signals)}</pre>`) : ''}
 ${panel('job-children', data.children.length >= CHILDREN_SHOWN ? `Children (newest ${CHILDREN_SHOWN})` : `Children (${data.children.length})`, table(['Id', 'Name', 'Status', 'Created'], childRows, 'No child jobs.'))}

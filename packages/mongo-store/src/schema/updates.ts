@@ -1,9 +1,10 @@
 import { ObjectId } from 'mongodb';
 import type { Document, UpdateFilter } from 'mongodb';
 import {
+  DEFAULT_JOB_LOG_LINES,
+  jobLogKeepProblem,
   jobLogProblem,
   LIFECYCLE,
-  MAX_JOB_LOG_LINES,
   type ErrorRecord,
   type JobLogLine,
   type JobStatus,
@@ -153,11 +154,16 @@ export function extendLeaseUpdate(until: Date, now: Date): UpdateFilter<JobDocum
  * `running → completed` (written through `completeKeepingHolds`, which may keep `finishedAt`
  * aside). The lease goes to `completedLease`: the token that completed the job stays readable.
  */
-export function completeUpdate(result: unknown, now: Date): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
+export function completeUpdate(
+  result: unknown,
+  now: Date,
+  logs?: { lines: JobLogLine[]; keep: number },
+): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
   const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
     $set: { status: LIFECYCLE_TO.complete, finishedAt: now, updatedAt: now },
     $unset: { claimAt: '' },
     $rename: { lease: 'completedLease' },
+    ...(logs === undefined ? {} : (logsPush(logs.lines, logs.keep, 'complete') as UpdateFilter<JobDocument>)),
   };
   if (result === undefined) (update.$unset as Record<string, ''>).result = '';
   else (update.$set as Record<string, unknown>).result = result;
@@ -237,14 +243,22 @@ export function consumeSignalUpdate(sid: ObjectId, now: Date): UpdateFilter<JobD
   return { $pull: { signals: { sid } }, $set: { updatedAt: now } };
 }
 
-/** Handler progress. */
-/** Appends log lines, keeping the last `MAX_JOB_LOG_LINES` (one `$push` with `$slice`). */
-export function appendLogsUpdate(lines: JobLogLine[], now: Date): UpdateFilter<JobDocument> {
-  const problem = jobLogProblem(lines);
-  if (problem !== undefined) throw new StoreArgumentError(`appendLogs lines ${problem}`);
-  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt }));
-  return { $push: { logs: { $each: copies, $slice: -MAX_JOB_LOG_LINES } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
+/** Appends log lines, keeping the last `keep` (one `$push` with `$each` and `$slice`). */
+export function appendLogsUpdate(lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): UpdateFilter<JobDocument> {
+  return { ...logsPush(lines, keep, 'appendLogs'), $set: { updatedAt: now } } as UpdateFilter<JobDocument>;
 }
+
+/** The `$push` that appends checked log lines and keeps the tail's last `keep` (`what` names the call in errors). */
+export function logsPush(lines: JobLogLine[], keep: number, what: string): { $push: Document } {
+  const problem = jobLogProblem(lines);
+  if (problem !== undefined) throw new StoreArgumentError(`${what} lines ${problem}`);
+  const keepProblem = jobLogKeepProblem(keep);
+  if (keepProblem !== undefined) throw new StoreArgumentError(`${what} keep ${keepProblem}`);
+  const copies = lines.map((l) => ({ at: l.at, level: l.level, msg: l.msg, attempt: l.attempt, ...(l.fields === undefined ? {} : { fields: l.fields }) }));
+  return { $push: { logs: { $each: copies, $slice: -keep } } };
+}
+
+/** Handler progress. */
 
 export function progressUpdate(value: unknown, now: Date): UpdateFilter<JobDocument> {
   return { $set: { progress: value, updatedAt: now } };

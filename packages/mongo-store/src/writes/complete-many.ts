@@ -48,14 +48,25 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   requireDate(now, 'now');
   const outcomes = new Array<CompletionOutcome | undefined>(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
+  // Log lines that are not valid make their item's outcome an error; the others stand.
+  const updates = items.map((item, i) => {
+    if (ids[i] === undefined) return undefined;
+    try {
+      return completeUpdate(item.result, now, item.logs);
+    } catch (err) {
+      outcomes[i] = { error: err as Error };
+      ids[i] = undefined;
+      return undefined;
+    }
+  });
   const pending = items.map((_, i) => i).filter((i) => ids[i] !== undefined);
   // A single completion takes the store's own `complete`; more share the bulk write.
   const slow = pending.length === 1 ? [...pending] : [];
   const batch = pending.length === 1 ? [] : pending;
   if (batch.length > 0) {
     // Jobs completed without a result all take the same update: two statements for all of them.
-    const shared = batch.filter((i) => items[i]!.result === undefined);
-    const own = batch.filter((i) => items[i]!.result !== undefined);
+    const shared = batch.filter((i) => items[i]!.result === undefined && items[i]!.logs === undefined);
+    const own = batch.filter((i) => items[i]!.result !== undefined || items[i]!.logs !== undefined);
     const sharedStatements = shared.length === 0 ? 0 : 2;
     const statements = [
       ...(shared.length === 0
@@ -70,7 +81,7 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
             true,
             true,
           )),
-      ...own.flatMap((i) => completionStatements(fencedFilter('complete', ids[i]!, items[i]!.lease.token), completeUpdate(items[i]!.result, now), true)),
+      ...own.flatMap((i) => completionStatements(fencedFilter('complete', ids[i]!, items[i]!.lease.token), updates[i]!, true)),
     ];
     const refused = new Map<number, Error>();
     let sharedRefused = false;

@@ -30,6 +30,48 @@ export function describeCompleteMany(ctx: ConformanceContext): void {
       }
     });
 
+    it("appends each item's log lines in its completion, keeping the tail's last `keep`; bad lines fail only their item", async () => {
+      const line = (i: number, fields?: Record<string, unknown>) => ({
+        at: at(i),
+        level: 'info' as const,
+        msg: `line ${i}`,
+        attempt: 1,
+        ...(fields ? { fields } : {}),
+      });
+      const jobs = await claimed(4);
+      await ctx.store.appendLogs(leaseOf(jobs[0]!), [line(1), line(2)], at(5));
+      const outcomes = await ctx.store.completeMany(
+        [
+          { lease: leaseOf(jobs[0]!), logs: { lines: [line(3, { k: 'v' })], keep: 2 } },
+          { lease: leaseOf(jobs[1]!), result: 'r', logs: { lines: [line(4)], keep: 100 } },
+          { lease: leaseOf(jobs[2]!) },
+          { lease: leaseOf(jobs[3]!), logs: { lines: [{ ...line(5), level: 'trace' as never }], keep: 100 } },
+        ],
+        at(10),
+      );
+      expect(outcomes.slice(0, 3)).toEqual(['completed', 'completed', 'completed']);
+      expect(LoomError.is((outcomes[3] as { error: Error }).error, 'INVALID_ARGUMENT')).toBe(true);
+      expect(await mustGet(ctx.store, jobs[0]!.id)).toMatchObject({ status: 'completed', logs: [line(2), line(3, { k: 'v' })] });
+      expect(await mustGet(ctx.store, jobs[1]!.id)).toMatchObject({ status: 'completed', result: 'r', logs: [line(4)] });
+      expect((await mustGet(ctx.store, jobs[2]!.id)).logs).toBeUndefined();
+      expect(await mustGet(ctx.store, jobs[3]!.id)).toMatchObject({ status: 'running' });
+      expect((await mustGet(ctx.store, jobs[3]!.id)).logs).toBeUndefined();
+      // One item alone (a store may complete it by another path).
+      const outcome = await ctx.store.completeMany([{ lease: leaseOf(jobs[3]!), logs: { lines: [line(6)], keep: 1 } }], at(11));
+      expect(outcome).toEqual(['completed']);
+      expect(await mustGet(ctx.store, jobs[3]!.id)).toMatchObject({ status: 'completed', logs: [line(6)] });
+    });
+
+    it('stores no log line of a completion whose lease was taken over', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store, {}, { now: at(1) });
+      const [again] = await claimJobs(ctx.store, { now: at(40_000), owner: 'worker-b' });
+      expect(again.id).toBe(id);
+      const line = { at: at(2), level: 'warn' as const, msg: 'late', attempt: 1 };
+      expect(await ctx.store.completeMany([{ lease, logs: { lines: [line], keep: 10 } }], at(40_001))).toEqual(['lost']);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'running' });
+      expect((await mustGet(ctx.store, id)).logs).toBeUndefined();
+    });
+
     /** Three jobs claimed; the second one's lease expires and worker-b takes it over (`again`). */
     async function secondTakenOver() {
       const [first, second, third] = await claimed(3);

@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { MAX_JOB_LOG_LINE_CHARS, MAX_JOB_LOG_LINES, type ErrorRecord } from '@loom/core';
+import { DEFAULT_JOB_LOG_LINES, MAX_JOB_LOG_FIELDS_BYTES, MAX_JOB_LOG_LINE_CHARS, MAX_JOB_LOG_LINES, type ErrorRecord } from '@loom/core';
 import { at, claimJobs, enqueueAndClaim, expectLeaseLost, idsOf, mustGet, type ConformanceContext } from './harness.js';
 
 export const sampleError = (attempt: number, message = `attempt ${attempt} failed`): ErrorRecord => ({
@@ -123,29 +123,82 @@ export function describeTransitions(ctx: ConformanceContext): void {
   });
 
   describe('appendLogs', () => {
-    it('keeps the last MAX_JOB_LOG_LINES lines, oldest first, across writes; refuses malformed lines', async () => {
+    it('keeps the last DEFAULT_JOB_LOG_LINES lines, oldest first, across writes; refuses malformed lines', async () => {
       const { id, lease } = await enqueueAndClaim(ctx.store);
       const line = (i: number) => ({ at: at(i), level: 'info' as const, msg: `line ${i}`, attempt: 1 });
-      await ctx.store.appendLogs(lease, [line(1), { ...line(2), level: 'error' }], at(2));
-      expect((await mustGet(ctx.store, id)).logs).toEqual([line(1), { ...line(2), level: 'error' }]);
+      const withFields = { ...line(2), level: 'error' as const, fields: { orderId: 'o1', err: { name: 'Error', message: 'boom' }, n: [1, 2] } };
+      await ctx.store.appendLogs(lease, [line(1), withFields], at(2));
+      expect((await mustGet(ctx.store, id)).logs).toEqual([line(1), withFields]);
       await ctx.store.appendLogs(
         lease,
-        Array.from({ length: MAX_JOB_LOG_LINES }, (_, i) => line(i + 3)),
+        Array.from({ length: DEFAULT_JOB_LOG_LINES }, (_, i) => line(i + 3)),
         at(3),
       );
       const logs = (await mustGet(ctx.store, id)).logs!;
-      expect(logs).toHaveLength(MAX_JOB_LOG_LINES);
+      expect(logs).toHaveLength(DEFAULT_JOB_LOG_LINES);
       expect(logs[0]).toEqual(line(3));
-      expect(logs.at(-1)).toEqual(line(MAX_JOB_LOG_LINES + 2));
+      expect(logs.at(-1)).toEqual(line(DEFAULT_JOB_LOG_LINES + 2));
       for (const bad of [
         { $push: 1 },
         [{ ...line(1), level: 'trace' }],
         [{ ...line(1), msg: 'x'.repeat(MAX_JOB_LOG_LINE_CHARS + 1) }],
         [{ ...line(1), at: 'now' }],
+        [{ ...line(1), fields: ['a'] }],
+        [{ ...line(1), fields: { big: 'x'.repeat(MAX_JOB_LOG_FIELDS_BYTES) } }],
       ]) {
         await expect(ctx.store.appendLogs(lease, bad as never, at(4))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       }
-      expect((await mustGet(ctx.store, id)).logs).toHaveLength(MAX_JOB_LOG_LINES);
+      for (const keep of [0, 1.5, MAX_JOB_LOG_LINES + 1]) {
+        await expect(ctx.store.appendLogs(lease, [line(9)], at(4), keep)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }
+      expect((await mustGet(ctx.store, id)).logs).toHaveLength(DEFAULT_JOB_LOG_LINES);
+    });
+
+    it('keeps the last `keep` lines of the tail and the new lines together', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const line = (i: number) => ({ at: at(i), level: 'warn' as const, msg: `line ${i}`, attempt: 2 });
+      await ctx.store.appendLogs(lease, [line(1), line(2), line(3)], at(3), 5);
+      await ctx.store.appendLogs(lease, [line(4), line(5)], at(5), 3);
+      expect((await mustGet(ctx.store, id)).logs).toEqual([line(3), line(4), line(5)]);
+      await ctx.store.appendLogs(lease, [line(6), line(7)], at(7), 1);
+      expect((await mustGet(ctx.store, id)).logs).toEqual([line(7)]);
+      const many = Array.from({ length: MAX_JOB_LOG_LINES + 5 }, (_, i) => line(i + 10));
+      await ctx.store.appendLogs(lease, many, at(9), MAX_JOB_LOG_LINES);
+      const logs = (await mustGet(ctx.store, id)).logs!;
+      expect(logs).toHaveLength(MAX_JOB_LOG_LINES);
+      expect(logs[0]).toEqual(line(15));
+    });
+
+    it('comes with the job when it is claimed again (the engine counts it against the caps)', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const kept = [{ at: at(1), level: 'info' as const, msg: 'first run', attempt: 1 }];
+      await ctx.store.appendLogs(lease, kept, at(1));
+      await ctx.store.retry(lease, { runAt: at(5_000), error: sampleError(1), now: at(2) });
+      // A claim of many and a claim of one (stores may read them differently).
+      const [many] = await claimJobs(ctx.store, { now: at(5_000), limit: 5 });
+      expect(many).toMatchObject({ id, logs: kept });
+      await ctx.store.retry({ jobId: id, token: many.lease!.token }, { runAt: at(6_000), error: sampleError(2), now: at(5_001) });
+      const [one] = await claimJobs(ctx.store, { now: at(6_000), limit: 1 });
+      expect(one).toMatchObject({ id, logs: kept });
+    });
+
+    it('stays with the job when it dies, and with the dead job retried', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      const kept = [{ at: at(1), level: 'error' as const, msg: 'last words', attempt: 1, fields: { code: 'E1' } }];
+      await ctx.store.appendLogs(lease, kept, at(1));
+      await ctx.store.deadLetter(lease, { reason: 'boom', now: at(2) });
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'dead', logs: kept });
+      expect(await ctx.store.replayDeadLetter(id, at(3))).toBe(id);
+      expect(await mustGet(ctx.store, id)).toMatchObject({ status: 'queued', logs: kept });
+    });
+
+    it('is not part of a job list', async () => {
+      const { id, lease } = await enqueueAndClaim(ctx.store);
+      await ctx.store.appendLogs(lease, [{ at: at(1), level: 'info', msg: 'hi', attempt: 1 }], at(1));
+      const page = await ctx.store.listJobPage({ statuses: ['running'], limit: 10 });
+      const listed = page.find((j) => j.id === id);
+      expect(listed).toBeDefined();
+      expect(listed).not.toHaveProperty('logs');
     });
   });
 

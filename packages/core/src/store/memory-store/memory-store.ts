@@ -217,8 +217,8 @@ export class MemoryStore implements JobStore {
     return waitTokens.listWaitTokens(this.#state, jobId);
   }
 
-  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date): Promise<void> {
-    writes.appendLogs(this.#state, lease, lines, now);
+  async appendLogs(lease: LeaseRef, lines: JobLogLine[], now: Date, keep?: number): Promise<void> {
+    writes.appendLogs(this.#state, lease, lines, now, keep);
   }
 
   async progress(lease: LeaseRef, value: unknown, now: Date): Promise<void> {

@@ -44,7 +44,8 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.trace !== undefined) out.trace = clonePlain(r.trace);
   if (r.startedAt !== undefined) out.startedAt = copyDate(r.startedAt);
   if (r.sleepUntil !== undefined) out.sleepUntil = copyDate(r.sleepUntil);
-  if (r.logs !== undefined) out.logs = r.logs.map((l) => ({ ...l, at: copyDate(l.at) }));
+  if (r.logs !== undefined)
+    out.logs = r.logs.map((l) => (l.fields === undefined ? { ...l, at: copyDate(l.at) } : { ...l, at: copyDate(l.at), fields: clonePlain(l.fields) }));
   if (r.finishedAt !== undefined) out.finishedAt = copyDate(r.finishedAt);
   if (r.deadReason !== undefined) out.deadReason = r.deadReason;
   if (r.cancelRequestedAt !== undefined) out.cancelRequestedAt = copyDate(r.cancelRequestedAt);

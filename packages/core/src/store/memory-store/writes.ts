@@ -5,7 +5,16 @@
  * taken over changes nothing.
  */
 import { LoomError } from '../../support/errors.js';
-import { jobLogProblem, MAX_JOB_LOG_LINES, type ErrorRecord, type JobLogLine, type LeaseRef, type StepRecord, type WaitCondition } from '../job-record.js';
+import {
+  DEFAULT_JOB_LOG_LINES,
+  jobLogKeepProblem,
+  jobLogProblem,
+  type ErrorRecord,
+  type JobLogLine,
+  type LeaseRef,
+  type StepRecord,
+  type WaitCondition,
+} from '../job-record.js';
 import { holdsLease } from '../lifecycle.js';
 import type { CompletionItem, CompletionOutcome } from '../store.js';
 import { assertDate } from './arguments.js';
@@ -47,10 +56,11 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   assertDate(now, 'completeMany now');
   sweep(state, now);
   const finishedAt = copyDate(now); // one for the batch, as in claim
-  return items.map(({ lease, result }) => {
+  return items.map(({ lease, result, logs }) => {
     try {
+      const lines = logs === undefined ? undefined : checkedLogs(logs.lines, logs.keep, 'completeMany logs');
       const job = leased(state, lease, 'complete');
-      completeJob(state, job, clonePlain(result), now, finishedAt);
+      completeJob(state, job, clonePlain(result), now, finishedAt, lines && logs ? { lines, keep: logs.keep } : undefined);
       return 'completed';
     } catch (error) {
       if (LoomError.is(error, 'LEASE_LOST')) return 'lost';
@@ -60,7 +70,7 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   });
 }
 
-function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: Date, at?: Date): void {
+function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: Date, at?: Date, logs?: { lines: JobLogLine[]; keep: number }): void {
   transition(
     state,
     job,
@@ -68,6 +78,7 @@ function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: D
     now,
     (record) => {
       if (result !== undefined) record.result = result;
+      if (logs !== undefined) record.logs = [...(record.logs ?? []), ...logs.lines].slice(-logs.keep);
     },
     at,
   );
@@ -163,15 +174,28 @@ export function consumeSignal(state: MemoryState, lease: LeaseRef, req: { signal
   return clonePlain(stored!);
 }
 
-export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date): void {
+/** Copies of `lines` once they and `keep` are checked (`INVALID_ARGUMENT` naming `what` otherwise). */
+function checkedLogs(lines: JobLogLine[], keep: number, what: string): JobLogLine[] {
   const problem = jobLogProblem(lines);
   if (problem !== undefined)
-    throw new LoomError('INVALID_ARGUMENT', `MemoryStore: appendLogs lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
+    throw new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} lines${problem.startsWith('[') ? '' : ' '}${problem}; nothing changed`);
+  const keepProblem = jobLogKeepProblem(keep);
+  if (keepProblem !== undefined) throw new LoomError('INVALID_ARGUMENT', `MemoryStore: ${what} keep ${keepProblem}; nothing changed`);
+  return lines.map(copyLogLine);
+}
+
+export function appendLogs(state: MemoryState, lease: LeaseRef, lines: JobLogLine[], now: Date, keep = DEFAULT_JOB_LOG_LINES): void {
+  const copies = checkedLogs(lines, keep, 'appendLogs');
   const job = leased(state, lease, 'appendLogs');
-  const copies = lines.map((l) => ({ at: copyDate(l.at), level: l.level, msg: l.msg, attempt: l.attempt }));
   transition(state, job, 'appendLogs', now, (record) => {
-    record.logs = [...(record.logs ?? []), ...copies].slice(-MAX_JOB_LOG_LINES);
+    record.logs = [...(record.logs ?? []), ...copies].slice(-keep);
   });
+}
+
+function copyLogLine(l: JobLogLine): JobLogLine {
+  const copy: JobLogLine = { at: copyDate(l.at), level: l.level, msg: l.msg, attempt: l.attempt };
+  if (l.fields !== undefined) copy.fields = clonePlain(l.fields);
+  return copy;
 }
 
 export function progress(state: MemoryState, lease: LeaseRef, value: unknown, now: Date): void {
