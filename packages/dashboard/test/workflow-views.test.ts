@@ -60,6 +60,12 @@ describe('workflow timeline', () => {
     const sleep = job.steps.find((s) => s.name === 'cool-down')!;
     expect(sleep.status).toBe('pending');
     await page.goto(`${f.url}/loom/jobs/${ids.sleeping}`);
+    // Stored queued (due at its wake time), counted with the waiting jobs: its badge says sleeping.
+    expect(job.status).toBe('queued');
+    expect(await text('#job-summary .badge')).toBe('sleeping');
+    await page.goto(`${f.url}/loom/jobs?name=${encodeURIComponent(job.name)}`);
+    expect(await text(`tr[data-job="${job.id}"] .badge`)).toBe('sleeping');
+    await page.goto(`${f.url}/loom/jobs/${ids.sleeping}`);
     const [, kind, status, , took, wakes] = await stepCells('cool-down');
     expect([kind, status]).toEqual(['sleep', 'sleeping']);
     expect(took).toBe(`${duration(f.clock.now().getTime() - sleep.at.getTime())} so far`);

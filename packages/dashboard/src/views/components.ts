@@ -8,6 +8,17 @@ export function statusBadge(status: JobStatus): Html {
 }
 
 /**
+ * A job's status badge as an operator reads it: a workflow asleep in `ctx.sleep` is stored
+ * `queued` (due at its wake time) but is counted with the waiting jobs, so it reads "sleeping",
+ * coloured as waiting, its stored status in the tooltip.
+ */
+export function jobStatusBadge(job: { status: JobStatus; sleepUntil?: Date }, now: Date): Html {
+  if (job.status === 'queued' && job.sleepUntil !== undefined && job.sleepUntil > now)
+    return html`<span class="badge status-waiting" title="stored as queued: it runs again when it wakes">sleeping</span>`;
+  return statusBadge(job.status);
+}
+
+/**
  * A POST form with one button and the CSRF token. `fields` are hidden inputs (ids and filters,
  * never anything else). Shown only when the visitor may act.
  */

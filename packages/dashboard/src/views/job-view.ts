@@ -2,7 +2,7 @@ import type { JobRecord, JobSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
 import { json, short, when } from '../html/format.js';
 import { jobFingerprint } from '../live/fingerprints.js';
-import { actionForm, panel, statusBadge, table } from './components.js';
+import { actionForm, jobStatusBadge, panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
 import { recordState } from './job-state.js';
@@ -47,7 +47,7 @@ export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobR
   const { job } = data;
   const state = recordState(ctx, job, data.heldBy);
   const facts = html`<dl class="facts">
-${fact('Status', html`${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancel requested ${when(job.cancelRequestedAt, ctx.now)}</span>` : ''}`)}
+${fact('Status', html`${jobStatusBadge(job, ctx.now)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancel requested ${when(job.cancelRequestedAt, ctx.now)}</span>` : ''}`)}
 ${state ? fact('State', html`<span data-test="state">${state}</span>`) : ''}
 ${fact('Queue', html`<a href="${href(ctx, '/jobs', { queue: job.queue })}">${job.queue}</a>`)}
 ${fact('Attempt', `${job.attempt} of ${job.maxAttempts}`)}
@@ -73,7 +73,7 @@ ${fact('Cancel reason', job.cancelReason)}
   );
   const childRows = data.children.map(
     (c) =>
-      html`<tr data-job="${c.id}"><td class="mono"><a href="${href(ctx, jobPath(c.id))}">${short(c.id, 26)}</a></td><td>${c.name}</td><td>${statusBadge(c.status)}</td><td>${when(c.createdAt, ctx.now)}</td></tr>`,
+      html`<tr data-job="${c.id}"><td class="mono"><a href="${href(ctx, jobPath(c.id))}">${short(c.id, 26)}</a></td><td>${c.name}</td><td>${jobStatusBadge(c, ctx.now)}</td><td>${when(c.createdAt, ctx.now)}</td></tr>`,
   );
   const body = html`<p class="crumbs"><a href="${href(ctx, '/jobs', { queue: job.queue })}">${job.queue}</a> › <a href="${href(ctx, '/jobs', { name: job.name })}">${job.name}</a></p>
 <h1>${job.name} <span class="mono id">${job.id}</span></h1>

@@ -2,7 +2,7 @@ import { JOB_STATUSES, type JobPage, type JobStatus, type JobSummary, type Queue
 import { html, type Html } from '../html/html.js';
 import { count, short, when } from '../html/format.js';
 import { queuesFingerprint } from '../live/fingerprints.js';
-import { actionForm, panel, statusBadge, table } from './components.js';
+import { actionForm, jobStatusBadge, panel, table } from './components.js';
 import { layout } from './layout.js';
 import { href, jobPath, type PageContext } from './page-context.js';
 import { summaryState } from './job-state.js';
@@ -54,7 +54,7 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
 <td class="mono"><a href="${href(ctx, jobPath(job.id))}">${short(job.id, 26)}</a></td>
 <td>${job.name}</td>
 <td>${job.queue}</td>
-<td>${statusBadge(job.status)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}${stateLine(job, ctx.now)}</td>
+<td>${jobStatusBadge(job, ctx.now)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}${stateLine(job, ctx.now)}</td>
 <td class="num">${job.attempt}/${job.maxAttempts}</td>
 <td>${when(job.createdAt, ctx.now)}</td>
 <td>${job.finishedAt ? when(job.finishedAt, ctx.now) : job.status === 'queued' && job.runAt > ctx.now ? html`runs ${when(job.runAt, ctx.now)}` : ''}</td>
