@@ -34,6 +34,8 @@ class Mortality {
   readonly struckAtEnd = new Set<string>();
   /** Jobs whose run finished and whose ending write has not come back yet. */
   private readonly unwritten = new Set<string>();
+  /** The engine (its crashable store) that claimed each job last. */
+  private readonly claimedBy = new Map<string, CrashableStore>();
   current: CrashableStore | undefined;
   /** Resolves when the current engine dies: its harness calls hang from then on. */
   died: Promise<void> = new Promise(() => {});
@@ -71,20 +73,32 @@ class Mortality {
 
   /** A run of `jobId` finished: until its ending write comes back, a death makes it liable to run again. */
   finished(jobId: string): void {
-    this.unwritten.add(jobId);
+    // A run that finishes in an engine already dead (it was mid-run when its engine died) never
+    // gets its ending write: the job runs again, as it must.
+    const engine = this.claimedBy.get(jobId);
+    if (engine?.crashed) this.struckAtEnd.add(jobId);
+    else this.unwritten.add(jobId);
   }
 
   /** The store of one new engine: it can die, mid-call where the run asks for it. */
   mortal(inner: JobStore, p: { atSettle: number; atEnd: number }): JobStore {
-    this.current = crashableStore(inner);
+    const engine = crashableStore(inner);
+    this.current = engine;
     this.died = new Promise((resolve) => (this.onDeath = resolve));
-    const store = this.current.store;
+    const store = engine.store;
     const never = new Promise<never>(() => {});
     return new Proxy(store, {
       get: (target, prop, receiver) => {
         const value = Reflect.get(target, prop, receiver) as unknown;
         if (typeof value !== 'function') return value;
         const call = (...args: unknown[]): unknown => (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (prop === 'claim') {
+          return async (...args: unknown[]) => {
+            const claimed = (await call(...args)) as { id: string }[];
+            for (const job of claimed) this.claimedBy.set(job.id, engine);
+            return claimed;
+          };
+        }
         if (prop === 'settleDependents' && p.atSettle > 0) {
           return (req: Parameters<JobStore['settleDependents']>[0]) => {
             if (req.jobIds !== undefined) this.maybeDie(p.atSettle, 'atSettle');
@@ -136,7 +150,8 @@ export class ChaosDagNode {
 /** Members that throw on every attempt (they end dead, so their batch fails). */
 const failing = (batch: number, member: number): boolean => batch % 2 === 1 && member % 17 === 0;
 
-@Job({ name: 'chaos-batch-member', retries: 2, backoff: { type: 'fixed', delay: '1s' } })
+// Retries enough to outlive the deaths: each engine that dies takes an attempt from every run it had.
+@Job({ name: 'chaos-batch-member', retries: 20, backoff: { type: 'fixed', delay: '1s' } })
 export class ChaosBatchMember {
   async run({ batch, member }: { batch: number; member: number }): Promise<number> {
     if (life.maybeDie(0.01, 'midRun')) return new Promise<number>(() => {});
