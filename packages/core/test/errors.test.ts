@@ -46,6 +46,7 @@ const samples: Record<string, () => LoomError> = {
   SandboxUnsupportedError: () => new core.SandboxUnsupportedError('ctx.transaction', 'no session'),
   TokenRejectedError: () => new core.TokenRejectedError('t1', 'no', 'w'),
   TokenTimeoutError: () => new core.TokenTimeoutError('t1', new Date(0), 'w'),
+  TokenCancelledError: () => new core.TokenCancelledError('t1', 'its job ended'),
   InvalidTokenOutputError: () => new core.InvalidTokenOutputError('t1', 'a', 'is bad'),
   WaitTokenNotFoundError: () => new core.WaitTokenNotFoundError('t1'),
   RunRecordMismatchError: () => new core.RunRecordMismatchError('a run of "a"', 'a run of "b"'),
