@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The measurement groups, in the order they run; `--only` picks some. */
-export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'claim', 'list', 'bullmq', 'flow', 'sandbox', 'sharded', 'dag'] as const;
+export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'latency-loaded', 'claim', 'list', 'bullmq', 'flow', 'sandbox', 'sharded', 'dag'] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** Sizes of one benchmark run. */
@@ -38,6 +38,8 @@ export interface BenchConfig {
   sandboxBurnMs: number;
   /** Sandbox group: no-op jobs per mode (sandboxed, in-thread) for the overhead per job. */
   sandboxNoopJobs: number;
+  /** Group `latency-loaded`: busy processes spinning beside the engine (one per core of this machine's 2). */
+  latencyHogs: number;
   /** Per scenario: a run that takes longer fails the benchmark. */
   timeoutMs: number;
   /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
@@ -114,6 +116,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
     groups: groups as Group[],
     concurrency: 50,
     agendaFastPollMs: 100,
+    latencyHogs: 2,
     ...sizes,
     ...(values.profile === undefined ? {} : { profileDir: resolve(values.profile) }),
     ...(values.merge === undefined ? {} : { merge: resolve(values.merge) }),

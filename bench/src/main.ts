@@ -5,6 +5,7 @@
  * Prints a table and writes bench/results/latest.json (quick mode: quick.json).
  */
 import { measureSharded } from './scenarios/sharded.js';
+import { startCpuHogs } from './cpu-hogs.js';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, platform, arch, release } from 'node:os';
 import { dirname } from 'node:path';
@@ -95,6 +96,31 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
         const rep = await run(spec, v.label, r);
         collector.add(v.engine, rep.metrics, v.prefix);
       }
+    }
+  }
+  if (c.groups.includes('latency-loaded')) {
+    // Issue 33: the same steady 20 jobs/s, with busy processes spinning beside the engine and its
+    // server (two: both cores of this machine), as on a shared host. Loom, and BullMQ beside it
+    // when redis-server is on PATH; not Agenda, whose polling sets its latency.
+    const redis = await openRedis(process.env);
+    if (!redis.available) collector.notes.push(`latency-loaded/bullmq: skipped: ${redis.reason}`);
+    const hogs = startCpuHogs(c.latencyHogs);
+    log(`latency-loaded: ${hogs.count} CPU hogs started`);
+    try {
+      for (let r = 0; r < c.runs; r++) {
+        const spec: ScenarioSpec = { kind: 'latency', engine: 'loom', jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs, ...mongo() };
+        const rep = await run(spec, `latency-loaded/loom (${hogs.count} CPU hogs)`, r);
+        collector.add('loom', rep.metrics, 'loaded');
+        if (redis.available) {
+          const { port: redisPort, pid: redisPid } = redis.target;
+          const bull: ScenarioSpec = { kind: 'bullmq-latency', jobs: c.latencyJobs, ratePerSec: c.latencyRatePerSec, timeoutMs, redisPort, redisPid };
+          const b = await run(bull, `latency-loaded/bullmq (${hogs.count} CPU hogs)`, r);
+          collector.add('bullmq', b.metrics, 'loaded');
+        }
+      }
+    } finally {
+      await hogs.stop();
+      if (redis.available) await redis.target.stop();
     }
   }
   if (c.groups.includes('claim')) {
@@ -249,6 +275,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
       ['agenda', 'fastPollLatencyP50Ms'],
       ['agenda', 'lifecycleCommandsPerJob'],
     );
+  if (c.groups.includes('latency-loaded')) want.push(['loom', 'loadedLatencyP50Ms'], ['loom', 'loadedLatencyP99Ms']);
   if (c.groups.includes('claim')) want.push(['loom', 'claimSmallMs'], ['loom', 'claimLargeMs'], ['loom', 'claimBlockedMs']);
   if (c.groups.includes('list')) want.push(['loom', 'listCompletedSmallMs'], ['loom', 'listCompletedLargeMs'], ['loom', 'listLargeOverSmall']);
   if (c.groups.includes('bullmq') && !c.bullmqSkipped)
