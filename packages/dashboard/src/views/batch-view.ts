@@ -44,7 +44,7 @@ ${fact('Finished', batch.finishedAt ? when(batch.finishedAt, ctx.now) : html`<sp
     data.failedCount > data.failed.length ? `Failed members (first ${FAILURES_SHOWN} of ${count(data.failedCount)})` : `Failed members (${data.failedCount})`;
   const callbackRows = data.callbacks.map(
     (c) =>
-      html`<tr data-callback="${c.on}"><td>on ${c.on}</td><td class="mono"><a href="${href(ctx, jobPath(c.job.id))}">${short(c.job.id, 26)}</a></td><td>${c.job.name}</td><td>${jobStatusBadge(c.job, ctx.now)}</td><td>${when(c.job.createdAt, ctx.now)}</td></tr>`,
+      html`<tr data-callback="${c.on}" data-job="${c.job.id}"><td>on ${c.on}: <a href="${href(ctx, jobPath(c.job.id))}">${c.job.name}</a><div class="mono sub">${short(c.job.id, 26)}</div></td><td>${jobStatusBadge(c.job, ctx.now)}</td></tr>`,
   );
   const body = html`<p class="crumbs">Batches</p>
 <h1>Batch <span class="mono id">${batch.id}</span></h1>
@@ -58,7 +58,7 @@ ${panel(
   'batch-callbacks',
   `Callbacks (${data.callbacks.length})`,
   table(
-    ['When', 'Id', 'Name', 'Status', 'Created'],
+    ['Callback', 'Status'],
     callbackRows,
     batch.finishedAt ? 'No callback: the batch was created without one.' : 'None yet: callbacks are enqueued when every member has ended.',
   ),

@@ -39,9 +39,11 @@ function dependencyState(job: JobRecord, dep: RelatedJob): Html {
   return html`<span class="muted">met</span>`;
 }
 
+/** A related job as one row: its name (linked) over its id, then its status badge and `extra`. */
 function relatedRow(ctx: PageContext, r: RelatedJob, extra?: Html): Html {
-  const cells = r.job ? html`<td>${r.job.name}</td><td>${jobStatusBadge(r.job, ctx.now)}</td>` : html`<td colspan="2"><span class="muted">removed</span></td>`;
-  return html`<tr data-job="${r.id}"><td class="mono"><a href="${href(ctx, jobPath(r.id))}">${short(r.id, 26)}</a></td>${cells}${extra === undefined ? '' : html`<td>${extra}</td>`}</tr>`;
+  const link = html`<a href="${href(ctx, jobPath(r.id))}">${r.job ? r.job.name : 'removed job'}</a><div class="mono sub">${short(r.id, 26)}</div>`;
+  const status = r.job ? jobStatusBadge(r.job, ctx.now) : html`<span class="muted">removed</span>`;
+  return html`<tr data-job="${r.id}"><td>${link}</td><td>${status}${extra === undefined ? '' : html` ${extra}`}</td></tr>`;
 }
 
 /** The "Depends on" and "Dependents" panels and the batch facts, for a job that has them. */
@@ -59,7 +61,7 @@ function relationPanels(ctx: PageContext, job: JobRecord, relations: JobRelation
       panel(
         'job-depends-on',
         title,
-        html`<p class="lead" data-test="dependency-policy">If one dies or is cancelled: ${policy === 'fail' ? 'this job is dead-lettered (DEPENDENCY_FAILED)' : policy === 'cancel' ? 'this job is cancelled' : 'this job runs anyway'} (onDependencyFailure: ${policy}).</p>${table(['Id', 'Name', 'Status', 'Dependency'], rows, 'No dependency.')}`,
+        html`<p class="lead" data-test="dependency-policy">If one dies or is cancelled: ${policy === 'fail' ? 'this job is dead-lettered (DEPENDENCY_FAILED)' : policy === 'cancel' ? 'this job is cancelled' : 'this job runs anyway'} (onDependencyFailure: ${policy}).</p>${table(['Job', 'Status'], rows, 'No dependency.')}`,
       ),
     );
   }
@@ -71,7 +73,7 @@ function relationPanels(ctx: PageContext, job: JobRecord, relations: JobRelation
         'job-dependents',
         title,
         table(
-          ['Id', 'Name', 'Status'],
+          ['Job', 'Status'],
           relations.dependents.map((r) => relatedRow(ctx, r)),
           'No dependent.',
         ),
@@ -140,7 +142,7 @@ ${fact('Idempotency key', job.idempotencyKey === undefined ? undefined : html`<s
 ${fact('Parent', job.parentId === undefined ? undefined : html`<a class="mono" data-test="parent" href="${href(ctx, jobPath(job.parentId))}">${job.parentId}</a>`)}
 ${batchFacts(ctx, job, data.relations)}
 ${job.lease && job.status === 'running' ? fact('Lease', html`${job.lease.owner}, until ${when(job.lease.until, ctx.now)}`) : ''}
-${job.waitingFor ? fact('Waiting for', json(job.waitingFor)) : ''}
+${job.waitingFor && (job.waitingFor.signal !== undefined || job.waitingFor.jobs !== undefined) ? fact('Waiting for', json(job.waitingFor)) : ''}
 ${fact('Dead reason', job.deadReason === undefined ? undefined : html`<span class="error-text">${job.deadReason}</span>`)}
 ${fact('Cancel reason', job.cancelReason)}
 </dl>`;
@@ -159,6 +161,7 @@ ${fact('Cancel reason', job.cancelReason)}
 ${data.above ?? ''}
 <div id="job-live" data-live>
 ${panel('job-summary', undefined, html`${actions(ctx, job)}${facts}`)}
+${relationPanels(ctx, job, data.relations)}
 ${panel('job-progress', 'Progress', progressView(job.progress))}
 ${panel('job-payload', 'Payload', html`<pre class="value" data-test="payload">${json(job.payload)}</pre>`)}
 ${job.result !== undefined ? panel('job-result', 'Result', html`<pre class="value">${json(job.result)}</pre>`) : ''}
@@ -166,7 +169,6 @@ ${panel('job-errors', `Attempts with errors (${job.errors.length})`, job.errors.
 ${jobLogsPanel(job)}
 ${panel('job-steps', `Steps (${job.steps.length})`, stepTimeline(ctx, job))}
 ${job.signals.length ? panel('job-signals', `Signals waiting (${job.signals.length})`, html`<pre class="value">${json(job.signals)}</pre>`) : ''}
-${relationPanels(ctx, job, data.relations)}
 ${panel('job-children', data.children.length >= CHILDREN_SHOWN ? `Children (newest ${CHILDREN_SHOWN})` : `Children (${data.children.length})`, table(['Id', 'Name', 'Status', 'Created'], childRows, 'No child jobs.'))}
 </div>
 ${data.below ?? ''}`;
