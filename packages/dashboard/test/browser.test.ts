@@ -174,11 +174,25 @@ describe('dashboard in Chromium', () => {
     const { unmet, report } = f.flows!;
     await page.goto(`${f.url}/loom/jobs/${unmet}`);
     expect(await rows('#job-dependents tr[data-job]')).toBe(1);
+    await page.waitForSelector('#live-status[data-state="on"]');
     await page.click('[data-test="cancel-children"]');
+    // A live update of the job (a signal, and a new dependent) keeps the box ticked.
+    const before = await page.evaluate(() => (globalThis as unknown as { document: { body: PageElement } }).document.body.getAttribute('data-updates'));
+    await f.t.enqueue(SendReceipt, { orderId: 'o-late', email: 'late@example.com' }, { dependsOn: [unmet] });
+    f.clock.advance(1000);
+    expect(await f.store.signal(unmet, { name: 'poke', data: null, now: f.clock.now() })).toBe(true);
+    await f.dashboard.refresh();
+    await page.waitForFunction(
+      (was: string | null) => (globalThis as unknown as { document: { body: PageElement } }).document.body.getAttribute('data-updates') !== was,
+      {},
+      before,
+    );
+    expect(await rows('#job-dependents tr[data-job]')).toBe(2);
+    expect(await page.$eval('[data-test="cancel-children"]', (el: PageElement) => (el as unknown as { checked: boolean }).checked)).toBe(true);
     await click('[data-test="cancel-job"]');
-    expect(await text('.flash')).toBe(`Job ${unmet} is cancelled. 1 child or dependent was cancelled too (running ones stop within one heartbeat).`);
+    expect(await text('.flash')).toBe(`Job ${unmet} is cancelled. 2 children and dependents were cancelled too (running ones stop within one heartbeat).`);
     expect((await f.store.getJob(unmet))!.status).toBe('cancelled');
     expect((await f.store.getJob(report))!.status).toBe('cancelled');
-    expect(await text('#job-dependents tr[data-job] .badge')).toBe('cancelled');
+    expect(await page.$$eval('#job-dependents tr[data-job] .badge', (els: PageElement[]) => els.map((e) => e.textContent))).toEqual(['cancelled', 'cancelled']);
   });
 });

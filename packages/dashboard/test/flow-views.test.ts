@@ -181,7 +181,9 @@ describe('cancel with children', () => {
     const other = await f.t.enqueue(SendReceipt, { orderId: 'o-other', email: 'r@example.com' }, { delay: '1h' });
     const v = new Visitor(f.url);
     const page = await v.page(`/loom/jobs/${root.id}`);
-    expect(page.text).toContain('<input type="checkbox" name="children" value="1" data-test="cancel-children"> also cancel its children and dependents');
+    expect(page.text).toContain(
+      '<input type="checkbox" name="children" value="1" data-keep data-test="cancel-children"> also cancel its children and dependents',
+    );
     const res = await v.post(`/loom/actions/jobs/${root.id}/cancel`, { children: '1' });
     expect(res.status).toBe(303);
     for (const id of [root.id, dependent.id, second.id, child!.id])

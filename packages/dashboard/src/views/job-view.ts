@@ -109,7 +109,7 @@ function actions(ctx: PageContext, job: JobRecord): Html {
           variant: 'danger',
           confirm: 'Cancel this job?',
           testId: 'cancel-job',
-          extra: html`<label class="check"><input type="checkbox" name="children" value="1" data-test="cancel-children"> also cancel its children and dependents</label>`,
+          extra: html`<label class="check"><input type="checkbox" name="children" value="1" data-keep data-test="cancel-children"> also cancel its children and dependents</label>`,
         })
       : ''
   }${finished ? actionForm(ctx, `${path}/remove`, 'Remove', { variant: 'danger', confirm: 'Delete this job for good?', testId: 'remove-job' }) : ''}</div>`;
