@@ -27,17 +27,25 @@
     }
     if (box.hasAttribute('data-select') || box.hasAttribute('data-select-all')) selectedCount();
   });
+  // Boxes marked data-keep (the cancel form's "also cancel its children") survive a swap too, by name.
   function ticked(root) {
     var ids = {};
     root.querySelectorAll('input[data-select]:checked').forEach(function (row) {
       ids[row.value] = true;
     });
+    var kept = {};
+    root.querySelectorAll('input[data-keep]:checked').forEach(function (box) {
+      kept[box.name] = true;
+    });
     var all = root.querySelector('input[data-select-all]');
-    return { ids: ids, all: !!(all && all.checked) };
+    return { ids: ids, kept: kept, all: !!(all && all.checked) };
   }
   function retick(root, state) {
     root.querySelectorAll('input[data-select]').forEach(function (row) {
       if (state.ids[row.value]) row.checked = true;
+    });
+    root.querySelectorAll('input[data-keep]').forEach(function (box) {
+      if (state.kept[box.name]) box.checked = true;
     });
     var all = root.querySelector('input[data-select-all]');
     if (all) all.checked = state.all;

@@ -35,6 +35,8 @@ import { LiveFeed } from './live/live-feed.js';
 import { checkOptions, normalizeBasePath, type DashboardOptions } from './options.js';
 import { CHILDREN_SHOWN, jobPage } from './views/job-view.js';
 import { flowPage } from './views/flow-view.js';
+import { FlowReads } from './flow-reads.js';
+import { batchPage } from './views/batch-view.js';
 import { jobsPage, type JobsFilter } from './views/jobs-view.js';
 import { messagePage } from './views/message-view.js';
 import { href, jobPath, type PageContext } from './views/page-context.js';
@@ -92,6 +94,7 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
   const schedules = new StoredSchedules({ store, clock });
   const tokens = new Tokens({ store, clock });
   const workers = new Workers({ store, clock });
+  const flows = new FlowReads({ store, jobs });
   const assets = loadAssets();
   const secret = options.secret !== undefined ? Buffer.from(options.secret) : randomBytes(32);
   const title = options.title ?? 'Loom';
@@ -219,13 +222,21 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const job = await jobs.get(id);
       if (!job) throw new PageError(404, 'Job not found', `No job with id ${id}: it never existed, or it was removed.`);
       // A read core's operations have no method for (the job page alone lists children).
-      const [children, heldBy, waitTokens] = await Promise.all([
+      const [children, heldBy, waitTokens, relations] = await Promise.all([
         store.listJobs({ parentId: job.id, limit: CHILDREN_SHOWN }),
         heldByOf(job, ctx.now),
         tokens.list(job.id),
+        flows.jobRelations(job),
       ]);
       const panels = { above: waitTokensPanel(ctx, job, waitTokens), below: forkPanel(ctx, job) };
-      return jobPage(ctx, heldBy ? { job, children, heldBy, ...panels } : { job, children, ...panels });
+      return jobPage(ctx, heldBy ? { job, children, relations, heldBy, ...panels } : { job, children, relations, ...panels });
+    }
+    const batchMatch = /^\/batches\/([^/]+)$/.exec(path);
+    if (batchMatch) {
+      const id = decodeSegment(batchMatch[1]!);
+      const batch = await flows.batch(id);
+      if (!batch) throw new PageError(404, 'Batch not found', `No batch with id ${id}: it never existed, or it was removed.`);
+      return batchPage(ctx, batch);
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });
@@ -391,13 +402,21 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
         return ok(r.retried ? `Job ${id} is queued again.` : `Job ${id} is ${r.status}: only dead or cancelled jobs can be retried.`, back(at, form, jobPage));
       }
       if (job[2] === 'cancel') {
-        const r = await jobs.cancel(id);
+        const children = form.get('children') === '1';
+        const r = await jobs.cancel(id, children ? { children: true } : {});
         const text = !r.cancelled
           ? `Job ${id} had already finished (${r.status}).`
           : r.status === 'running'
             ? `Cancel of job ${id} requested: it stops within one heartbeat.`
             : `Job ${id} is cancelled.`;
-        return ok(text, back(at, form, jobPage));
+        const n = r.cascaded;
+        const cascaded =
+          n === undefined
+            ? ''
+            : n === 0
+              ? ' It had no unfinished children or dependents.'
+              : ` ${n === 1 ? '1 child or dependent was' : `${n} children and dependents were`} cancelled too (running ones stop within one heartbeat).`;
+        return ok(text + cascaded, back(at, form, jobPage));
       }
       const r = await jobs.remove(id);
       return r.removed

@@ -153,4 +153,46 @@ describe('dashboard in Chromium', () => {
     );
     expect(await page.evaluate(() => (globalThis as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
   });
+
+  test('a batch page: counts, a full progress bar, failed members and callbacks that link to their jobs', async () => {
+    await open({ flows: true });
+    const { batch, failedMember, members } = f.flows!;
+    await page.goto(`${f.url}/loom/jobs/${members[0]}`);
+    await click('a[data-test="batch"]');
+    expect(await text('h1')).toContain(batch);
+    expect(await page.$eval('#batch-summary progress', (el: PageElement) => el.getAttribute('value'))).toBe('100');
+    expect(await text('[data-count="dead"]')).toBe('1');
+    expect(await page.$$eval('tr[data-callback]', (els: PageElement[]) => els.map((e) => e.getAttribute('data-callback')))).toEqual(['complete', 'failure']);
+    await screenshot(page, 'batch');
+    await click(`#batch-failed a[href$="${failedMember}"]`);
+    expect(await text('#job-summary .badge')).toBe('dead');
+  });
+
+  test('cancel with "also cancel its children and dependents" ticked cancels the dependents too', async () => {
+    await open({ flows: true });
+    page.on('dialog', (dialog) => void dialog.accept());
+    const { unmet, report } = f.flows!;
+    await page.goto(`${f.url}/loom/jobs/${unmet}`);
+    expect(await rows('#job-dependents tr[data-job]')).toBe(1);
+    await page.waitForSelector('#live-status[data-state="on"]');
+    await page.click('[data-test="cancel-children"]');
+    // A live update of the job (a signal, and a new dependent) keeps the box ticked.
+    const before = await page.evaluate(() => (globalThis as unknown as { document: { body: PageElement } }).document.body.getAttribute('data-updates'));
+    await f.t.enqueue(SendReceipt, { orderId: 'o-late', email: 'late@example.com' }, { dependsOn: [unmet] });
+    f.clock.advance(1000);
+    expect(await f.store.signal(unmet, { name: 'poke', data: null, now: f.clock.now() })).toBe(true);
+    await f.dashboard.refresh();
+    await page.waitForFunction(
+      (was: string | null) => (globalThis as unknown as { document: { body: PageElement } }).document.body.getAttribute('data-updates') !== was,
+      {},
+      before,
+    );
+    expect(await rows('#job-dependents tr[data-job]')).toBe(2);
+    expect(await page.$eval('[data-test="cancel-children"]', (el: PageElement) => (el as unknown as { checked: boolean }).checked)).toBe(true);
+    await click('[data-test="cancel-job"]');
+    expect(await text('.flash')).toBe(`Job ${unmet} is cancelled. 2 children and dependents were cancelled too (running ones stop within one heartbeat).`);
+    expect((await f.store.getJob(unmet))!.status).toBe('cancelled');
+    expect((await f.store.getJob(report))!.status).toBe('cancelled');
+    expect(await page.$$eval('#job-dependents tr[data-job] .badge', (els: PageElement[]) => els.map((e) => e.textContent))).toEqual(['cancelled', 'cancelled']);
+  });
 });

@@ -124,6 +124,18 @@ export class ReviewRefund {
   }
 }
 
+/** A job whose name holds markup: pages that name it must show it as text. */
+@Job({ name: 'build <b>report</b>', queue: 'reports', retries: 0 })
+export class BuildReport {
+  async run(): Promise<void> {}
+}
+
+/** What a batch's end enqueues. */
+@Job({ name: 'imports-done', queue: 'imports', retries: 0 })
+export class ImportsDone {
+  async run(): Promise<void> {}
+}
+
 export const DEMO_JOBS = [
   SendReceipt,
   FlakyWebhook,
@@ -157,6 +169,8 @@ export interface DashboardFixture {
   url: string;
   /** Ids of interesting jobs. */
   ids: { scriptPayload: string; dead: string[]; workflow: string; completed: string };
+  /** With `flows`: the jobs of a dependency graph and a batch (see {@link addFlows}). */
+  flows: { met: string; unmet: string; report: string; batch: string; members: string[]; failedMember: string } | undefined;
   /** With `workflows`: the extra workflow jobs (see {@link addWorkflows}). */
   workflows: { finished: string; sleeping: string; failed: string; awaited: string; approval: string; rateLimited: string; review: string } | undefined;
   close(): Promise<void>;
@@ -196,14 +210,36 @@ async function addWorkflows(t: TestLoom): Promise<NonNullable<DashboardFixture['
   };
 }
 
+/**
+ * A dependency graph and a batch: `report` (a name holding markup) depends on `met` (completed)
+ * and `unmet` (queued an hour ahead), so it waits with one of two unmet; a batch of three imports
+ * where one dies, whose end enqueued its `complete` and `failure` callbacks.
+ */
+async function addFlows(t: TestLoom): Promise<NonNullable<DashboardFixture['flows']>> {
+  const met = await t.enqueue(ImportBatch, { batch: 700 });
+  const unmet = await t.enqueue(ImportBatch, { batch: 701 }, { delay: '1h' });
+  const report = await t.enqueue(BuildReport, undefined, { dependsOn: [met.id, unmet.id], onDependencyFailure: 'cancel' });
+  const batch = await t.batches.create({
+    jobs: [
+      { job: ImportBatch, payload: { batch: 800 } },
+      { job: ImportBatch, payload: { batch: 801, fail: true } },
+      { job: ImportBatch, payload: { batch: 802 } },
+    ],
+    onComplete: { job: ImportsDone },
+    onFailure: { job: ImportsDone },
+  });
+  await t.runUntilIdle();
+  return { met: met.id, unmet: unmet.id, report: report.id, batch: batch.id, members: batch.jobIds, failedMember: batch.jobIds[1]! };
+}
+
 export async function startFixture(
-  options: Partial<DashboardOptions> & { mount?: Mount; history?: boolean; workflows?: boolean } = {},
+  options: Partial<DashboardOptions> & { mount?: Mount; history?: boolean; workflows?: boolean; flows?: boolean } = {},
 ): Promise<DashboardFixture> {
   const clock = new FakeClock(options.history ? '2026-03-10T11:00:00Z' : '2026-03-10T12:00:00Z');
   const store = new MemoryStore();
   // The engine records its presence (the Workers page) once a minute: few steps for `advance`.
   const t = await createTestLoom({
-    jobs: options.workflows ? DEMO_JOBS : DEMO_JOBS.slice(0, 5),
+    jobs: [...(options.workflows ? DEMO_JOBS : DEMO_JOBS.slice(0, 5)), ...(options.flows ? [BuildReport, ImportsDone] : [])],
     store,
     clock,
     owner: 'fixture-engine',
@@ -212,6 +248,7 @@ export async function startFixture(
   stepClock = clock;
   if (options.history) await importHistory(t);
   const workflows = options.workflows ? await addWorkflows(t) : undefined;
+  const flows = options.flows ? await addFlows(t) : undefined;
   const receipts = [];
   for (let i = 1; i <= 3; i++) receipts.push(await t.enqueue(SendReceipt, { orderId: `o-${i}`, email: `buyer${i}@example.com` }));
   const scriptPayload = await t.enqueue(SendReceipt, { orderId: 'o-xss', email: SCRIPT_PAYLOAD });
@@ -228,7 +265,7 @@ export async function startFixture(
       clock.now(),
     );
   }
-  const { mount, history: _history, workflows: _workflows, ...dashboardOptions } = options;
+  const { mount, history: _history, workflows: _workflows, flows: _flows, ...dashboardOptions } = options;
   const dashboard = loomDashboard({ store, clock, basePath: '/loom', refreshInterval: 100, authorize: () => true, ...dashboardOptions });
   const host = mount ? await mount(dashboard) : { server: createServer(dashboard) };
   const { server } = host;
@@ -243,6 +280,7 @@ export async function startFixture(
     url,
     ids: { scriptPayload: scriptPayload.id, dead: dead.map((d) => d.id), workflow: workflow.id, completed: receipts[0]!.id },
     workflows,
+    flows,
     async close() {
       dashboard.close();
       server.closeAllConnections();

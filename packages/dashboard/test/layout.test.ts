@@ -17,7 +17,7 @@ let problems: string[];
 
 beforeAll(async () => {
   browser = await launchChromium();
-  f = await startFixture({ workflows: true });
+  f = await startFixture({ workflows: true, flows: true });
 });
 afterAll(async () => {
   await f?.close();
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 15;
+const PAGE_COUNT = 19;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -50,6 +50,10 @@ function pages(): [string, string][] {
     ['flow', '/loom/flow'],
     ['job-wait-token', `/loom/jobs/${w.review}`],
     ['workers', '/loom/workers'],
+    ['job-dependencies', `/loom/jobs/${f.flows!.report}`],
+    ['job-dependents', `/loom/jobs/${f.flows!.met}`],
+    ['batch', `/loom/batches/${f.flows!.batch}`],
+    ['job-batch-member', `/loom/jobs/${f.flows!.members[0]}`],
   ];
 }
 

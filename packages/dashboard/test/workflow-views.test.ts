@@ -125,7 +125,7 @@ describe('why a job waits', () => {
     await page.goto(`${f.url}/loom/jobs/${ids.approval}`);
     expect(await text('#job-summary [data-test="state"]')).toBe('waiting for signal "approval"');
     await page.goto(`${f.url}/loom/jobs?queue=workflows&status=waiting`);
-    expect(await text(`tr[data-job="${ids.approval}"] [data-test="state"]`)).toBe('waiting for a signal or a child job');
+    expect(await text(`tr[data-job="${ids.approval}"] [data-test="state"]`)).toBe('waiting for a signal, a child job or its dependencies');
   });
 
   test('a due job held by a paused queue or a rate limit says what holds it', async () => {

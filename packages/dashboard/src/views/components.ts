@@ -20,19 +20,20 @@ export function jobStatusBadge(job: { status: JobStatus; sleepUntil?: Date }, no
 
 /**
  * A POST form with one button and the CSRF token. `fields` are hidden inputs (ids and filters,
- * never anything else). Shown only when the visitor may act.
+ * never anything else); `extra` is markup put after the button (a checkbox that qualifies the action).
+ * Shown only when the visitor may act.
  */
 export function actionForm(
   ctx: PageContext,
   action: string,
   label: string,
-  options: { fields?: Record<string, string | undefined>; variant?: 'danger' | 'primary' | 'plain'; confirm?: string; testId?: string } = {},
+  options: { fields?: Record<string, string | undefined>; variant?: 'danger' | 'primary' | 'plain'; confirm?: string; testId?: string; extra?: Html } = {},
 ): Html {
   if (!ctx.canAct) return html``;
   const hidden = Object.entries(options.fields ?? {})
     .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  return html`<form class="inline" method="post" action="${href(ctx, action)}"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}><input type="hidden" name="_csrf" value="${ctx.csrf}">${hidden}<button type="submit" class="btn ${options.variant ?? 'plain'}"${options.testId ? html` data-test="${options.testId}"` : ''}>${label}</button></form>`;
+  return html`<form class="inline" method="post" action="${href(ctx, action)}"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}><input type="hidden" name="_csrf" value="${ctx.csrf}">${hidden}<button type="submit" class="btn ${options.variant ?? 'plain'}"${options.testId ? html` data-test="${options.testId}"` : ''}>${label}</button>${options.extra ?? ''}</form>`;
 }
 
 /** A titled block of the page; `live` blocks are replaced in place when the store changes (the page script). */

@@ -17,7 +17,7 @@ const HELD_SHORT: Record<NonNullable<JobSummary['heldBy']>, string> = {
  * status says it all.
  */
 export function summaryState(job: JobSummary, now: Date): Html | undefined {
-  if (job.status === 'waiting') return html`waiting for a signal or a child job`;
+  if (job.status === 'waiting') return html`waiting for a signal, a child job or its dependencies`;
   if (job.status !== 'queued') return undefined;
   if (job.heldBy) return html`${HELD_SHORT[job.heldBy]}`;
   if (job.sleepUntil !== undefined && job.sleepUntil > now) return html`sleeping, wakes ${when(job.sleepUntil, now)}`;
@@ -27,7 +27,7 @@ export function summaryState(job: JobSummary, now: Date): Html | undefined {
 /**
  * Why this job is not running, from its full record and the store's `heldBy` (undefined when
  * nothing holds it or the store does not know): held by a pause or a flow limit, asleep in a
- * step, waiting for a signal or for child jobs, due later (delay or backoff), or due now.
+ * step, waiting for a signal, for child jobs or for its dependencies (how many are unmet), due later (delay or backoff), or due now.
  */
 export function recordState(ctx: PageContext, job: JobRecord, heldBy: JobSummary['heldBy']): Html | undefined {
   const { now } = ctx;
@@ -38,6 +38,11 @@ export function recordState(ctx: PageContext, job: JobRecord, heldBy: JobSummary
     if (children.length > 0) {
       const links = children.slice(0, 5).map((id, i) => html`${i > 0 ? ', ' : ''}<a class="mono" href="${href(ctx, jobPath(id))}">${id}</a>`);
       parts.push(html`${children.length === 1 ? 'job' : `${children.length} jobs`} ${links}${children.length > 5 ? ', …' : ''}`);
+    }
+    const unmet = job.waitingFor?.dependencies ?? [];
+    if (unmet.length > 0) {
+      const of = job.dependsOn?.length ?? unmet.length;
+      parts.push(html`${unmet.length === 1 ? '1 dependency' : `${unmet.length} dependencies`} to complete (${unmet.length} of ${of} unmet)`);
     }
     return parts.length > 0 ? html`waiting for ${parts.map((p, i) => html`${i > 0 ? ' and ' : ''}${p}`)}` : html`waiting`;
   }

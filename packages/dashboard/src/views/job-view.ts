@@ -8,6 +8,8 @@ import { href, jobPath, type PageContext } from './page-context.js';
 import { recordState } from './job-state.js';
 import { stepTimeline } from './step-timeline.js';
 import { jobLogsPanel } from './job-logs-view.js';
+import { RELATIONS_SHOWN, type JobRelations, type RelatedJob } from '../flow-reads.js';
+import { batchPath, batchProgress } from './batch-view.js';
 
 /** How many children a job page lists. */
 export const CHILDREN_SHOWN = 50;
@@ -26,6 +28,76 @@ function progressView(progress: unknown): Html {
   return html`${bar}<pre class="value" data-test="progress">${json(progress)}</pre>`;
 }
 
+/** What a dependency's row says of it: still awaited, met, or failed (and what that does to this job). */
+function dependencyState(job: JobRecord, dep: RelatedJob): Html {
+  const unmet = job.status === 'waiting' && (job.waitingFor?.dependencies ?? []).includes(dep.id);
+  if (dep.job?.status === 'dead' || dep.job?.status === 'cancelled') {
+    const policy = job.onDependencyFailure ?? 'fail';
+    return html`<span class="error-text">failed</span> <span class="muted">(on failure: ${policy})</span>`;
+  }
+  if (unmet) return html`<span class="badge status-waiting">unmet</span>`;
+  return html`<span class="muted">met</span>`;
+}
+
+/** A related job as one row: its name (linked) over its id, then its status badge and `extra`. */
+function relatedRow(ctx: PageContext, r: RelatedJob, extra?: Html): Html {
+  const link = html`<a href="${href(ctx, jobPath(r.id))}">${r.job ? r.job.name : 'removed job'}</a><div class="mono sub">${short(r.id, 26)}</div>`;
+  const status = r.job ? jobStatusBadge(r.job, ctx.now) : html`<span class="muted">removed</span>`;
+  return html`<tr data-job="${r.id}"><td>${link}</td><td>${status}${extra === undefined ? '' : html` ${extra}`}</td></tr>`;
+}
+
+/** The "Depends on" and "Dependents" panels and the batch facts, for a job that has them. */
+function relationPanels(ctx: PageContext, job: JobRecord, relations: JobRelations | undefined): Html {
+  if (!relations) return html``;
+  const parts: Html[] = [];
+  const all = job.dependsOn ?? [];
+  if (all.length > 0) {
+    const unmet = job.status === 'waiting' ? (job.waitingFor?.dependencies ?? []).length : 0;
+    const policy = job.onDependencyFailure ?? 'fail';
+    const shown = all.length > relations.dependsOn.length ? `first ${relations.dependsOn.length} of ${all.length}` : `${all.length}`;
+    const title = `Depends on (${shown}${unmet > 0 ? `, ${unmet} unmet` : ''})`;
+    const rows = relations.dependsOn.map((r) => relatedRow(ctx, r, dependencyState(job, r)));
+    parts.push(
+      panel(
+        'job-depends-on',
+        title,
+        html`<p class="lead" data-test="dependency-policy">If one dies or is cancelled: ${policy === 'fail' ? 'this job is dead-lettered (DEPENDENCY_FAILED)' : policy === 'cancel' ? 'this job is cancelled' : 'this job runs anyway'} (onDependencyFailure: ${policy}).</p>${table(['Job', 'Status'], rows, 'No dependency.')}`,
+      ),
+    );
+  }
+  const dependents = job.dependents ?? [];
+  if (dependents.length > 0) {
+    const title = dependents.length > RELATIONS_SHOWN ? `Dependents (newest ${RELATIONS_SHOWN} of ${dependents.length})` : `Dependents (${dependents.length})`;
+    parts.push(
+      panel(
+        'job-dependents',
+        title,
+        table(
+          ['Job', 'Status'],
+          relations.dependents.map((r) => relatedRow(ctx, r)),
+          'No dependent.',
+        ),
+      ),
+    );
+  }
+  return html`${parts}`;
+}
+
+/** The job's batch (a member's, or the one whose end enqueued this callback) as facts. */
+function batchFacts(ctx: PageContext, job: JobRecord, relations: JobRelations | undefined): Html {
+  const batchId = job.batchId ?? job.batchCallback?.batchId;
+  if (batchId === undefined) return html``;
+  const link = html`<a class="mono" data-test="batch" href="${href(ctx, batchPath(batchId))}">${batchId}</a>`;
+  const batch = relations?.batch;
+  const progress = batch
+    ? html` <span class="batch-progress">${batchProgress(batch)}</span>`
+    : batch === null
+      ? html` <span class="muted">(removed)</span>`
+      : '';
+  if (job.batchCallback) return fact('Callback of', html`batch ${link} (on ${job.batchCallback.on})${progress}`);
+  return fact('Batch', html`${link}${progress}`);
+}
+
 function actions(ctx: PageContext, job: JobRecord): Html {
   const path = `/actions${jobPath(job.id)}`;
   const finished = job.status === 'completed' || job.status === 'dead' || job.status === 'cancelled';
@@ -33,7 +105,12 @@ function actions(ctx: PageContext, job: JobRecord): Html {
     job.status === 'dead' || job.status === 'cancelled' ? actionForm(ctx, `${path}/retry`, 'Retry', { variant: 'primary', testId: 'retry-job' }) : ''
   }${
     !finished && !job.cancelRequestedAt
-      ? actionForm(ctx, `${path}/cancel`, 'Cancel', { variant: 'danger', confirm: 'Cancel this job?', testId: 'cancel-job' })
+      ? actionForm(ctx, `${path}/cancel`, 'Cancel', {
+          variant: 'danger',
+          confirm: 'Cancel this job?',
+          testId: 'cancel-job',
+          extra: html`<label class="check"><input type="checkbox" name="children" value="1" data-keep data-test="cancel-children"> also cancel its children and dependents</label>`,
+        })
       : ''
   }${finished ? actionForm(ctx, `${path}/remove`, 'Remove', { variant: 'danger', confirm: 'Delete this job for good?', testId: 'remove-job' }) : ''}</div>`;
 }
@@ -43,7 +120,10 @@ function actions(ctx: PageContext, job: JobRecord): Html {
  * names come from jobs and are shown as text (escaped), never as markup. `above` and `below` are
  * panels outside the live part (forms a live update must not wipe: wait tokens, fork).
  */
-export function jobPage(ctx: PageContext, data: { job: JobRecord; children: JobRecord[]; heldBy?: JobSummary['heldBy']; above?: Html; below?: Html }): Html {
+export function jobPage(
+  ctx: PageContext,
+  data: { job: JobRecord; children: JobRecord[]; relations?: JobRelations; heldBy?: JobSummary['heldBy']; above?: Html; below?: Html },
+): Html {
   const { job } = data;
   const state = recordState(ctx, job, data.heldBy);
   const facts = html`<dl class="facts">
@@ -60,8 +140,9 @@ ${fact('Updated', when(job.updatedAt, ctx.now))}
 ${job.scheduledFor ? fact('Cron slot', when(job.scheduledFor, ctx.now)) : ''}
 ${fact('Idempotency key', job.idempotencyKey === undefined ? undefined : html`<span class="mono">${job.idempotencyKey}</span>`)}
 ${fact('Parent', job.parentId === undefined ? undefined : html`<a class="mono" data-test="parent" href="${href(ctx, jobPath(job.parentId))}">${job.parentId}</a>`)}
+${batchFacts(ctx, job, data.relations)}
 ${job.lease && job.status === 'running' ? fact('Lease', html`${job.lease.owner}, until ${when(job.lease.until, ctx.now)}`) : ''}
-${job.waitingFor ? fact('Waiting for', json(job.waitingFor)) : ''}
+${job.waitingFor && (job.waitingFor.signal !== undefined || job.waitingFor.jobs !== undefined) ? fact('Waiting for', json(job.waitingFor)) : ''}
 ${fact('Dead reason', job.deadReason === undefined ? undefined : html`<span class="error-text">${job.deadReason}</span>`)}
 ${fact('Cancel reason', job.cancelReason)}
 </dl>`;
@@ -80,6 +161,7 @@ ${fact('Cancel reason', job.cancelReason)}
 ${data.above ?? ''}
 <div id="job-live" data-live>
 ${panel('job-summary', undefined, html`${actions(ctx, job)}${facts}`)}
+${relationPanels(ctx, job, data.relations)}
 ${panel('job-progress', 'Progress', progressView(job.progress))}
 ${panel('job-payload', 'Payload', html`<pre class="value" data-test="payload">${json(job.payload)}</pre>`)}
 ${job.result !== undefined ? panel('job-result', 'Result', html`<pre class="value">${json(job.result)}</pre>`) : ''}
