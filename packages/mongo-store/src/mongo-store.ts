@@ -56,7 +56,7 @@ import { readServerTime } from './connection/server-time.js';
 import { isTransientMongoError } from './connection/transient-errors.js';
 import { moveToDeadLetters, reconcileDeadLetters, replayDeadLetter, type MoveContext, type ReconcileReport } from './dead-letters/dead-letters.js';
 import { enqueueJobs } from './enqueue/enqueue.js';
-import { enqueueWithDependencies, settleDependents } from './dependencies/dependencies.js';
+import { enqueueWithDependencies, settleDependents, type DependentRoutes } from './dependencies/dependencies.js';
 import { FlowPermits } from './flow/flow-permits.js';
 import { countFinished } from './operations/finished-counts.js';
 import { completeCancelUpdate, JobControl, retryCancelledUpdate } from './operations/job-control.js';
@@ -78,7 +78,7 @@ import { storeSignal } from './writes/signals.js';
 import { tokenIndexPlan, TOKENS_RETENTION_INDEX, WaitTokens } from './writes/wait-tokens.js';
 import { MongoPresence } from './operations/presence.js';
 import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
-import { Partitions, type Route } from './partitions/partitions.js';
+import { Partitions, routeFilter, type Route } from './partitions/partitions.js';
 import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
 import { verifyShardKeys, type ShardingState } from './partitions/shard-keys.js';
 import type { Collection } from 'mongodb';
@@ -142,12 +142,17 @@ export class MongoStore implements JobStore {
     if (this.routing) this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
-    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced, (jobId) => this.endedJobStatus(jobId));
+    this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced, (jobId) => this.endedJobStatus(jobId), {
+      get: (id) => this.jobRoutes()?.get(id),
+      learn: (id, route) => this.jobRoutes()?.learn(id, route),
+    });
     this.presence = new MongoPresence(this.collections.workers);
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
-    this.batches = new MongoBatches(this.collections);
+    this.batches = new MongoBatches(this.collections, (doc) => {
+      if (this.routing) this.placeJob(doc);
+    });
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
     this.subscriptions = new InsertSubscriptions(this.collections.jobInserts, this.options.logger, () => this.getDeployment());
     [this.fenced, this.heldJobs, this.flowClaims] = this.onJobs();
@@ -231,21 +236,33 @@ export class MongoStore implements JobStore {
     const session = await this.sessionOf(opts.session, 'enqueue({ session })');
     if (Array.isArray(jobs) && hasDependencies(jobs)) {
       const { replicated } = await this.getDeployment();
-      const enqueue = (plain: NewJob[], s: ClientSession) =>
-        enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session: s }, plain, now);
-      return enqueueWithDependencies({ collections: this.collections, replicated, enqueue }, jobs, now, session);
+      const enqueue = (plain: NewJob[], s: ClientSession) => this.enqueuePlain(plain, now, s);
+      return enqueueWithDependencies({ collections: this.collections, replicated, enqueue, routes: this.jobRoutes() }, jobs, now, session);
     }
+    return this.enqueuePlain(jobs, now, session);
+  }
+
+  /** Enqueues jobs without dependencies; on a partitioned deployment each goes to its partition. */
+  private enqueuePlain(jobs: NewJob[], now: Date, session: ClientSession | undefined): Promise<EnqueueResult[]> {
     if (!this.routing) return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
-    const place = (doc: JobDocument): void => {
-      this.partitions.place(doc);
-      this.partitionClaims.heard({ queue: doc.queue, partition: doc.partition ?? 0 }, doc.runAt.getTime());
-    };
+    const place = (doc: JobDocument): void => this.placeJob(doc);
     return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session, place, sharded: this.sharding.jobsSharded }, jobs, now);
+  }
+
+  /** Puts a new job in its partition and notes that its partition has work from its `runAt`. */
+  private placeJob(doc: JobDocument): void {
+    this.partitions.place(doc);
+    this.partitionClaims.heard({ queue: doc.queue, partition: doc.partition ?? 0 }, doc.runAt.getTime());
+  }
+
+  /** The routes of jobs this store saw, on a partitioned deployment (undefined otherwise: nothing to keep). */
+  private jobRoutes(): DependentRoutes | undefined {
+    return this.routing ? { get: (id) => this.routes.get(id), learn: (id, route) => this.routes.learn(id, route) } : undefined;
   }
 
   /** See `JobStore.settleDependents`: O(dependents) writes by `_id`; without ids, the unsettled jobs come from a partial index. */
   async settleDependents(req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number> {
-    return settleDependents(this.collections, req);
+    return settleDependents(this.collections, req, this.jobRoutes());
   }
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
@@ -494,10 +511,27 @@ export class MongoStore implements JobStore {
     return (await this.collections.jobs.countDocuments(waitingForJobFilter(id, awaited), { limit: 1 })) === 1;
   }
 
+  /**
+   * Covered by the parent index ({ parentId, status, _id }): no job document is fetched. On a
+   * partitioned deployment the lookup goes to the routes of the children this store saw (a child
+   * without a key lives in its queue's partition of its parent's id: one route per queue), one
+   * shard each; a store that saw none of the parent's children asks every shard. A child in a
+   * queue this store never saw may be missed there: the answer is then `null`, which makes the
+   * engine's fan-in check the parent's awaited jobs itself (`wakeIfJobsFinished`), as it does for
+   * the last child anyway.
+   */
   async findActiveChild(parentId: string): Promise<string | null> {
-    // Covered by the parent index ({ parentId, status, _id }): no job document is fetched.
-    const child = await this.collections.jobs.findOne(activeChildFilter(parentId), { projection: { _id: 1 } });
-    return child ? child._id.toHexString() : null;
+    const filter = activeChildFilter(parentId);
+    const routes = this.routing ? this.routes.childRoutes(parentId) : undefined;
+    if (!routes) {
+      const child = await this.collections.jobs.findOne(filter, { projection: { _id: 1 } });
+      return child ? child._id.toHexString() : null;
+    }
+    for (const route of routes) {
+      const child = await this.collections.jobs.findOne({ ...filter, ...routeFilter(route) }, { projection: { _id: 1 } });
+      if (child) return child._id.toHexString();
+    }
+    return null;
   }
 
   async signal(jobId: string, req: { name: string; data: unknown; now: Date; id?: string }): Promise<boolean> {

@@ -52,7 +52,9 @@ export interface ConformanceOptions {
   /**
    * The store splits queues into partitions and claims them in turn (MongoStore with `partitions`):
    * claim order holds within a partition, not across. The cases asserting one order over a whole
-   * queue (or which job a flow limit lets start first) are skipped; everything else runs. Default false.
+   * queue (or which job a flow limit lets start first) are skipped, and a case runs instead that
+   * asserts what holds across partitions (a claim hides no due job and takes none twice; single
+   * claims take every due job in as many claims); everything else runs. Default false.
    */
   partitioned?: boolean;
 }

@@ -35,7 +35,11 @@ export const NOT_IN_BATCH = { batchId: { $exists: false } } as const;
 const INSERT_CHUNK = 1_000;
 
 export class MongoBatches {
-  constructor(private readonly collections: StoreCollections) {}
+  constructor(
+    private readonly collections: StoreCollections,
+    /** Puts a new job in its partition (a member spread like any job, a callback by its key); nothing on one partition. */
+    private readonly place: (doc: JobDocument) => void = () => undefined,
+  ) {}
 
   private get batches(): Collection<BatchDocument> {
     return this.collections.batches;
@@ -59,6 +63,7 @@ export class MongoBatches {
         throw new StoreArgumentError(`batch member "${doc.name}" has an idempotency or debounce key; nothing was stored`);
       }
       doc.batchId = batchId;
+      this.place(doc);
       return doc;
     });
     const callbacks: BatchCallbackJobs = {};
@@ -121,6 +126,7 @@ export class MongoBatches {
       if (job === undefined) continue;
       const doc = newJobDocument({ ...job, idempotencyKey: batchCallbackKey(batchId, on) }, now);
       doc.batchCallback = { batchId, on };
+      this.place(doc);
       docs.push(doc);
     }
     if (docs.length > 0) await this.collections.jobs.insertMany(docs, { session, ordered: true });

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, ClientSession, Filter, ObjectId } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Filter, ObjectId, UpdateFilter } from 'mongodb';
 import {
   InvalidDependenciesError,
   LIFECYCLE,
@@ -18,6 +18,7 @@ import { deadLetterDocument } from '../schema/updates.js';
 import { DEAD_DEPENDENTS_OPEN_INDEX, DEPENDENTS_OPEN_INDEX } from '../schema/indexes.js';
 import { StoreArgumentError } from '../store-errors.js';
 import { releaseHolds } from '../writes/retention-holds.js';
+import type { Route } from '../partitions/partitions.js';
 
 /**
  * Job dependencies on MongoDB. A job lists its dependencies (`dependsOn`) and the unmet ones
@@ -43,8 +44,19 @@ const TO = {
   dependencyCancelled: LIFECYCLE.dependencyCancelled.to as JobStatus,
 };
 
+/**
+ * The routes (queue, partition) of jobs on a partitioned deployment (routed-jobs.ts `JobRoutes`).
+ * A dependency keeps its dependents' routes (`dependentRoutes`, by id) next to their ids, so the
+ * process that settles it, which may never have seen them, writes each on its one shard.
+ */
+export interface DependentRoutes {
+  get(id: string): Route | undefined;
+  learn(id: string, route: Route): void;
+}
+
 export interface DependencyContext {
   collections: StoreCollections;
+  routes?: DependentRoutes;
   replicated: boolean;
   /** The plain enqueue (dedup, tombstones) of the jobs, without their dependencies. */
   enqueue(jobs: NewJob[], session: ClientSession): Promise<EnqueueResult[]>;
@@ -94,7 +106,7 @@ async function enqueueIn(ctx: DependencyContext, jobs: NewJob[], now: Date, sess
     const deps = dependencyIds(job, batchIds);
     if (!result.deduplicated && deps.length > 0) links.push({ id: result.id, deps, job });
   }
-  if (links.length > 0) await linkAll(ctx.collections, links, dead, now, session);
+  if (links.length > 0) await linkAll(ctx.collections, links, dead, now, session, ctx.routes);
   return results;
 }
 
@@ -111,7 +123,14 @@ interface Link {
  * write of the new jobs, one of their dependencies; and one more for dependencies in the dead
  * letters): a DAG of thousands of edges must fit in its transaction's time.
  */
-async function linkAll(collections: StoreCollections, links: Link[], dead: Set<string>, now: Date, session: ClientSession): Promise<void> {
+async function linkAll(
+  collections: StoreCollections,
+  links: Link[],
+  dead: Set<string>,
+  now: Date,
+  session: ClientSession,
+  routes: DependentRoutes | undefined,
+): Promise<void> {
   const { jobs, deadLetters } = collections;
   const all = [...new Set(links.flatMap((l) => l.deps))];
   const completed = new Set(
@@ -141,14 +160,25 @@ async function linkAll(collections: StoreCollections, links: Link[], dead: Set<s
   const inLetters: AnyBulkWriteOperation<DeadLetterDocument>[] = [];
   for (const [dep, dependents] of dependentsOf) {
     const _id = parseJobId(dep)!;
+    /** The dependents' routes this store knows, as `$set` fields under `prefix`. */
+    const routesUnder = (prefix: string): Record<string, unknown> => {
+      const fields: Record<string, unknown> = {};
+      for (const id of dependents) {
+        const route = routes?.get(id);
+        if (route) fields[`${prefix}dependentRoutes.${id}`] = route;
+      }
+      return fields;
+    };
     if (dead.has(dep)) {
-      inLetters.push({ updateOne: { filter: { _id }, update: { $push: { 'job.dependents': { $each: dependents } }, $set: { 'job.dependentsOpen': true } } } });
+      const set = { 'job.dependentsOpen': true, ...routesUnder('job.') };
+      inLetters.push({ updateOne: { filter: { _id }, update: { $push: { 'job.dependents': { $each: dependents } }, $set: set } } });
       continue;
     }
     // A dependency not completed yet is held from retention until its end is applied to these jobs
     // (a retention hold: see retention-holds.ts); a completed one has nothing left to tell them.
-    const open = completed.has(dep) ? {} : { $set: { dependentsOpen: true as const } };
-    inJobs.push({ updateOne: { filter: { _id }, update: { $push: { dependents: { $each: dependents } }, ...open } } });
+    const set = { ...(completed.has(dep) ? {} : { dependentsOpen: true }), ...routesUnder('') };
+    const update = { $push: { dependents: { $each: dependents } }, ...(Object.keys(set).length > 0 ? { $set: set } : {}) } as UpdateFilter<JobDocument>;
+    inJobs.push({ updateOne: { filter: { _id }, update } });
   }
   if (inJobs.length > 0) await jobs.bulkWrite(inJobs, { session });
   if (inLetters.length > 0) await deadLetters.bulkWrite(inLetters, { session });
@@ -159,22 +189,29 @@ interface Finished {
   id: ObjectId;
   status: JobStatus;
   dependents: string[];
+  dependentRoutes?: Record<string, Route>;
   dead: boolean;
 }
 
 const FINISHED: JobStatus[] = ['completed', 'cancelled'];
 
 async function readFinished(collections: StoreCollections, id: ObjectId): Promise<Finished | null> {
-  const job = await collections.jobs.findOne({ _id: id }, { projection: { status: 1, dependents: 1, dependentsOpen: 1 } });
+  const job = await collections.jobs.findOne({ _id: id }, { projection: { status: 1, dependents: 1, dependentsOpen: 1, dependentRoutes: 1 } });
   if (job)
-    return FINISHED.includes(job.status) && job.dependentsOpen === true ? { id, status: job.status, dependents: job.dependents ?? [], dead: false } : null;
-  const letter = await collections.deadLetters.findOne({ _id: id }, { projection: { 'job.dependents': 1, 'job.dependentsOpen': 1 } });
+    return FINISHED.includes(job.status) && job.dependentsOpen === true
+      ? { id, status: job.status, dependents: job.dependents ?? [], dependentRoutes: job.dependentRoutes, dead: false }
+      : null;
+  const letter = await collections.deadLetters.findOne({ _id: id }, { projection: { 'job.dependents': 1, 'job.dependentsOpen': 1, 'job.dependentRoutes': 1 } });
   if (letter?.job.dependentsOpen !== true) return null;
-  return { id, status: 'dead', dependents: letter.job.dependents ?? [], dead: true };
+  return { id, status: 'dead', dependents: letter.job.dependents ?? [], dependentRoutes: letter.job.dependentRoutes, dead: true };
 }
 
 /** `settleDependents` (see `JobStore`). */
-export async function settleDependents(collections: StoreCollections, req: { now: Date; jobIds?: string[]; limit?: number }): Promise<number> {
+export async function settleDependents(
+  collections: StoreCollections,
+  req: { now: Date; jobIds?: string[]; limit?: number },
+  routes?: DependentRoutes,
+): Promise<number> {
   const now = requireDate(req?.now, 'settleDependents now');
   let work: ObjectId[];
   if (req.jobIds !== undefined) {
@@ -196,6 +233,7 @@ export async function settleDependents(collections: StoreCollections, req: { now
     const id = work.shift()!;
     const finished = await readFinished(collections, id);
     if (!finished) continue;
+    if (routes) for (const [dependent, route] of Object.entries(finished.dependentRoutes ?? {})) routes.learn(dependent, route);
     for (const dependent of finished.dependents) {
       const ended = await settleOne(collections, finished, dependent, now);
       if (ended) work.push(ended);

@@ -76,9 +76,15 @@ export class Partitions {
     return at;
   }
 
-  /** Sets a new job's partition (left out for partition 0, as in a queue of one partition). */
-  place(doc: { queue: string; partition?: number; idempotencyKey?: string; debounceKey?: string }): void {
-    const partition = this.pick(doc.queue, doc.idempotencyKey ?? doc.debounceKey);
+  /**
+   * Sets a new job's partition (left out for partition 0, as in a queue of one partition). A child
+   * without a key goes by its parent's id: the children of a parent in one queue share one
+   * partition, so the lookups of a parent's children (`findActiveChild`, the release of their
+   * retention holds) reach one shard. The price: one parent's children in one queue are claimed
+   * from one partition (give a large fan-out's children keys, or spread them over queues).
+   */
+  place(doc: { queue: string; partition?: number; idempotencyKey?: string; debounceKey?: string; parentId?: string }): void {
+    const partition = this.pick(doc.queue, doc.idempotencyKey ?? doc.debounceKey ?? doc.parentId);
     if (partition !== 0) doc.partition = partition;
   }
 

@@ -19,8 +19,30 @@ import { routeFilter, routeName, routeOf, type Route } from './partitions.js';
 export class JobRoutes {
   private current = new Map<string, Route>();
   private previous = new Map<string, Route>();
+  /** Per parent id, the routes of its children seen here (bounded like the routes). */
+  private children = new Map<string, Route[]>();
+  private previousChildren = new Map<string, Route[]>();
 
   constructor(private readonly bound = 200_000) {}
+
+  /**
+   * The routes of `parentId`'s children this store saw (inserted, claimed or read); undefined:
+   * none seen. Not necessarily all of them (another process may have enqueued some elsewhere):
+   * good for a lookup that may miss (`findActiveChild`), not for a write that must reach them all.
+   */
+  childRoutes(parentId: string): Route[] | undefined {
+    return this.children.get(parentId) ?? this.previousChildren.get(parentId);
+  }
+
+  private learnChild(parentId: string, route: Route): void {
+    const known = this.childRoutes(parentId) ?? [];
+    if (known.some((r) => r.queue === route.queue && r.partition === route.partition)) return;
+    if (this.children.size >= this.bound / 2) {
+      this.previousChildren = this.children;
+      this.children = new Map();
+    }
+    this.children.set(parentId, [...known, route]);
+  }
 
   learn(id: ObjectId | string, route: Route): void {
     const key = typeof id === 'string' ? id : id.toHexString();
@@ -43,6 +65,7 @@ export class JobRoutes {
     if (!(d._id instanceof ObjectId)) return;
     const route = routeOf(d);
     if (route) this.learn(d._id, route);
+    if (route && typeof d.parentId === 'string') this.learnChild(d.parentId, route);
     if (typeof d.parentId === 'string' && typeof d.parentQueue === 'string')
       this.learn(d.parentId, { queue: d.parentQueue, partition: d.parentPartition ?? 0 });
   }

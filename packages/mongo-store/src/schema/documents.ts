@@ -29,6 +29,11 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
   holdForParent?: true;
   /** Set while the job has dependents that its end has not been applied to (dependencies.ts). */
   dependentsOpen?: true;
+  /**
+   * On a partitioned deployment, the routes (queue, partition) of `dependents`, by id: the settle
+   * writes each dependent on its one shard, whichever process runs it (dependencies.ts).
+   */
+  dependentRoutes?: Record<string, { queue: string; partition: number }>;
   /** Retention holds: `dedupe: 'forever'` and the key's tombstone is not final yet. */
   holdForKey?: true;
   /** A held completed job's finish time; `finishedAt` is absent until every hold is released. */
@@ -156,7 +161,8 @@ export interface BatchDocument {
   callbacks: BatchCallbackJobs;
 }
 /** A wait token (`ctx.createWaitToken`): the core record with its id as `_id`. */
-export type WaitTokenDocument = Omit<WaitTokenRecord, 'id'> & { _id: string };
+/** `jobRoute`: the job's queue and partition, kept on a partitioned deployment (wait-tokens.ts). */
+export type WaitTokenDocument = Omit<WaitTokenRecord, 'id'> & { _id: string; jobRoute?: { queue: string; partition: number } };
 
 /** An engine's presence row (`recordPresence`): the core record with the engine id as `_id`. */
 export type WorkerDocument = Omit<WorkerPresence, 'id'> & { _id: string };

@@ -76,17 +76,20 @@ export async function completeKeepingHolds(
   for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
     // Not completed: the lease is lost (or the job's cancel was requested), it has children to
     // release first, or it is a batch member (its batch's counts move in the same transaction).
-    const job = await jobs.findOne(fence, { projection: { _id: 1, batchId: 1 }, ...withSession(session) });
+    const job = await jobs.findOne(fence, { projection: { _id: 1, batchId: 1, 'steps.kind': 1 }, ...withSession(session) });
     if (!job) throw await fenced.refusal(lease, session);
     const { batchId } = job;
+    // Children are found by parent id, a command that reaches every shard of a partitioned
+    // deployment: sent only by a run that enqueued some (its steps say so).
+    const parent = job.steps?.some((step) => step.kind === 'enqueue') === true;
     if (batchId !== undefined) {
       return batches.within(session, async (s) => {
-        await releaseChildren(jobs, id, s);
+        if (parent) await releaseChildren(jobs, id, s);
         if (!(await completeHeldOrNot(jobs, fence, update, s))) throw await fenced.refusal(lease, s);
         await batches.moved(batchId, 'running', 'completed', update.$set.updatedAt as Date, s);
       });
     }
-    await releaseChildren(jobs, id, session);
+    if (parent) await releaseChildren(jobs, id, session);
     if (await completeHeldOrNot(jobs, fence, update, session)) return;
   }
   throw tooManyRounds('complete', lease.jobId);

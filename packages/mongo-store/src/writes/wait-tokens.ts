@@ -18,6 +18,7 @@ import type { IndexSpec } from '../schema/indexes.js';
 import { StoreArgumentError } from '../store-errors.js';
 import type { FencedWrites } from './fenced-writes.js';
 import { storeSignal } from './signals.js';
+import type { Route } from '../partitions/partitions.js';
 
 const DUPLICATE_KEY = 11000;
 
@@ -41,8 +42,18 @@ export function tokenIndexPlan(retentionSeconds: number | false): IndexSpec[] {
 }
 
 function toRecord(doc: WaitTokenDocument): WaitTokenRecord {
-  const { _id, ...rest } = doc;
+  const { _id, jobRoute: _route, ...rest } = doc;
   return { id: _id, ...rest };
+}
+
+/**
+ * Where the store keeps the routes (queue, partition) of jobs on a partitioned deployment
+ * (routed-jobs.ts `JobRoutes`). A token stores its job's route (`jobRoute`), so the process that
+ * settles it (an HTTP endpoint's, which never saw the job) signals the job on its one shard.
+ */
+export interface TokenJobRoutes {
+  get(id: string): Route | undefined;
+  learn(id: string, route: Route): void;
 }
 
 /**
@@ -58,7 +69,13 @@ export class WaitTokens {
     private readonly fenced: FencedWrites,
     /** The job's status once it has ended (`null`: it is gone); undefined while it has not ended. */
     private readonly endedStatus: (jobId: string) => Promise<JobStatus | null | undefined>,
+    private readonly routes?: TokenJobRoutes,
   ) {}
+
+  /** Learns the route of a token's job from the token, before anything is read or written by the job's id. */
+  private learnRoute(doc: Pick<WaitTokenDocument, 'jobId' | 'jobRoute'> | null): void {
+    if (doc?.jobRoute && this.routes) this.routes.learn(doc.jobId, doc.jobRoute);
+  }
 
   /** The tokens of a job, oldest first (index `loom_tokens_job`). */
   async list(jobId: string): Promise<WaitTokenRecord[]> {
@@ -95,8 +112,9 @@ export class WaitTokens {
     // The fence first: a run that lost its lease stores no token.
     await this.fenced.write('createWaitToken', lease, touchUpdate(now));
     const { id: _ignored, ...fields } = token;
+    const jobRoute = this.routes?.get(lease.jobId);
     try {
-      await this.tokens.insertOne({ _id: id, ...fields });
+      await this.tokens.insertOne({ _id: id, ...fields, ...(jobRoute ? { jobRoute } : {}) });
     } catch (err) {
       if ((err as { code?: unknown }).code === DUPLICATE_KEY) throw new InvalidArgumentError('wait token id', `"${id}" is taken; nothing was stored`);
       throw err;
@@ -128,6 +146,7 @@ export class WaitTokens {
     const after = await this.tokens.findOneAndUpdate(filter, { $set: set }, { returnDocument: 'after' });
     const doc = after ?? (await this.tokens.findOne({ _id: id }));
     if (!doc) return null;
+    this.learnRoute(doc);
     const token = toRecord(doc);
     if (token.status !== 'pending' && token.status !== 'cancelled') await this.deliver(token, now);
     return { settled: after !== null, token };
@@ -135,7 +154,8 @@ export class WaitTokens {
 
   /** A pending token whose job has ended becomes `cancelled` (nobody waits for it); null when it is not such a token. */
   private async endIfJobEnded(id: string, now: Date): Promise<WaitTokenSettleOutcome | null> {
-    const current = await this.tokens.findOne({ _id: id }, { projection: { jobId: 1, status: 1 } });
+    const current = await this.tokens.findOne({ _id: id }, { projection: { jobId: 1, status: 1, jobRoute: 1 } });
+    this.learnRoute(current);
     if (current?.status !== 'pending') return null;
     const ended = await this.endedStatus(current.jobId);
     if (ended === undefined) return null;

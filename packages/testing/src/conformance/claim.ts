@@ -1,5 +1,18 @@
 /// <reference types="jest" />
-import { orderedIt, at, claimJobs, claimOne, enqueueAndClaim, enqueueOne, idsOf, LEASE_MS, mustGet, newJob, type ConformanceContext } from './harness.js';
+import {
+  orderedIt,
+  partitionedIt,
+  at,
+  claimJobs,
+  claimOne,
+  enqueueAndClaim,
+  enqueueOne,
+  idsOf,
+  LEASE_MS,
+  mustGet,
+  newJob,
+  type ConformanceContext,
+} from './harness.js';
 
 export function describeClaim(ctx: ConformanceContext): void {
   describe('claim', () => {
@@ -35,6 +48,34 @@ export function describeClaim(ctx: ConformanceContext): void {
       const claimed = claims.flat();
       expect(claimed).toHaveLength(10);
       expect(new Set(idsOf(claimed)).size).toBe(10);
+    });
+
+    // On a partitioned store, priority, runAt and enqueue order hold within a partition only (the
+    // cases above and below are skipped there): a claim takes the partitions in turn, each in that
+    // order, so a lower job of one partition may start before a higher one of another. What holds
+    // across partitions, whatever their number: a claim hides no due job (one with room takes them
+    // all), takes none twice and none not due, and claims of one job each take every due job in as
+    // many claims, so no partition is passed over while it has one.
+    partitionedIt(ctx)('partitioned: a claim with room takes every due job, once; single claims take them all in as many claims', async () => {
+      const due = await ctx.store.enqueue(
+        Array.from({ length: 12 }, (_, i) => newJob({ priority: i % 4, runAt: at(-i * 100), payload: { i } })),
+        { now: at(0) },
+      );
+      const later = await enqueueOne(ctx.store, { priority: 99, runAt: at(60_000) });
+      const all = await claimJobs(ctx.store, { limit: 20, now: at(1) });
+      expect(new Set(idsOf(all))).toEqual(new Set(idsOf(due)));
+      expect(all).toHaveLength(12);
+      expect(idsOf(all)).not.toContain(later);
+
+      const more = await ctx.store.enqueue(
+        Array.from({ length: 10 }, (_, i) => newJob({ name: 'one-by-one', priority: i % 3, payload: { i } })),
+        { now: at(2) },
+      );
+      const oneByOne: string[] = [];
+      for (let i = 0; i < 10; i++) oneByOne.push(...idsOf(await claimJobs(ctx.store, { names: ['one-by-one'], limit: 1, now: at(3) })));
+      expect(oneByOne).toHaveLength(10);
+      expect(new Set(oneByOne)).toEqual(new Set(idsOf(more)));
+      expect(await claimJobs(ctx.store, { names: ['one-by-one'], now: at(3) })).toEqual([]);
     });
 
     orderedIt(ctx)('claims higher priority first, then earlier runAt, then enqueue order', async () => {
