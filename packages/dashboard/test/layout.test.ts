@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 15;
+const PAGE_COUNT = 17;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -50,6 +50,8 @@ function pages(): [string, string][] {
     ['flow', '/loom/flow'],
     ['job-wait-token', `/loom/jobs/${w.review}`],
     ['workers', '/loom/workers'],
+    ['queue-charts-24h', '/loom/queues/emails'],
+    ['queue-charts-7d', '/loom/queues/webhooks?range=7d'],
   ];
 }
 
