@@ -27,6 +27,7 @@ export * from './store/payload-match.js';
 export * from './store/flow.js';
 export * from './store/batch.js';
 export * from './store/presence.js';
+export * from './store/queue-series.js';
 export * from './store/lifecycle.js';
 export * from './store/dependencies.js';
 export * from './store/memory-store/memory-store.js';

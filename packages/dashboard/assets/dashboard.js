@@ -1,4 +1,4 @@
-// @loom/dashboard page script: live updates and a confirmation on dangerous buttons.
+// @loom/dashboard page script: live updates, the time toggle and a confirmation on dangerous buttons.
 // Served as a file (the Content-Security-Policy allows no inline script); no framework, no build.
 (function () {
   'use strict';
@@ -52,6 +52,89 @@
     selectedCount();
   }
 
+  // Times: every time[data-when] reads relative (as the server wrote it), in UTC or in this
+  // browser's local time, as the header's toggle says; the choice is kept in localStorage and
+  // applied again to the parts a live update swaps in.
+  var TIME_KEY = 'loom.times';
+  var timeMode = 'relative';
+  try {
+    timeMode = window.localStorage.getItem(TIME_KEY) || 'relative';
+  } catch {
+    /* storage refused: relative */
+  }
+  if (timeMode !== 'utc' && timeMode !== 'local') timeMode = 'relative';
+  function pad(n, width) {
+    var s = String(n);
+    while (s.length < (width || 2)) s = '0' + s;
+    return s;
+  }
+  function dateText(d, local) {
+    var parts = local
+      ? [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()]
+      : [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
+    return parts[0] + '-' + pad(parts[1]) + '-' + pad(parts[2]) + ' ' + pad(parts[3]) + ':' + pad(parts[4]) + ':' + pad(parts[5]);
+  }
+  function zone(d) {
+    var offset = -d.getTimezoneOffset();
+    var abs = Math.abs(offset);
+    return 'UTC' + (offset < 0 ? '−' : '+') + pad(Math.floor(abs / 60)) + ':' + pad(abs % 60);
+  }
+  function showTimes(root) {
+    root.querySelectorAll('time[data-when]').forEach(function (t) {
+      if (t.dataset.served === undefined) {
+        t.dataset.served = t.textContent;
+        t.dataset.servedTitle = t.getAttribute('title') || '';
+      }
+      var d = new Date(t.getAttribute('datetime'));
+      if (isNaN(d.getTime())) return;
+      var kind = t.dataset.when;
+      var text = t.dataset.served;
+      var title = t.dataset.servedTitle;
+      if (timeMode === 'local') {
+        var full = dateText(d, true);
+        text = kind === 'clock' ? full.slice(11) + '.' + pad(d.getMilliseconds(), 3) : full;
+        title = full + ' ' + zone(d) + (kind === 'date' ? '' : ' · ' + t.dataset.served);
+      } else if (timeMode === 'utc') {
+        if (kind !== 'clock' && kind !== 'date') text = dateText(d, false) + ' UTC';
+        title = kind === 'date' || kind === 'clock' ? title : t.dataset.served;
+      }
+      if (t.textContent !== text) t.textContent = text;
+      if (title) t.setAttribute('title', title);
+    });
+  }
+  var toggle = document.getElementById('time-toggle');
+  function pressed() {
+    if (!toggle) return;
+    toggle.querySelectorAll('button[data-time-mode]').forEach(function (b) {
+      b.setAttribute('aria-pressed', b.dataset.timeMode === timeMode ? 'true' : 'false');
+    });
+  }
+  if (toggle) {
+    toggle.hidden = false;
+    toggle.addEventListener('click', function (event) {
+      var button = event.target instanceof Element ? event.target.closest('button[data-time-mode]') : null;
+      if (!button) return;
+      timeMode = button.dataset.timeMode;
+      try {
+        window.localStorage.setItem(TIME_KEY, timeMode);
+      } catch {
+        /* not kept: this page only */
+      }
+      pressed();
+      showTimes(document);
+      document.body.dataset.times = timeMode;
+    });
+  }
+  // What the server sent for each live part, before times were re-rendered: a live update swaps
+  // a part only when the server's HTML for it changed.
+  var servedHtml = {};
+  document.querySelectorAll('[data-live][id]').forEach(function (part) {
+    servedHtml[part.id] = part.innerHTML;
+  });
+  pressed();
+  showTimes(document);
+  document.body.dataset.times = timeMode;
+
   var url = document.body.dataset.events;
   var status = document.getElementById('live-status');
   if (!url || typeof EventSource === 'undefined') return;
@@ -91,13 +174,17 @@
         var doc = new DOMParser().parseFromString(text, 'text/html');
         doc.querySelectorAll('[data-live][id]').forEach(function (fresh) {
           var current = document.getElementById(fresh.id);
-          if (!current || current.innerHTML === fresh.innerHTML) return;
+          if (!current) return;
+          var before = Object.prototype.hasOwnProperty.call(servedHtml, fresh.id) ? servedHtml[fresh.id] : current.innerHTML;
+          if (before === fresh.innerHTML) return;
+          servedHtml[fresh.id] = fresh.innerHTML;
           var open = openDetails(current);
           var ticks = ticked(current);
           var node = document.importNode(fresh, true);
           current.replaceWith(node);
           reopen(node, open);
           retick(node, ticks);
+          showTimes(node);
         });
         document.title = doc.title;
         document.body.dataset.updates = String(Number(document.body.dataset.updates || '0') + 1);

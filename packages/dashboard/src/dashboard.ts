@@ -42,6 +42,8 @@ import { messagePage } from './views/message-view.js';
 import { href, jobPath, type PageContext } from './views/page-context.js';
 import { purgePage } from './views/purge-view.js';
 import { queuesPage } from './views/queues-view.js';
+import { queuePage } from './views/queue-view.js';
+import { CHART_RANGES, queueCharts, type ChartRange } from './queue-charts.js';
 import { schedulesPage } from './views/schedules-view.js';
 import { forkPanel } from './views/fork-view.js';
 import { waitTokensPanel } from './views/wait-tokens-view.js';
@@ -237,6 +239,15 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       const batch = await flows.batch(id);
       if (!batch) throw new PageError(404, 'Batch not found', `No batch with id ${id}: it never existed, or it was removed.`);
       return batchPage(ctx, batch);
+    }
+    const queueMatch = /^\/queues\/([^/]+)$/.exec(path);
+    if (queueMatch) {
+      const name = decodeSegment(queueMatch[1]!);
+      const range = query.get('range') ?? '24h';
+      if (!Object.prototype.hasOwnProperty.call(CHART_RANGES, range)) throw new PageError(400, 'Unknown range', `The charts cover 24h or 7d, not "${range}".`);
+      // queues.list() also samples each queue's depth into the series (the store's listQueues(now)).
+      const [queueList, charts] = await Promise.all([queues.list(), queueCharts(store, name, range as ChartRange, ctx.now)]);
+      return queuePage(ctx, { name, queue: queueList.find((q) => q.name === name), range: range as ChartRange, charts });
     }
     if (path === '/schedules') return schedulesPage(ctx, { schedules: await schedules.list() });
     if (path === '/flow') return flowPage(ctx, { usage: await queues.flow() });

@@ -195,4 +195,34 @@ describe('dashboard in Chromium', () => {
     expect((await f.store.getJob(report))!.status).toBe('cancelled');
     expect(await page.$$eval('#job-dependents tr[data-job] .badge', (els: PageElement[]) => els.map((e) => e.textContent))).toEqual(['cancelled', 'cancelled']);
   });
+
+  test('the time toggle shows times in UTC or local time, keeps the choice across a reload and a live update', async () => {
+    await open();
+    await page.emulateTimezone('Asia/Kolkata'); // UTC+05:30, so local and UTC differ
+    const id = f.ids.dead[1]!;
+    const created = `#job-summary time[datetime="${(await f.store.getJob(id))!.createdAt.toISOString()}"]`;
+    await page.goto(`${f.url}/loom/jobs/${id}`);
+    await page.waitForSelector('#live-status[data-state="on"]');
+    expect(await text(created)).toMatch(/ ago$/);
+    await page.click('[data-time-mode="utc"]');
+    expect(await text(created)).toBe('2026-03-10 12:00:00 UTC');
+    await page.click('[data-time-mode="local"]');
+    expect(await text(created)).toBe('2026-03-10 17:30:00');
+    expect(await page.$eval(created, (el: PageElement) => el.getAttribute('title'))).toMatch(/^2026-03-10 17:30:00 UTC\+05:30 · .* ago$/);
+    await page.reload();
+    expect(await page.$eval('[data-time-mode="local"]', (el: PageElement) => el.getAttribute('aria-pressed'))).toBe('true');
+    expect(await text(created)).toBe('2026-03-10 17:30:00');
+    // A live update redraws the summary; its times come back in local time.
+    await page.waitForSelector('#live-status[data-state="on"]');
+    await f.store.retryJob(id, f.clock.now());
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as { document: { querySelector(s: string): PageElement | null } }).document.querySelector('#job-summary .badge')?.textContent ===
+        'queued',
+    );
+    expect(await text(created)).toBe('2026-03-10 17:30:00');
+    await screenshot(page, 'job-local-times');
+    await page.click('[data-time-mode="relative"]');
+    expect(await text(created)).toMatch(/ ago$/);
+  });
 });

@@ -20,7 +20,7 @@ describe('the job page log panel', () => {
     expect(lines.map((l) => l[1])).toEqual(['debug', 'info', 'warn', 'error', 'debug', 'info', 'warn', 'error']);
     expect(panel).toContain('<h2>Logs (8)</h2>');
     expect(lines[4]![2]).toContain('<span class="log-attempt" title="attempt 2">#2</span>');
-    expect(lines[1]![2]).toMatch(/<time datetime="2026-03-10T12:00:00\.000Z" title="2026-03-10 12:00:00 UTC">12:00:00\.000<\/time>/);
+    expect(lines[1]![2]).toMatch(/<time datetime="2026-03-10T12:00:00\.000Z" title="2026-03-10 12:00:00 UTC" data-when="clock">12:00:00\.000<\/time>/);
     expect(lines[1]![2]).toContain(
       'POST https://hooks.example/down <code class="log-fields">{&quot;url&quot;:&quot;https://hooks.example/down&quot;,&quot;bytes&quot;:512}</code>',
     );

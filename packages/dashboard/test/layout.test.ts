@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** How many entries {@link pages} has (the tests are made before the fixture exists). */
-const PAGE_COUNT = 19;
+const PAGE_COUNT = 21;
 
 /** Every kind of page the dashboard has, by name (the screenshot's) and path. */
 function pages(): [string, string][] {
@@ -54,6 +54,8 @@ function pages(): [string, string][] {
     ['job-dependents', `/loom/jobs/${f.flows!.met}`],
     ['batch', `/loom/batches/${f.flows!.batch}`],
     ['job-batch-member', `/loom/jobs/${f.flows!.members[0]}`],
+    ['queue-charts-24h', '/loom/queues/emails'],
+    ['queue-charts-7d', '/loom/queues/webhooks?range=7d'],
   ];
 }
 

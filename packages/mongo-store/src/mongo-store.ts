@@ -42,6 +42,8 @@ import {
   type WaitTokenSettlement,
   type WaitTokenSettleOutcome,
   type WorkerPresence,
+  type QueueSeriesBucket,
+  type QueueSeriesQuery,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { MongoBatches } from './batches/batches.js';
@@ -77,6 +79,7 @@ import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from '
 import { storeSignal } from './writes/signals.js';
 import { tokenIndexPlan, TOKENS_RETENTION_INDEX, WaitTokens } from './writes/wait-tokens.js';
 import { MongoPresence } from './operations/presence.js';
+import { MongoQueueSeries, SERIES_READ_INDEX, seriesIndexPlan } from './operations/queue-series.js';
 import { claimablePartitions, PartitionClaims } from './partitions/partition-claims.js';
 import { Partitions, routeFilter, type Route } from './partitions/partitions.js';
 import { JobRoutes, partitionJobs, routedJobs } from './partitions/routed-jobs.js';
@@ -119,6 +122,7 @@ export class MongoStore implements JobStore {
   private readonly runQueues = new Map<string, string>();
   private readonly waitTokens: WaitTokens;
   private readonly presence: MongoPresence;
+  private readonly series: MongoQueueSeries;
   /** Partitioned queues (option `partitions`) and sharding: see partitions/. */
   private readonly partitions: Partitions;
   private readonly routes = new JobRoutes();
@@ -147,6 +151,7 @@ export class MongoStore implements JobStore {
       learn: (id, route) => this.jobRoutes()?.learn(id, route),
     });
     this.presence = new MongoPresence(this.collections.workers);
+    this.series = new MongoQueueSeries(this.collections.series, this.options.logger);
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
@@ -211,6 +216,7 @@ export class MongoStore implements JobStore {
     await ensureIndexes(this.collections.deadLetters, plan.deadLetters, RETENTION_INDEX.deadLetters, this.options.logger);
     await ensureIndexes(this.collections.flow, plan.flow, '', this.options.logger);
     await ensureIndexes(this.collections.workers, plan.workers, '', this.options.logger);
+    await ensureIndexes(this.collections.series, seriesIndexPlan(), SERIES_READ_INDEX, this.options.logger);
     await ensureIndexes(this.collections.counts, countsIndexPlan(this.options.retentionSeconds.completed), COUNTS_RETENTION_INDEX, this.options.logger);
     await ensureIndexes(this.collections.waitTokens, tokenIndexPlan(this.options.retentionSeconds.completed), TOKENS_RETENTION_INDEX, this.options.logger);
     await this.reconcile();
@@ -226,6 +232,7 @@ export class MongoStore implements JobStore {
     await this.completedCounts
       .close()
       .catch((err: unknown) => this.options.logger.warn({ err }, 'writing completed-job counts failed at close; they are lost'));
+    await this.series.close().catch((err: unknown) => this.options.logger.warn({ err }, 'writing queue series failed at close; they are lost'));
     if (this.ownsClient) await this.collections.client.close();
   }
 
@@ -277,7 +284,10 @@ export class MongoStore implements JobStore {
             (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
           )
         : await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
-    for (const job of jobs) if (job.lease) this.runQueues.set(job.lease.token, job.queue);
+    for (const job of jobs) {
+      if (job.lease) this.runQueues.set(job.lease.token, job.queue);
+      this.series.add(job.queue, req.now, { started: 1, waitMs: Math.max(0, req.now.getTime() - job.runAt.getTime()) });
+    }
     return jobs;
   }
 
@@ -344,12 +354,23 @@ export class MongoStore implements JobStore {
     for (const lease of leases) {
       const queue = this.runQueues.get(lease.token);
       this.runQueues.delete(lease.token);
-      if (queue !== undefined) this.completedCounts.add(queue, now, 1);
+      if (queue !== undefined) this.countedCompletion(queue, now);
       else unknown.push(this.fenced.jobIdOf(lease));
     }
     if (unknown.length === 0) return;
     const docs = await this.collections.jobs.find({ _id: { $in: unknown } }, { projection: { _id: 0, queue: 1 } }).toArray();
-    for (const doc of docs) this.completedCounts.add(doc.queue, now, 1);
+    for (const doc of docs) this.countedCompletion(doc.queue, now);
+  }
+
+  private countedCompletion(queue: string, now: Date): void {
+    this.completedCounts.add(queue, now, 1);
+    this.series.add(queue, now, { completed: 1 });
+  }
+
+  /** A failed attempt (a retry, or with `dead` a dead-lettering) in the series, under the queue its claim recorded (another instance's run: not counted). */
+  private countFailed(lease: LeaseRef, now: Date, dead: boolean): void {
+    const queue = typeof lease?.token === 'string' ? this.runQueues.get(lease.token) : undefined;
+    if (queue !== undefined) this.series.add(queue, now, dead ? { failed: 1, dead: 1 } : { failed: 1 });
   }
 
   /** A run that ended otherwise than completed: no completion to count under its queue. */
@@ -385,6 +406,7 @@ export class MongoStore implements JobStore {
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
     await this.ending(lease, () => this.fenced.write('retry', lease, retryUpdate(outcome.runAt, outcome.error, requireDate(outcome.now, 'now'))));
+    this.countFailed(lease, outcome.now, false);
     this.runEnded(lease);
     this.heard(lease.jobId, outcome.runAt);
     await this.permits.release(lease.token, lease.jobId);
@@ -403,6 +425,7 @@ export class MongoStore implements JobStore {
     requireString(outcome.reason, 'dead-letter reason');
     const context = await this.moveContext();
     await this.ending(lease, () => moveToDeadLetters(context, this.fenced.jobIdOf(lease), lease, outcome));
+    this.countFailed(lease, outcome.now, true);
     this.runEnded(lease);
     await this.permits.release(lease.token, lease.jobId);
   }
@@ -652,8 +675,15 @@ export class MongoStore implements JobStore {
     return this.queues.paused();
   }
 
-  listQueues(now?: Date): Promise<QueueSummary[]> {
-    return this.queues.list(now);
+  async listQueues(now?: Date): Promise<QueueSummary[]> {
+    const list = await this.queues.list(now);
+    if (now instanceof Date) for (const q of list) this.series.sampleDepth(q.name, now, q.counts.queued);
+    return list;
+  }
+
+  /** See `JobStore.queueSeries` and `queue-series.ts`: one index range of the series collection. */
+  queueSeries(req: QueueSeriesQuery): Promise<QueueSeriesBucket[]> {
+    return this.series.read(req);
   }
 
   countFinished(req: FinishedCountQuery): Promise<number | null> {

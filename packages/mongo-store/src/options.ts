@@ -78,6 +78,7 @@ export interface ResolvedOptions {
     queues: string;
     flow: string;
     counts: string;
+    series: string;
     batches: string;
     waitTokens: string;
     workers: string;
@@ -158,6 +159,7 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       queues: `${prefix}queues`,
       flow: `${prefix}flow`,
       counts: `${prefix}queue_counts`,
+      series: `${prefix}queue_series`,
       batches: `${prefix}batches`,
       waitTokens: `${prefix}wait_tokens`,
       workers: `${prefix}workers`,

@@ -13,6 +13,7 @@ import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeOperations } from './conformance/operations.js';
 import { describePresence } from './conformance/presence.js';
+import { describeQueueSeries } from './conformance/queue-series.js';
 import { describeQueries } from './conformance/queries.js';
 import { describeSchedules } from './conformance/schedules.js';
 import { describeServerTime } from './conformance/server-time.js';
@@ -141,6 +142,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeFinishedCounts(ctx);
     describeFlow(ctx);
     describePresence(ctx);
+    describeQueueSeries(ctx);
     describeBatches(ctx, options.transactions !== false);
     if (options.transactions !== false) describeTransactions(ctx);
   });

@@ -16,6 +16,7 @@ import type {
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
 import type { WorkerPresence } from './presence.js';
+import type { QueueSeriesBucket, QueueSeriesQuery } from './queue-series.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from './wait-token.js';
 import type {
   CancelOutcome,
@@ -400,6 +401,18 @@ export interface JobStore {
    * job (a MongoStore that keeps completed jobs forever has no index on their finish time).
    */
   countFinished?(req: FinishedCountQuery): Promise<number | null>;
+
+  /**
+   * One queue's time series (the dashboard's 24-hour and 7-day charts): the buckets of `resolution`
+   * starting in `[from, to)` that hold anything, oldest first. Stores add to them in the writes runs
+   * make anyway: a claim counts a start and its wait (`now - runAt`), a completion counts
+   * `completed`, a retry `failed`, a dead-lettering `failed` and `dead`; `listQueues(now)` records
+   * each queue's queued count as a depth sample. Buckets are deleted after their retention
+   * (`SERIES_RESOLUTIONS`). Counts are approximate across processes: a MongoStore writes its
+   * increments once a minute (before this read, its own), so another process's last minute may be
+   * missing, and a process that dies loses them. Optional: stores without it draw no charts.
+   */
+  queueSeries?(req: QueueSeriesQuery): Promise<QueueSeriesBucket[]>;
 
   // ---- batches (0.3, FLOWS.md) ---------------------------------------------------------------------
 

@@ -19,12 +19,25 @@ export function duration(ms: number): string {
   return `${sign}${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`;
 }
 
-/** A time with how long ago (or how far ahead) it is. */
+/**
+ * A time with how long ago (or how far ahead) it is: `<time datetime="ISO" data-when>`, the
+ * exact instant in `datetime` and (as UTC) in `title`. The page script re-renders every
+ * `time[data-when]` in UTC or in the browser's local time when the header's toggle says so; without
+ * script the relative text stays, the instant in its tooltip.
+ */
 export function when(date: Date | null | undefined, now: Date): Html {
   if (!date) return html`<span class="muted">—</span>`;
   const delta = now.getTime() - date.getTime();
   const relative = Math.abs(delta) < 1000 ? 'now' : delta > 0 ? `${duration(delta)} ago` : `in ${duration(-delta)}`;
-  return html`<time datetime="${date.toISOString()}" title="${utc(date)} UTC">${relative}</time>`;
+  return html`<time datetime="${date.toISOString()}" title="${utc(date)} UTC" data-when>${relative}</time>`;
+}
+
+/**
+ * A date and time in UTC (`2026-03-10 12:00:05 UTC`) as `<time data-when="date">`: the page
+ * script shows it in the browser's local time when the toggle says "local".
+ */
+export function instant(date: Date): Html {
+  return html`<time datetime="${date.toISOString()}" data-when="date">${utc(date)} UTC</time>`;
 }
 
 /** The largest value shown in full on a job page; larger ones are cut with a note. */

@@ -19,7 +19,7 @@ function fieldsText(fields: JobLogLine['fields']): string {
 
 function logLine(line: JobLogLine): Html {
   const fields = fieldsText(line.fields);
-  return html`<li class="log-line log-${line.level}" data-level="${line.level}"><time datetime="${line.at.toISOString()}" title="${utc(line.at)} UTC">${clockTime(line.at)}</time><span class="log-level">${line.level}</span><span class="log-attempt" title="attempt ${String(line.attempt)}">#${String(line.attempt)}</span><span class="log-msg">${line.msg}${fields ? html` <code class="log-fields">${fields}</code>` : ''}</span></li>`;
+  return html`<li class="log-line log-${line.level}" data-level="${line.level}"><time datetime="${line.at.toISOString()}" title="${utc(line.at)} UTC" data-when="clock">${clockTime(line.at)}</time><span class="log-level">${line.level}</span><span class="log-attempt" title="attempt ${String(line.attempt)}">#${String(line.attempt)}</span><span class="log-msg">${line.msg}${fields ? html` <code class="log-fields">${fields}</code>` : ''}</span></li>`;
 }
 
 /**

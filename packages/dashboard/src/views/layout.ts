@@ -11,6 +11,17 @@ const NAV: { section: Section; label: string; path: string; query?: Record<strin
   { section: 'workers', label: 'Workers', path: '/workers' },
 ];
 
+/**
+ * The header's time toggle: how every `time[data-when]` reads (see `when()`). The page script
+ * shows it (it is `hidden` without script, where times stay relative), applies the choice and keeps
+ * it in `localStorage`.
+ */
+const TIME_MODES: [mode: string, label: string][] = [
+  ['relative', 'Relative'],
+  ['utc', 'UTC'],
+  ['local', 'Local'],
+];
+
 /** What a live page is about and the fingerprint it was rendered with (see `LiveFeed`). */
 export interface LivePage {
   topic: LiveTopic;
@@ -50,6 +61,10 @@ export function layout(ctx: PageContext, page: { title: string; section?: Sectio
 <nav>${nav}</nav>
 <span class="spacer"></span>
 ${ctx.canAct ? '' : html`<span class="pill" title="Pass authorize(req) to loomDashboard to allow actions">read-only</span>`}
+<span class="time-toggle" id="time-toggle" role="group" aria-label="Show times as" hidden>${TIME_MODES.map(
+    ([mode, label]) =>
+      html`<button type="button" class="btn" data-time-mode="${mode}" aria-pressed="${mode === 'relative' ? 'true' : 'false'}">${label}</button>`,
+  )}</span>
 <span class="pill live-status" id="live-status" data-state="off" title="Live updates">live</span>
 </header>
 <main>

@@ -1,5 +1,5 @@
 import { html, type Html } from '../html/html.js';
-import { count, utc } from '../html/format.js';
+import { count, instant } from '../html/format.js';
 import { actionForm, panel } from './components.js';
 import { layout } from './layout.js';
 import { href, type PageContext } from './page-context.js';
@@ -31,7 +31,7 @@ export function purgePage(ctx: PageContext, data: { name?: string; queue?: strin
 ${panel(
   'purge',
   undefined,
-  html`<p>This deletes ${scope} that died before ${utc(ctx.now)} UTC: <strong>${n}</strong> of them. They cannot be retried afterwards.</p>
+  html`<p>This deletes ${scope} that died before ${instant(ctx.now)}: <strong>${n}</strong> of them. They cannot be retried afterwards.</p>
 <div class="toolbar">${form}<a class="btn link" href="${back}">Back</a></div>`,
 )}`;
   return layout(ctx, { title: 'Purge dead letters', section: 'dead', body });

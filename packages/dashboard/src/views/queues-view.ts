@@ -47,7 +47,7 @@ export function queuesPage(ctx: PageContext, data: { queues: QueueSummary[]; ser
     const control = q.paused
       ? actionForm(ctx, `/actions/queues/${encodeURIComponent(q.name)}/resume`, 'Resume', { variant: 'primary', testId: 'resume-queue' })
       : actionForm(ctx, `/actions/queues/${encodeURIComponent(q.name)}/pause`, 'Pause', { testId: 'pause-queue' });
-    return html`<tr data-queue="${q.name}"><td><a href="${href(ctx, '/jobs', { queue: q.name })}">${q.name}</a></td><td>${
+    return html`<tr data-queue="${q.name}"><td><a href="${href(ctx, '/jobs', { queue: q.name })}">${q.name}</a> <a class="cell-note" href="${href(ctx, `/queues/${encodeURIComponent(q.name)}`)}" data-test="queue-charts">charts</a></td><td>${
       q.paused ? html`<span class="badge paused">paused</span>` : html`<span class="badge active">active</span>`
     }</td>${JOB_STATUSES.map(cell)}<td>${when(q.oldestQueuedAt, ctx.now)}</td><td class="actions">${control}</td></tr>`;
   });

@@ -1,5 +1,6 @@
 import { ReadConcern, ReadPreference, type ClientSession, type Collection, type MongoClient, type TransactionOptions } from 'mongodb';
 import type {
+  SeriesDocument,
   CompletedCountDocument,
   BatchDocument,
   DeadLetterDocument,
@@ -42,6 +43,8 @@ export interface StoreCollections {
   flow: Collection<FlowDocument>;
   /** Completed jobs per queue and finish-time bucket (`completed-counts.ts`): what `stats` reads instead of counting them. */
   counts: Collection<CompletedCountDocument>;
+  /** Per-queue series buckets (`queue-series.ts`): what `queueSeries` reads. */
+  series: Collection<SeriesDocument>;
   /** Batches (batches/batches.ts): one document per batch with its counts and callbacks. */
   batches: Collection<BatchDocument>;
   /** Wait tokens (`ctx.createWaitToken`), `_id` = the token id. */
@@ -66,6 +69,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     queues: db.collection<QueueDocument>(names.queues),
     flow: db.collection<FlowDocument>(names.flow),
     counts: db.collection<CompletedCountDocument>(names.counts),
+    series: db.collection<SeriesDocument>(names.series),
     batches: db.collection<BatchDocument>(names.batches),
     waitTokens: db.collection<WaitTokenDocument>(names.waitTokens),
     workers: db.collection<WorkerDocument>(names.workers),

@@ -103,6 +103,24 @@ export interface CompletedCountDocument {
   e?: Date;
 }
 
+/**
+ * One bucket of one queue's series (`queue-series.ts`): `_id` names queue, resolution and start (ms);
+ * completed, failed, dead, started, summed wait (ms), the largest depth sampled, and when it expires.
+ */
+export interface SeriesDocument {
+  _id: { q: string; r: string; s: number };
+  q: string;
+  r: string;
+  s: number;
+  c?: number;
+  f?: number;
+  d?: number;
+  st?: number;
+  w?: number;
+  dp?: number;
+  x: Date;
+}
+
 /** `dedupe: 'forever'`: one document per idempotency key ever used; `_id` is the key. */
 export interface KeyTombstoneDocument {
   _id: string;
