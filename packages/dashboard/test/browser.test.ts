@@ -189,7 +189,13 @@ describe('dashboard in Chromium', () => {
     );
     expect(await rows('#job-dependents tr[data-job]')).toBe(2);
     expect(await page.$eval('[data-test="cancel-children"]', (el: PageElement) => (el as unknown as { checked: boolean }).checked)).toBe(true);
-    await click('[data-test="cancel-job"]');
+    // Wait for the POST and the page it leads to, not for any navigation: a live update arriving
+    // late on a loaded machine may redraw the page first.
+    await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith(`/actions/jobs/${unmet}/cancel`)),
+      page.click('[data-test="cancel-job"]'),
+    ]);
+    await page.waitForSelector('.flash');
     expect(await text('.flash')).toBe(`Job ${unmet} is cancelled. 2 children and dependents were cancelled too (running ones stop within one heartbeat).`);
     expect((await f.store.getJob(unmet))!.status).toBe('cancelled');
     expect((await f.store.getJob(report))!.status).toBe('cancelled');
