@@ -4,7 +4,7 @@
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  roots: ['<rootDir>/packages', '<rootDir>/examples'],
+  roots: ['<rootDir>/packages', '<rootDir>/examples', '<rootDir>/bench'],
   testMatch: ['**/test/**/*.test.ts'],
   // examples/readme is a project of its own, with its own jest config (npm run test:readme).
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/examples/readme/'],

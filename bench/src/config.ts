@@ -3,7 +3,21 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The measurement groups, in the order they run; `--only` picks some. */
-export const GROUPS = ['memory', 'throughput', 'batched', 'latency', 'latency-loaded', 'claim', 'list', 'bullmq', 'flow', 'sandbox', 'sharded', 'dag'] as const;
+export const GROUPS = [
+  'memory',
+  'throughput',
+  'batched',
+  'latency',
+  'latency-loaded',
+  'claim',
+  'list',
+  'bullmq',
+  'flow',
+  'sandbox',
+  'sharded',
+  'dag',
+  'scaling',
+] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** Sizes of one benchmark run. */
@@ -40,6 +54,10 @@ export interface BenchConfig {
   sandboxNoopJobs: number;
   /** Group `latency-loaded`: busy processes spinning beside the engine (one per core of this machine's 2). */
   latencyHogs: number;
+  /** Scaling curves: Loom's jobs per point, Agenda's (it runs ~50 jobs/s), BullMQ's. */
+  scalingJobs: number;
+  scalingAgendaJobs: number;
+  scalingBullmqJobs: number;
   /** Per scenario: a run that takes longer fails the benchmark. */
   timeoutMs: number;
   /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
@@ -87,6 +105,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         flowQueueJobs: 300,
         sandboxBurnMs: 2_000,
         sandboxNoopJobs: 200,
+        scalingJobs: 200,
+        scalingAgendaJobs: 40,
+        scalingBullmqJobs: 200,
         timeoutMs: 60_000,
       }
     : {
@@ -107,6 +128,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         flowQueueJobs: 3_000,
         sandboxBurnMs: 2_000,
         sandboxNoopJobs: 2_000,
+        scalingJobs: 3_000,
+        scalingAgendaJobs: 1_000,
+        scalingBullmqJobs: 3_000,
         timeoutMs: 900_000,
       };
   return {

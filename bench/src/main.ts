@@ -19,6 +19,7 @@ import type { ChildReport, ScenarioSpec } from './scenario.js';
 import type { CommandCounts } from './command-counter.js';
 import { packageVersion } from './versions.js';
 import { openRedis } from './redis-target.js';
+import { loomPoints, loomPrefix, otherPrefix, CONCURRENCIES, scalingCurves, writeScalingCharts } from './scaling-curves.js';
 
 const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`);
 
@@ -213,7 +214,72 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
       collector.add('loom', rep.metrics);
     }
   }
+  if (c.groups.includes('scaling')) await measureScaling(c, collector, run, mongo);
   return breakdown;
+}
+
+/**
+ * The scaling curves (issue 33 item 7): Loom's points (concurrency, queues served, engine
+ * processes), then Agenda's and BullMQ's on the concurrency curve (BullMQ when redis-server is on
+ * PATH), each point a fresh database or queue, the rounds interleaved like the other groups.
+ */
+async function measureScaling(
+  c: BenchConfig,
+  collector: Collector,
+  run: (spec: ScenarioSpec, label: string, r: number) => Promise<ChildReport>,
+  mongo: () => { uri: string; db: string; serverPid?: number },
+): Promise<void> {
+  const redis = await openRedis(process.env);
+  if (!redis.available) {
+    collector.skipped.bullmq = redis.reason;
+    collector.notes.push(`scaling/bullmq: skipped: ${redis.reason}`);
+    log(`BullMQ skipped: ${redis.reason}`);
+  } else {
+    collector.redisVersion = redis.target.version;
+  }
+  try {
+    for (let r = 0; r < c.runs; r++) {
+      for (const p of loomPoints()) {
+        const spec: ScenarioSpec = { kind: 'scaling', jobs: c.scalingJobs, ...p, timeoutMs: c.timeoutMs, ...mongo() };
+        const rep = await run(spec, `scaling/loom c=${p.concurrency} queues=${p.queues} engines=${p.engines}`, r);
+        collector.add('loom', rep.metrics, loomPrefix(p));
+      }
+      for (const concurrency of CONCURRENCIES) {
+        const a = await run(
+          { kind: 'throughput', engine: 'agenda', jobs: c.scalingAgendaJobs, concurrency, timeoutMs: c.timeoutMs, ...mongo() },
+          `scaling/agenda c=${concurrency}`,
+          r,
+        );
+        collector.add('agenda', pick(a.metrics), otherPrefix(concurrency));
+        if (!redis.available) continue;
+        const b = await run(
+          {
+            kind: 'bullmq-throughput',
+            jobs: c.scalingBullmqJobs,
+            concurrency,
+            timeoutMs: c.timeoutMs,
+            redisPort: redis.target.port,
+            redisPid: redis.target.pid,
+          },
+          `scaling/bullmq c=${concurrency}`,
+          r,
+        );
+        collector.add('bullmq', pick(b.metrics), otherPrefix(concurrency));
+      }
+    }
+  } finally {
+    if (redis.available) await redis.target.stop();
+  }
+  collector.notes.push(
+    `scaling: ${c.scalingJobs} jobs per Loom point, ${c.scalingAgendaJobs} per Agenda point (it runs ~50 jobs/s), ${c.scalingBullmqJobs} per BullMQ point`,
+  );
+}
+
+/** The figures a scaling curve shows. */
+function pick(m: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = { throughputJobsPerSec: m.throughputJobsPerSec!, workerCpuUsPerJob: m.workerCpuUsPerJob! };
+  if (m.serverCpuUsPerJob !== undefined) out.serverCpuUsPerJob = m.serverCpuUsPerJob;
+  return out;
 }
 
 /**
@@ -404,11 +470,18 @@ async function main(): Promise<void> {
     commandsByScenario: breakdown,
     targets,
     notes: collector.notes,
+    /** The scaling curves (x values, medians per engine), drawn as bench/results/scaling-*.svg. */
+    ...(groups.includes('scaling') ? { scaling: scalingCurves(c, medians) } : {}),
   };
   mkdirSync(dirname(c.out), { recursive: true });
   writeFileSync(`${c.out}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
   renameSync(`${c.out}.tmp`, c.out);
 
+  if (c.groups.includes('scaling')) {
+    const load = loadavg().map((l) => l.toFixed(1));
+    const context = `Measured ${results.generatedAt.slice(0, 16)} UTC, ${c.quick ? 'quick mode (smoke test), ' : ''}medians of ${c.runs} run(s), MongoDB: ${target?.kind ?? 'none'}; load average at the end ${load.join(', ')} on ${cpus().length} CPUs: indicative.`;
+    for (const file of writeScalingCharts(dirname(c.out), c.quick, scalingCurves(c, medians), context)) log(`chart written to ${file}`);
+  }
   process.stdout.write(`\n${renderTable(c, medians, collector.skipped)}\n\n`);
   if (target)
     process.stdout.write(

@@ -34,6 +34,7 @@ export type ScenarioSpec =
   | ({ kind: 'flow-queue-cost'; jobs: number; concurrency: number; rounds: number; timeoutMs: number } & MongoTargetRef)
   | { kind: 'sandbox'; burnMs: number; noopJobs: number; timeoutMs: number }
   | ({ kind: 'flow-costs'; jobs: number; concurrency: number; timeoutMs: number } & MongoTargetRef)
+  | ({ kind: 'scaling'; jobs: number; concurrency: number; queues: number; engines: number; timeoutMs: number } & MongoTargetRef)
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

@@ -16,6 +16,7 @@ import { flowLimits } from './scenarios/flow-limits.js';
 import { flowQueueCost } from './scenarios/flow-queue-cost.js';
 import { sandboxCost } from './scenarios/sandbox.js';
 import { flowCosts } from './scenarios/flow-costs.js';
+import { scalingPoint } from './scenarios/scaling.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -45,6 +46,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return flowQueueCost(spec);
     case 'sandbox':
       return sandboxCost(spec);
+    case 'scaling':
+      return scalingPoint(spec);
   }
 }
 

@@ -46,7 +46,8 @@ async function startEngines(
   return children;
 }
 
-async function stopEngines(children: ChildProcess[]): Promise<void> {
+/** Asks each engine process to stop (SIGKILL after 10 s); resolves once all have exited. */
+export async function stopEngines(children: ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map(
       (child) =>
