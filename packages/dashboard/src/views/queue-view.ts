@@ -66,6 +66,7 @@ function seriesChart(charts: QueueCharts, s: Series): Html {
   const descId = `${s.id}-desc`;
   return html`<figure class="chart" data-chart="${s.id}">
 <h3 class="chart-title">${s.title}</h3>
+<div class="chart-scroll" tabindex="0" role="group" aria-label="${s.title} chart">
 <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${titleId} ${descId}">
 <title id="${titleId}">${s.title}, last ${label}</title>
 <desc id="${descId}">${summary}</desc>
@@ -77,6 +78,7 @@ function seriesChart(charts: QueueCharts, s: Series): Html {
 <text class="tick" x="${WIDTH - 4}" y="${HEIGHT - 4}" text-anchor="end">now</text>
 ${bars}
 </svg>
+</div>
 <figcaption><span data-test="${s.id}-summary">${summary}</span>${
     rows.length > 0
       ? html` <details class="chart-data"><summary>Data (${count(rows.length)} non-empty ${charts.range === '24h' ? '5-minute' : 'hourly'} buckets, UTC)</summary><table><thead><tr><th scope="col">Bucket start</th><th scope="col">${s.title}</th></tr></thead><tbody>${rows}</tbody></table></details>`
