@@ -601,7 +601,7 @@ export class MongoStore implements JobStore {
         ? await this.control.cancelJob(id, req)
         : await this.batches.within(undefined, async (session) => {
             const cancelled = await this.control.cancelJob(id, req, session);
-            if (cancelled?.outcome === 'cancelled') await this.batches.moved(batchId, undefined, 'cancelled', req.now, session);
+            if (cancelled?.outcome === 'cancelled') await this.batches.moved(batchId, parseJobId(id)!, undefined, 'cancelled', req.now, session);
             return cancelled;
           });
     // A cancelled parent waits for nothing any more: its children's retention holds go (see retention-holds.ts).
@@ -622,7 +622,7 @@ export class MongoStore implements JobStore {
       const { batchId } = member;
       await this.batches.within(undefined, async (session) => {
         await this.fenced.write('completeCancel', lease, completeCancelUpdate(now), session);
-        await this.batches.moved(batchId, 'running', 'cancelled', now, session);
+        await this.batches.moved(batchId, id, 'running', 'cancelled', now, session);
       });
     }
     this.runEnded(lease);
@@ -643,7 +643,7 @@ export class MongoStore implements JobStore {
         projection: { _id: 1 },
         session,
       });
-      if (updated) await this.batches.moved(batchId, 'cancelled', 'queued', now, session);
+      if (updated) await this.batches.moved(batchId, member._id, 'cancelled', 'queued', now, session);
       return updated !== null;
     });
     return retried ? { outcome: 'retried', status: 'queued' } : this.control.retryJob(id, now);

@@ -56,7 +56,7 @@ export async function moveToDeadLetters(
     const deleted = await jobs.deleteOne(fence, withSession(session));
     if (deleted.deletedCount === 1) {
       if (!session) await unmark();
-      else if (job.batchId !== undefined) await ctx.batches?.moved(job.batchId, 'running', 'dead', outcome.now, session);
+      else if (job.batchId !== undefined) await ctx.batches?.moved(job.batchId, id, 'running', 'dead', outcome.now, session);
       return;
     }
     if (session) throw await fenceRefusal(jobs, id, lease, session); // aborts the transaction: nothing changed
@@ -130,7 +130,7 @@ export async function replayDeadLetter(ctx: MoveContext, id: ObjectId, now: Date
       throw keyHeld(err);
     }
     if (!session) await deadLetters.deleteOne(theLetterRead);
-    else if (dead.job.batchId !== undefined) await ctx.batches?.moved(dead.job.batchId, 'dead', 'queued', now, session);
+    else if (dead.job.batchId !== undefined) await ctx.batches?.moved(dead.job.batchId, id, 'dead', 'queued', now, session);
     return id.toHexString();
   });
 }

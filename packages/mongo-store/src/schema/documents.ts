@@ -173,10 +173,26 @@ export interface BatchDocument {
   completed: number;
   dead: number;
   cancelled: number;
+  /** Which stripes hold the counts until the batch finishes (absent on batches stored before stripes, which count here). */
+  stripes?: number[];
+  /** How many of those stripes have every member ended. */
+  stripesDone?: number;
   createdAt: Date;
   finishedAt?: Date;
   /** The callbacks' jobs as the engine gave them (without idempotency keys). */
   callbacks: BatchCallbackJobs;
+}
+/** One stripe of a batch's counts (batches/batches.ts), in the batches collection beside its batch. */
+export interface BatchStripeDocument {
+  /** `<batch id>/<stripe>`. */
+  _id: string;
+  /** Members of the batch in this stripe. */
+  total: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  /** Set when the batch finished: the stripe counts no more. */
+  finished?: true;
 }
 /** A wait token (`ctx.createWaitToken`): the core record with its id as `_id`. */
 /** `jobRoute`: the job's queue and partition, kept on a partitioned deployment (wait-tokens.ts). */

@@ -86,7 +86,7 @@ export async function completeKeepingHolds(
       return batches.within(session, async (s) => {
         if (parent) await releaseChildren(jobs, id, s);
         if (!(await completeHeldOrNot(jobs, fence, update, s))) throw await fenced.refusal(lease, s);
-        await batches.moved(batchId, 'running', 'completed', update.$set.updatedAt as Date, s);
+        await batches.moved(batchId, id, 'running', 'completed', update.$set.updatedAt as Date, s);
       });
     }
     if (parent) await releaseChildren(jobs, id, session);

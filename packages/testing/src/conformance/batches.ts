@@ -158,5 +158,31 @@ export function describeBatches(ctx: ConformanceContext, atomic: boolean): void 
       },
       HEAVY_TEST_MS,
     );
+
+    it(
+      'many members ending at once, some dead and replayed meanwhile: the batch ends once, when the last one ends',
+      async () => {
+        // More members than a store may spread its counts over (MongoStore: 32 stripes), so ends
+        // share counters, and a replay takes an end back from a counter others are moving.
+        const n = 70;
+        const batch = await create(n);
+        const jobs = await claimAll(n);
+        const peer = await ctx.peer();
+        const dead = jobs.filter((_, i) => i % 10 === 0);
+        await Promise.all(dead.map((job) => peer.deadLetter(leaseOf(job), { reason: 'boom', now: at(10) })));
+        const rest = jobs.filter((_, i) => i % 10 !== 0);
+        await Promise.all([
+          ...rest.map((job, i) => (i % 2 === 0 ? ctx.store : peer).complete(leaseOf(job), { result: i, now: at(11) })),
+          ...dead.map((job) => ctx.store.replayDeadLetter(job.id, at(11))),
+        ]);
+        expect(await ctx.store.getBatch(batch.id)).toMatchObject({ total: n, completed: n - dead.length, dead: 0, pending: dead.length });
+        expect(await callbacks()).toEqual([]);
+        const again = await claimAll(dead.length, at(12));
+        await Promise.all(again.map((job, i) => (i % 2 === 0 ? ctx.store : peer).complete(leaseOf(job), { now: at(13) })));
+        expect(await ctx.store.getBatch(batch.id)).toMatchObject({ total: n, completed: n, dead: 0, pending: 0, finishedAt: at(13) });
+        expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-success']);
+      },
+      HEAVY_TEST_MS,
+    );
   });
 }
