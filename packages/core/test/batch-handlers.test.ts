@@ -65,6 +65,21 @@ describe('batch handlers', () => {
     await t.stop();
   });
 
+  it('a backlog larger than one call drains call after call, without waiting for a poll', async () => {
+    calls.length = 0;
+    // Concurrency 1: one call at a time, so every call after the first needs a claim when one ends.
+    const t = await createTestLoom({ jobs: [IndexDoc, Single], start: false, concurrency: 1 });
+    await t.enqueueMany(
+      IndexDoc,
+      Array.from({ length: 23 }, (_, i) => ({ n: 10 + i })),
+    );
+    await t.start();
+    await t.runUntilIdle(); // the FakeClock stands still: no poll fires
+    expect(calls.map((c) => c.length)).toEqual([5, 5, 5, 5, 3]);
+    expect((await t.jobs.list({ status: 'completed', limit: 100 })).jobs).toHaveLength(23);
+    await t.stop();
+  });
+
   it('with wait, the first job waits for more until the call is full or the wait has passed', async () => {
     calls.length = 0;
     const t = await createTestLoom({ jobs: [SlowIndex] });

@@ -68,6 +68,12 @@ export class ClaimDemand {
    * up): a run of one ending may free a job of that name. (Rate-limit windows wake the pool themselves.)
    */
   private blockedNames = new Set<string>();
+  /**
+   * Batch handlers' names whose last claim came back full: more of their jobs may be due. Their
+   * claims are apart from the others (one name each), so their answers say nothing of the rest,
+   * nor the rest's of them.
+   */
+  private readonly batchBacklog = new Set<string>();
 
   /** Anything may be claimable (start, poll, a wake of unknown cause). */
   anything(): void {
@@ -136,8 +142,16 @@ export class ClaimDemand {
     this.unknown = true;
   }
 
+  /** A claim of batch handler `name`'s jobs asked for `limit` and got `got`. */
+  batchClaimed(name: string, limit: number, got: number): void {
+    if (got >= limit) this.batchBacklog.add(name);
+    else this.batchBacklog.delete(name);
+  }
+
   /** A run of `name` ended: whether its slot is worth a claim. */
   runEnded(name: string): boolean {
+    // A batch handler's call ending frees a unit of concurrency its waiting jobs can take.
+    if (this.batchBacklog.has(name)) return true;
     // The last short claim left this name out: a job of it may be waiting for exactly this slot.
     if (this.blockedNames.delete(name)) this.anything();
     return this.unknown || this.announced > 0;

@@ -343,6 +343,7 @@ export class WorkerPool {
       this.o.events.emit('worker:error', { error, operation: 'claim' });
       return false;
     }
+    this.demand.batchClaimed(def.name, limit, jobs.length);
     this.startClaimed(jobs);
     return jobs.length === limit;
   }

@@ -181,7 +181,11 @@ export class MongoBatches {
     );
     if (!stripe) {
       // Finished (its stripes say so), or a batch stored before stripes: its counts are on it.
-      const after = await this.batches.findOneAndUpdate({ _id, finishedAt: { $exists: false }, stripes: { $exists: false } }, { $inc: inc }, { session, returnDocument: 'after' });
+      const after = await this.batches.findOneAndUpdate(
+        { _id, finishedAt: { $exists: false }, stripes: { $exists: false } },
+        { $inc: inc },
+        { session, returnDocument: 'after' },
+      );
       if (after && after.completed + after.dead + after.cancelled === after.total) await this.finish(after, now, session);
       return;
     }
@@ -195,7 +199,8 @@ export class MongoBatches {
       { $inc: { stripesDone: isDone ? 1 : -1 } },
       { session, returnDocument: 'after' },
     );
-    if (after?.stripes && after.stripesDone === after.stripes.length) await this.finish({ ...after, ...(await this.counts(batchId, after.stripes, session)) }, now, session);
+    if (after?.stripes && after.stripesDone === after.stripes.length)
+      await this.finish({ ...after, ...(await this.counts(batchId, after.stripes, session)) }, now, session);
   }
 
   /** Marks the batch finished and inserts its callbacks (the unique key index refuses a second one). */
@@ -204,7 +209,8 @@ export class MongoBatches {
     await this.batches.updateOne({ _id: batch._id, finishedAt: { $exists: false } }, { $set: { finishedAt: now, completed, dead, cancelled } }, { session });
     const batchId = batch._id.toHexString();
     // The stripes stop counting with the batch: a member queued again after the end changes nothing.
-    if (batch.stripes?.length) await this.stripes.updateMany({ _id: { $in: batch.stripes.map((k) => stripeId(batchId, k)) } }, { $set: { finished: true } }, { session });
+    if (batch.stripes?.length)
+      await this.stripes.updateMany({ _id: { $in: batch.stripes.map((k) => stripeId(batchId, k)) } }, { $set: { finished: true } }, { session });
     const docs: JobDocument[] = [];
     for (const on of callbacksToRun(batch)) {
       const job = batch.callbacks[on];
