@@ -35,7 +35,29 @@ export interface ChaosConfig {
    * jobs and change-stream resumes (soak-report.ts).
    */
   soakMs: number;
+  /**
+   * `--sharded`: the emulator simulates a sharded cluster of this many virtual shards behind a
+   * mongos, and Loom's jobs collection is sharded as `loom shard-plan` says; 0: a replica set.
+   */
+  shards: number;
+  /** Partitions of every queue the chaos jobs use ({@link CHAOS_QUEUES}); 1: unpartitioned. */
+  partitions: number;
 }
+
+/** The queues the chaos jobs run in (none of them names a queue). */
+export const CHAOS_QUEUES = ['default'] as const;
+
+/** What a run gives MongoStore's `partitions` option (and `loom shard-plan`): every chaos queue split `partitions` ways. */
+export function chaosPartitions(partitions: number): Record<string, number> {
+  return Object.fromEntries(CHAOS_QUEUES.map((queue) => [queue, partitions]));
+}
+
+/**
+ * `--sharded`: 4 virtual shards, queues of 8 partitions (issue 30's set-up), and no step-downs:
+ * `replSetStepDown` is a replica set member's command, which mongos does not have, and the
+ * emulator does not simulate the election of a shard's primary.
+ */
+const SHARDED = { shards: 4, partitions: 8, stepDownEveryMs: 0 };
 
 /**
  * mongod's transactionLifetimeLimitSeconds (the emulator's too). A worker SIGKILLed between its
@@ -45,7 +67,7 @@ export interface ChaosConfig {
  */
 export const TRANSACTION_LIFETIME_MS = 60_000;
 
-const NO_SOAK = { stepDownEveryMs: 0, stepDownMs: 3_000, soakMs: 0 };
+const NO_SOAK = { stepDownEveryMs: 0, stepDownMs: 3_000, soakMs: 0, shards: 0, partitions: 1 };
 
 const PROFILES: Record<'full' | 'ci', ChaosConfig> = {
   full: {
@@ -102,6 +124,8 @@ function soakProfile(soakMs: number): ChaosConfig {
     stepDownEveryMs: 20_000,
     stepDownMs: 3_000,
     soakMs,
+    shards: 0,
+    partitions: 1,
   };
 }
 
@@ -117,16 +141,25 @@ const ENV: Record<string, keyof ChaosConfig> = {
   CHAOS_STEPDOWN_MS: 'stepDownMs',
 };
 
+/** Read only with `--sharded`. */
+const SHARDED_ENV: Record<string, keyof ChaosConfig> = {
+  CHAOS_SHARDS: 'shards',
+  CHAOS_PARTITIONS: 'partitions',
+};
+
 /** Fields that may be 0 (no such fault). */
 const MAY_BE_ZERO = new Set<keyof ChaosConfig>(['kills', 'pauses', 'stepDownEveryMs']);
 
 /**
  * `--ci` (or CHAOS_PROFILE=ci) picks the short run, `--soak <duration>` (e.g. `30m`) the soak;
- * CHAOS_JOBS, CHAOS_KILLS... override fields.
+ * `--sharded` (or CHAOS_SHARDED=1) runs the full or short run on an emulated sharded cluster;
+ * CHAOS_JOBS, CHAOS_KILLS... override fields (CHAOS_SHARDS and CHAOS_PARTITIONS with `--sharded`).
  */
 export function chaosConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ChaosConfig {
   const soakAt = argv.indexOf('--soak');
+  const sharded = argv.includes('--sharded') || env.CHAOS_SHARDED === '1';
   let config: ChaosConfig;
+  if (sharded && soakAt >= 0) throw new Error('--sharded runs the full or the short (--ci) profile, not a soak');
   if (soakAt >= 0) {
     const raw = argv[soakAt + 1];
     let soakMs: number;
@@ -138,14 +171,18 @@ export function chaosConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ch
     if (soakMs < 60_000) throw new Error(`--soak must be at least 1m, got '${raw}'`);
     config = soakProfile(soakMs);
   } else {
-    config = { ...PROFILES[argv.includes('--ci') || env.CHAOS_PROFILE === 'ci' ? 'ci' : 'full'] };
+    config = { ...PROFILES[argv.includes('--ci') || env.CHAOS_PROFILE === 'ci' ? 'ci' : 'full'], ...(sharded ? SHARDED : {}) };
   }
-  for (const [name, field] of Object.entries(ENV)) {
+  for (const [name, field] of Object.entries({ ...ENV, ...(sharded ? SHARDED_ENV : {}) })) {
     const raw = env[name];
     if (raw === undefined) continue;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < (MAY_BE_ZERO.has(field) ? 0 : 1)) throw new Error(`${name} must be a positive integer, got '${raw}'`);
     config[field] = value;
   }
+  if (config.shards > 0 && config.stepDownEveryMs > 0)
+    throw new Error(
+      'CHAOS_STEPDOWN_EVERY_MS: a sharded run has no step-downs (mongos has no replSetStepDown, and the emulator does not simulate a shard electing a new primary)',
+    );
   return config;
 }

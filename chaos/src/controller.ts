@@ -15,13 +15,14 @@ import { MongoClient, type Db } from 'mongodb';
 import { CHAOS_GLOBAL_CONCURRENCY, LIMITED_NAME } from './chaos-job.js';
 import type { LedgerEntry } from './ledger.js';
 import { concurrencyPeak } from './concurrency-peak.js';
-import { chaosConfig } from './config.js';
+import { chaosConfig, chaosPartitions } from './config.js';
 import { chaosEnqueuer, type ChaosKind } from './enqueuer.js';
 import { readLedgers } from './ledger.js';
 import { spawnNode, type NodeProcess } from './node-process.js';
 import { endSessionsOf, sessionsFileOf } from './orphaned-transactions.js';
 import { finalLine, judge, passed } from './oracle.js';
 import { readRunRecord } from './run-record.js';
+import { readShardStats, shardDatabase, shardFigures, shardLine, shardReport, shardsPassed, type ShardFigures } from './shard-stats.js';
 import { changeStreamResumes, cronCheck, flowSlotsHeld, memoryGrowth, stuckRunning } from './soak-report.js';
 import { CHILD_NAME, childKey, CRON_NAME, FLOW_NAME, PLAIN_NAME } from './soak-jobs.js';
 import { startStepDowns, type StepDowns } from './step-downs.js';
@@ -49,13 +50,23 @@ interface Worker {
 
 log(`config ${JSON.stringify(config)}`);
 const runDir = mkdtempSync(join(tmpdir(), 'loom-chaos-'));
-const emulator = spawnNode(EMULATOR_BIN, ['--port', '0'], {});
+const sharded = config.shards > 0;
+/** MongoStore's `partitions` for every process of the run ({} unpartitioned). */
+const partitions = config.partitions > 1 ? chaosPartitions(config.partitions) : {};
+const emulator = spawnNode(EMULATOR_BIN, ['--port', '0', ...(sharded ? ['--shards', String(config.shards)] : [])], {});
 const uri = await emulator.waitForLine(/^mongodb:\/\//, config.startupMs);
 const database = `chaos_${Date.now()}`;
 const client = new MongoClient(uri);
 await client.connect();
 const db = client.db(database);
-const enqueuer = await chaosEnqueuer(client, database);
+if (sharded) {
+  // Before Loom's first start on the database, as `loom shard-plan` tells an operator.
+  const commands = await shardDatabase(client, database, chaosPartitions(config.partitions));
+  log(`sharded ${database} on ${config.shards} virtual shards, queues of ${config.partitions} partitions (${commands} commands of loom shard-plan)`);
+}
+const enqueuer = await chaosEnqueuer(client, database, partitions);
+// The routing counts start here: the set-up's DDL is not the engines' hot path.
+if (sharded) await readShardStats(client, true);
 log(`emulator ${uri}, database ${database}, ledgers in ${runDir}`);
 
 let generation = 0;
@@ -74,6 +85,7 @@ function startWorker(slot: number): Worker {
       CONCURRENCY: String(config.concurrency),
       LEASE_MS: String(config.leaseMs),
       MAX_DELAY_MS: String(config.maxDelayMs),
+      PARTITIONS: JSON.stringify(partitions),
       ...(soak ? { SOAK: '1', MEMORY_EVERY_MS: '5000' } : {}),
     },
     process.execArgv,
@@ -170,6 +182,8 @@ try {
 
 await stepDowns?.stop();
 await stopWorkers();
+// Read before the oracle's own reads; only writes are judged anyway (shard-stats.ts).
+const shards: ShardFigures | undefined = sharded ? shardFigures(await readShardStats(client), database, config.partitions) : undefined;
 const ledger = readLedgers(runDir);
 const verdict = judge({ ...(await readRunRecord(db, [...keys, ...(soak ? flowKeys.map(childKey) : [])], ledger)), untransactional });
 const soakFigures = soak ? await soakReport(ledger) : undefined;
@@ -178,7 +192,8 @@ await enqueuer.close();
 const overLimit = peak.peak > CHAOS_GLOBAL_CONCURRENCY;
 const stepDownsMissing = config.stepDownEveryMs > 0 && (stepDowns?.count ?? 0) === 0;
 if (stepDownsMissing) log('no step-down took effect, although the run asked for them');
-const ok = passed(verdict) && !overLimit && !failure && faults.crashes === 0 && !stepDownsMissing && (soakFigures?.ok ?? true);
+const ok =
+  passed(verdict) && !overLimit && !failure && faults.crashes === 0 && !stepDownsMissing && (soakFigures?.ok ?? true) && (shards ? shardsPassed(shards) : true);
 if (ok || process.env.CHAOS_KEEP !== '1') {
   await client.close();
   emulator.process.kill('SIGTERM');
@@ -198,9 +213,10 @@ log(
 );
 log(`duration ${((Date.now() - started) / 1000).toFixed(1)} s`);
 if (soakFigures) for (const line of soakFigures.lines) log(line);
+if (shards) for (const line of shardReport(shards)) log(line);
 const stepDownFigure = config.stepDownEveryMs > 0 ? ` stepdowns=${stepDowns?.count ?? 0}` : '';
 process.stdout.write(
-  `${finalLine(verdict, faults)}${stepDownFigure} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}${soakFigures ? ` ${soakFigures.figures}` : ''}\n`,
+  `${finalLine(verdict, faults)}${stepDownFigure} global_concurrency_peak=${peak.peak}/${CHAOS_GLOBAL_CONCURRENCY}${soakFigures ? ` ${soakFigures.figures}` : ''}${shards ? ` ${shardLine(shards)}` : ''}\n`,
 );
 if (ok || process.env.CHAOS_KEEP !== '1') process.exit(ok ? 0 : 1);
 

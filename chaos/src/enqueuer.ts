@@ -20,12 +20,14 @@ export interface ChaosEnqueuer {
   close(): Promise<void>;
 }
 
-export async function chaosEnqueuer(client: MongoClient, database: string): Promise<ChaosEnqueuer> {
+/** `partitions`: MongoStore's option, the workers' own (a job's partition is chosen at enqueue). */
+export async function chaosEnqueuer(client: MongoClient, database: string, partitions: Record<string, number> = {}): Promise<ChaosEnqueuer> {
   await ensureChaosIndexes(client.db(database));
   const store = new MongoStore({
     client,
     database,
     retention: { completed: false },
+    partitions,
     logger: { debug: () => {}, warn: () => {}, error: (o, m) => console.error(m, o) },
   });
   await store.init();

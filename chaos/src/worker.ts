@@ -6,7 +6,8 @@
  * instead of a random time up to MAX_DELAY_MS), IGNORE_ABORT (1: handlers ignore ctx.signal),
  * SERVER_SELECTION_MS (driver timeout while the database is unreachable, 10000), STARTUP_MS (how long
  * a start that cannot reach MongoDB is retried, 60000), SOAK (1: also runs the cron schedule of a soak),
- * MEMORY_EVERY_MS (notes the process's memory in the ledger this often).
+ * MEMORY_EVERY_MS (notes the process's memory in the ledger this often), PARTITIONS (MongoStore's
+ * `partitions` as JSON, e.g. `{"default":8}`: the same in every process of a run).
  * Prints `READY <owner>` once started. SIGTERM: prints `STOPPING`, then a graceful stop (stop claiming, finish or release
  * within the grace), prints `STOPPED`, exits 0. A second SIGTERM: releases the leases it still
  * holds (best effort, at most 500 ms) and exits 130; whatever it could not release, others
@@ -34,6 +35,7 @@ const mongo = new MongoStore({
   database: DATABASE,
   pollInterval: '100ms',
   retention: { completed: false },
+  partitions: env.PARTITIONS === undefined ? {} : (JSON.parse(env.PARTITIONS) as Record<string, number>),
   // monitorCommands: the sessions of its transactions are noted for the controller (see orphaned-transactions.ts).
   clientOptions: { serverSelectionTimeoutMS: selectionMs, connectTimeoutMS: selectionMs, monitorCommands: true },
   // Workers start on a loaded machine: a slow first handshake is not an outage (default 5s).

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LedgerEntry } from '../../../chaos/src/ledger.js';
 import { finalLine, judge, passed, type OracleInput } from '../../../chaos/src/oracle.js';
+import { shardFigures, shardLine, shardsPassed, type NamespaceStats, type ShardStats } from '../../../chaos/src/shard-stats.js';
 
 // The chaos oracle must catch what it claims to catch; a clean run proves nothing otherwise.
 const claim = (job: string, token: string, owner: string, attempt: number, at: number): LedgerEntry => ({ t: 'claim', job, token, owner, attempt, at });
@@ -96,5 +97,50 @@ describe('the chaos oracle', () => {
     expect(verdict).toMatchObject(expected);
     expect(passed(verdict)).toBe(false);
     expect(verdict.examples.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a sharded chaos run's routing figures", () => {
+  const ns = (name: string, targeted: Record<string, number>, broadcast: Record<string, number> = {}): NamespaceStats => ({
+    ns: name,
+    sharded: name.endsWith('.loom_jobs'),
+    targeted,
+    broadcast,
+    shards: { shard0: { targeted, broadcast }, shard1: { targeted: {}, broadcast } },
+  });
+  /** What `{ loomShardStats: 1 }` answers after a clean run: reads may reach every shard, writes reach one. */
+  const clean = (): ShardStats => ({
+    shards: ['shard0', 'shard1'],
+    namespaces: [
+      ns('chaos.loom_jobs', { insert: 10, findAndModify: 12, update: 20 }, { aggregate: 3, getMore: 2 }),
+      ns('chaos.chaos_effects', { insert: 12 }),
+      // Another database's broadcast write is not the run's.
+      ns('other.loom_jobs', {}, { update: 5 }),
+    ],
+  });
+
+  it("counts the run's writes by where they went, and passes when none reached two shards", () => {
+    const figures = shardFigures(clean(), 'chaos', 8);
+    expect(figures).toMatchObject({
+      shards: 2,
+      partitions: 8,
+      writesTargeted: 54,
+      writesBroadcast: 0,
+      broadcastReads: { 'loom_jobs.aggregate': 3, 'loom_jobs.getMore': 2 },
+    });
+    expect(shardsPassed(figures)).toBe(true);
+    expect(shardLine(figures)).toBe('shards=2 partitions=8 writes_targeted=54 writes_broadcast=0');
+  });
+
+  it('fails a run with a write that reached more than one shard', () => {
+    const stats = clean();
+    stats.namespaces[0]!.broadcast = { ...stats.namespaces[0]!.broadcast, update: 2 };
+    const figures = shardFigures(stats, 'chaos', 8);
+    expect(figures).toMatchObject({ writesBroadcast: 2, broadcastWrites: { 'loom_jobs.update': 2 } });
+    expect(shardsPassed(figures)).toBe(false);
+  });
+
+  it('fails a run that counted no write at all (the counts were not read from the run)', () => {
+    expect(shardsPassed(shardFigures(clean(), 'elsewhere', 8))).toBe(false);
   });
 });
