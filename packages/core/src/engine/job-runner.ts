@@ -214,7 +214,8 @@ export class JobRunner {
       const startedAt = clock.now().getTime();
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       // The last lines go with the completion (one write); any other outcome writes them first.
-      const rest = await logs.drain();
+      const drained = logs.drain();
+      const rest = drained instanceof Promise ? await drained : drained;
       const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
       if (!completes) await logs.send(rest);
       await this.settle(run, outcome, ctx, startedAt, completes ? { rest, logs } : undefined);
