@@ -1,6 +1,6 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { StoreOutage } from './store-outage.js';
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import {
   CancelledError,
   EngineStoppedError,
@@ -39,6 +39,9 @@ import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+
+/** One settled promise to chain the handler's call on, rather than a new one per run. */
+const RESOLVED = Promise.resolve();
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -211,7 +214,7 @@ export class JobRunner {
         events,
         info: run.info,
       });
-      const startedAt = clock.now().getTime();
+      const startedAt = nowMs(clock);
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       // The last lines go with the completion (one write); any other outcome writes them first.
       const drained = logs.drain();
@@ -347,20 +350,18 @@ export class JobRunner {
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
       // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
       ends.handlerCalled();
-      Promise.resolve()
-        .then(() => (done ? undefined : this.callHandler(run, instance, payload, ctx)))
-        .then(
-          (result) => {
-            handlerReturned = true;
-            ends.handlerReturned();
-            finish(suspendedOr({ kind: 'returned', result }));
-          },
-          (err: unknown) => {
-            handlerReturned = true;
-            ends.handlerReturned();
-            finish(suspendedOr({ kind: 'threw', error: toError(err) }));
-          },
-        );
+      RESOLVED.then(() => (done ? undefined : this.callHandler(run, instance, payload, ctx))).then(
+        (result) => {
+          handlerReturned = true;
+          ends.handlerReturned();
+          finish(suspendedOr({ kind: 'returned', result }));
+        },
+        (err: unknown) => {
+          handlerReturned = true;
+          ends.handlerReturned();
+          finish(suspendedOr({ kind: 'threw', error: toError(err) }));
+        },
+      );
     });
   }
 
@@ -455,7 +456,7 @@ export class JobRunner {
 
   /** Milliseconds of the engine's clock since `startedAt` (ms). */
   private since(startedAt: number): number {
-    return this.deps.clock.now().getTime() - startedAt;
+    return nowMs(this.deps.clock) - startedAt;
   }
 
   /**

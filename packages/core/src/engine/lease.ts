@@ -1,4 +1,4 @@
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import type { StoreOutage } from './store-outage.js';
 import { clockDelay } from '../support/clock-delay.js';
 import { LeaseLostError, LoomError } from '../support/errors.js';
@@ -284,7 +284,7 @@ export class RunLease {
   }
 
   private remaining(): number {
-    return this.leaseUntil - this.deps.clock.now().getTime();
+    return this.leaseUntil - nowMs(this.deps.clock);
   }
 
   private interval(): number {

@@ -1,7 +1,7 @@
 import type { Attributes, Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { EnqueueResult, JobRecord, JobTraceContext, NewJob } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
 import { ATTR, SCOPE, SYSTEM } from './attributes.js';
 import { JobMetrics } from './job-metrics.js';
@@ -71,7 +71,7 @@ export class OtelTelemetry implements Telemetry {
     const { api, metrics } = this;
     const tracing = this.tracing;
     if (!tracing && !metrics) return NOOP_RUN;
-    const startedAt = this.deps.clock.now().getTime();
+    const startedAt = nowMs(this.deps.clock);
     metrics?.started(job, startedAt - job.runAt.getTime());
     if (!tracing) return new OtelRun(this, job, undefined, undefined, startedAt);
     let parent: Context = api.ROOT_CONTEXT;
@@ -120,7 +120,7 @@ export class OtelTelemetry implements Telemetry {
 
   /** @internal */
   attemptEnded(job: JobRecord, outcome: AttemptOutcome, startedAt: number): void {
-    this.metrics?.ended(job, outcome, this.deps.clock.now().getTime() - startedAt);
+    this.metrics?.ended(job, outcome, nowMs(this.deps.clock) - startedAt);
   }
 }
 
