@@ -200,14 +200,24 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      logs = this.logBuffer(run);
+      // The log tail's buffer is made on the handler's first ctx.log line: most runs log nothing.
+      // Once the handler returned it is closed, so a line logged later (a handler still running
+      // after its timeout) is not kept, as by a buffer made before.
+      let logsClosed = false;
+      const logBuffer = (): LogBuffer => {
+        if (logs === undefined) {
+          logs = this.logBuffer(run!);
+          if (logsClosed) logs.discard();
+        }
+        return logs;
+      };
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
         lease,
         store,
         clock,
-        logger: new LogTail(log, logs),
+        logger: new LogTail(log, logBuffer),
         abort: controller,
         workflow: this.deps.workflow,
         telemetry: run.telemetry,
@@ -217,11 +227,12 @@ export class JobRunner {
       const startedAt = nowMs(clock);
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       // The last lines go with the completion (one write); any other outcome writes them first.
-      const drained = logs.drain();
+      logsClosed = true;
+      const drained = logs?.drain();
       const rest = drained instanceof Promise ? await drained : drained;
       const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
-      if (!completes) await logs.send(rest);
-      await this.settle(run, outcome, ctx, startedAt, completes ? { rest, logs } : undefined);
+      if (!completes) await logs?.send(rest);
+      await this.settle(run, outcome, ctx, startedAt, completes && logs !== undefined ? { rest, logs } : undefined);
       if (ctx.usedWaitTokens && outcome.kind !== 'suspended') await this.endWaitTokens(run);
     } catch (err) {
       this.failedUnexpectedly(job, err);

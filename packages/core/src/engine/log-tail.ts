@@ -149,32 +149,35 @@ export class LogBuffer {
   }
 }
 
-/** `ctx.log` of one run: every line goes to the engine's logger as before and to the run's {@link LogBuffer}. */
+/**
+ * `ctx.log` of one run: every line goes to the engine's logger as before and to the run's
+ * {@link LogBuffer}, which `buffer` gives (the runner makes it on the first line).
+ */
 export class LogTail implements Logger {
   constructor(
     private readonly target: Logger,
-    private readonly buffer: LogBuffer,
+    private readonly buffer: () => LogBuffer,
     private readonly bindings?: Record<string, unknown>,
   ) {}
 
   debug(obj: Record<string, unknown>, msg?: string): void {
     this.target.debug(obj, msg);
-    this.buffer.add('debug', obj, msg, this.bindings);
+    this.buffer().add('debug', obj, msg, this.bindings);
   }
 
   info(obj: Record<string, unknown>, msg?: string): void {
     this.target.info(obj, msg);
-    this.buffer.add('info', obj, msg, this.bindings);
+    this.buffer().add('info', obj, msg, this.bindings);
   }
 
   warn(obj: Record<string, unknown>, msg?: string): void {
     this.target.warn(obj, msg);
-    this.buffer.add('warn', obj, msg, this.bindings);
+    this.buffer().add('warn', obj, msg, this.bindings);
   }
 
   error(obj: Record<string, unknown>, msg?: string): void {
     this.target.error(obj, msg);
-    this.buffer.add('error', obj, msg, this.bindings);
+    this.buffer().add('error', obj, msg, this.bindings);
   }
 
   child(bindings: Record<string, unknown>): Logger {
