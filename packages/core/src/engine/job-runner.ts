@@ -359,20 +359,31 @@ export class JobRunner {
         }),
       );
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
+      const returned = (result: unknown): void => {
+        handlerReturned = true;
+        ends.handlerReturned();
+        finish(suspendedOr({ kind: 'returned', result }));
+      };
+      const threw = (err: unknown): void => {
+        handlerReturned = true;
+        ends.handlerReturned();
+        finish(suspendedOr({ kind: 'threw', error: toError(err) }));
+      };
       // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
       ends.handlerCalled();
-      RESOLVED.then(() => (done ? undefined : this.callHandler(run, instance, payload, ctx))).then(
-        (result) => {
-          handlerReturned = true;
-          ends.handlerReturned();
-          finish(suspendedOr({ kind: 'returned', result }));
-        },
-        (err: unknown) => {
-          handlerReturned = true;
-          ends.handlerReturned();
-          finish(suspendedOr({ kind: 'threw', error: toError(err) }));
-        },
-      );
+      void RESOLVED.then(() => {
+        if (done) return returned(undefined);
+        let result: unknown;
+        try {
+          result = this.callHandler(run, instance, payload, ctx);
+        } catch (err) {
+          return threw(err);
+        }
+        // A handler's promise is waited for with one `then` (chaining the call's own promise on
+        // it cost two more promises per run); a value or another thenable as before, a turn later.
+        if (result instanceof Promise) result.then(returned, threw);
+        else Promise.resolve(result).then(returned, threw);
+      });
     });
   }
 
