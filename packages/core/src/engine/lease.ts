@@ -228,7 +228,7 @@ export class RunLease {
     // The batch applies the write's deadline itself (one timer for all the completions pending).
     const write = (ms: number): Promise<void> => this.deps.completions.complete(this.ref, result, ms, logs);
     // The first try outside the retry loop: nearly every completion is written at once, and the
-    // loop's async frame was a tenth of what a no-op run allocated (bench/README.md, "Issue 33").
+    // loop's async frame was a tenth of what a no-op run allocated (bench/README.md, "Issue 33 items 2/3").
     return write(this.budget()).then(
       () => this.written('complete'),
       (err: unknown) => this.retryAfter('complete', write, err),
