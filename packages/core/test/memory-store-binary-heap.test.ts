@@ -45,4 +45,32 @@ describe('BinaryHeap (the MemoryStore claim index)', () => {
     while (heap.size > 0) drained.push(heap.pop()!);
     expect(drained).toEqual(values.filter((v) => v % 3 === 0).sort((a, b) => a - b));
   });
+
+  it('pops in order when most pushes come in order (the sorted run) and some do not (the heap)', () => {
+    const random = seeded(11);
+    const heap = new BinaryHeap<number>((a, b) => a < b);
+    const model: number[] = [];
+    let next = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const r = random();
+      if (r < 0.55 || model.length === 0) {
+        // Mostly the next value up (equal ones included); now and then one from the past.
+        const value = random() < 0.9 ? (next += Math.floor(random() * 3)) : Math.floor(random() * next);
+        heap.push(value);
+        model.push(value);
+      } else if (r < 0.995) {
+        model.sort((a, b) => a - b);
+        expect(heap.peek()).toBe(model[0]);
+        expect(heap.pop()).toBe(model.shift());
+      } else {
+        heap.retain((value) => value % 4 !== 1);
+        model.splice(0, model.length, ...model.filter((value) => value % 4 !== 1));
+      }
+      expect(heap.size).toBe(model.length);
+    }
+    model.sort((a, b) => a - b);
+    const drained: number[] = [];
+    while (heap.size > 0) drained.push(heap.pop()!);
+    expect(drained).toEqual(model);
+  });
 });

@@ -1,4 +1,4 @@
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import { CancelledError, LeaseLostError, StoreTimeoutError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
@@ -59,7 +59,7 @@ export class CompletionBatch {
    */
   complete(lease: LeaseRef, result: unknown, deadlineMs?: number, logs?: CompletionItem['logs']): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const due = deadlineMs === undefined ? Infinity : this.deps.clock.now().getTime() + deadlineMs;
+      const due = deadlineMs === undefined ? Infinity : nowMs(this.deps.clock) + deadlineMs;
       const item: CompletionItem = result === undefined ? { lease } : { lease, result };
       if (logs !== undefined) item.logs = logs;
       this.waiting.push({ item, due, settled: false, deadlineMs, resolve, reject });

@@ -1,4 +1,4 @@
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import { LeaseLostError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { HeartbeatItem, HeartbeatOutcome, JobStore, LeaseExtension } from '../store/store.js';
@@ -49,7 +49,7 @@ export class HeartbeatBatch {
    * that cancels it.
    */
   schedule(beat: () => void, ms: number): () => void {
-    const now = this.deps.clock.now().getTime();
+    const now = nowMs(this.deps.clock);
     const period = Math.max(1, this.deps.intervalMs);
     this.epoch ??= now;
     const due = now + Math.max(0, ms);

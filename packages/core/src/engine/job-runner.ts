@@ -1,6 +1,6 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { StoreOutage } from './store-outage.js';
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import {
   CancelledError,
   EngineStoppedError,
@@ -39,6 +39,9 @@ import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
 import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+
+/** One settled promise to chain the handler's call on, rather than a new one per run. */
+const RESOLVED = Promise.resolve();
 
 /** How a handler invocation ended. */
 type Outcome =
@@ -197,27 +200,39 @@ export class JobRunner {
       } catch (err) {
         return await this.fail(run, toError(err));
       }
-      logs = this.logBuffer(run);
+      // The log tail's buffer is made on the handler's first ctx.log line: most runs log nothing.
+      // Once the handler returned it is closed, so a line logged later (a handler still running
+      // after its timeout) is not kept, as by a buffer made before.
+      let logsClosed = false;
+      const logBuffer = (): LogBuffer => {
+        if (logs === undefined) {
+          logs = this.logBuffer(run!);
+          if (logsClosed) logs.discard();
+        }
+        return logs;
+      };
       const ctx = new RunContext({
         ...(batch ? { batch } : {}),
         job,
         lease,
         store,
         clock,
-        logger: new LogTail(log, logs),
+        logger: new LogTail(log, logBuffer),
         abort: controller,
         workflow: this.deps.workflow,
         telemetry: run.telemetry,
         events,
         info: run.info,
       });
-      const startedAt = clock.now().getTime();
+      const startedAt = nowMs(clock);
       const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
       // The last lines go with the completion (one write); any other outcome writes them first.
-      const rest = await logs.drain();
+      logsClosed = true;
+      const drained = logs?.drain();
+      const rest = drained instanceof Promise ? await drained : drained;
       const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
-      if (!completes) await logs.send(rest);
-      await this.settle(run, outcome, ctx, startedAt, completes ? { rest, logs } : undefined);
+      if (!completes) await logs?.send(rest);
+      await this.settle(run, outcome, ctx, startedAt, completes && logs !== undefined ? { rest, logs } : undefined);
       if (ctx.usedWaitTokens && outcome.kind !== 'suspended') await this.endWaitTokens(run);
     } catch (err) {
       this.failedUnexpectedly(job, err);
@@ -344,22 +359,31 @@ export class JobRunner {
         }),
       );
       const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
+      const returned = (result: unknown): void => {
+        handlerReturned = true;
+        ends.handlerReturned();
+        finish(suspendedOr({ kind: 'returned', result }));
+      };
+      const threw = (err: unknown): void => {
+        handlerReturned = true;
+        ends.handlerReturned();
+        finish(suspendedOr({ kind: 'threw', error: toError(err) }));
+      };
       // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
       ends.handlerCalled();
-      Promise.resolve()
-        .then(() => (done ? undefined : this.callHandler(run, instance, payload, ctx)))
-        .then(
-          (result) => {
-            handlerReturned = true;
-            ends.handlerReturned();
-            finish(suspendedOr({ kind: 'returned', result }));
-          },
-          (err: unknown) => {
-            handlerReturned = true;
-            ends.handlerReturned();
-            finish(suspendedOr({ kind: 'threw', error: toError(err) }));
-          },
-        );
+      void RESOLVED.then(() => {
+        if (done) return returned(undefined);
+        let result: unknown;
+        try {
+          result = this.callHandler(run, instance, payload, ctx);
+        } catch (err) {
+          return threw(err);
+        }
+        // A handler's promise is waited for with one `then` (chaining the call's own promise on
+        // it cost two more promises per run); a value or another thenable as before, a turn later.
+        if (result instanceof Promise) result.then(returned, threw);
+        else Promise.resolve(result).then(returned, threw);
+      });
     });
   }
 
@@ -454,7 +478,7 @@ export class JobRunner {
 
   /** Milliseconds of the engine's clock since `startedAt` (ms). */
   private since(startedAt: number): number {
-    return this.deps.clock.now().getTime() - startedAt;
+    return nowMs(this.deps.clock) - startedAt;
   }
 
   /**

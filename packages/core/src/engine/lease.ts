@@ -1,4 +1,4 @@
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import type { StoreOutage } from './store-outage.js';
 import { clockDelay } from '../support/clock-delay.js';
 import { LeaseLostError, LoomError } from '../support/errors.js';
@@ -54,6 +54,9 @@ export type WriteResult =
   | { kind: 'refused'; error: Error }
   /** Transient failures until the budget ran out, or no answer in time: the job runs again. */
   | { kind: 'gave-up'; error: Error };
+
+/** The result of every write the store applied: one object, read-only to its callers. */
+const WRITTEN: WriteResult = Object.freeze({ kind: 'written' });
 
 export interface LeaseDeps {
   store: JobStore;
@@ -221,8 +224,15 @@ export class RunLease {
    * per job: a lease taken over reports `lost`, as a lone `complete` would.
    */
   complete(result: unknown, logs?: CompletionItem['logs']): Promise<WriteResult> {
+    this.settle();
     // The batch applies the write's deadline itself (one timer for all the completions pending).
-    return this.writeWithin('complete', (ms) => this.deps.completions.complete(this.ref, result, ms, logs));
+    const write = (ms: number): Promise<void> => this.deps.completions.complete(this.ref, result, ms, logs);
+    // The first try outside the retry loop: nearly every completion is written at once, and the
+    // loop's async frame was a tenth of what a no-op run allocated (bench/README.md, "Issue 33 items 2/3").
+    return write(this.budget()).then(
+      () => this.written('complete'),
+      (err: unknown) => this.retryAfter('complete', write, err),
+    );
   }
 
   /**
@@ -235,56 +245,86 @@ export class RunLease {
     return this.writeWithin(op, (ms) => withDeadline(this.deps.clock, op, ms, fn()));
   }
 
-  /** {@link write}, with `fn` given the deadline (ms) it must answer within or reject with a `StoreTimeoutError`. */
-  private async writeWithin(op: string, fn: (deadlineMs: number) => Promise<unknown>): Promise<WriteResult> {
+  /**
+   * {@link write}, with `fn` given the deadline (ms) it must answer within or reject with a
+   * `StoreTimeoutError`; `attempt` counts the tries made before (the backoff grows with it).
+   */
+  private async writeWithin(op: string, fn: (deadlineMs: number) => Promise<unknown>, attempt = 0): Promise<WriteResult> {
     this.settle();
-    const { clock, store, events } = this.deps;
-    const jobId = this.ref.jobId;
-    for (let i = 0; ; i++) {
+    for (let i = attempt; ; i++) {
       try {
-        await fn(Math.max(this.remaining(), this.interval()));
-        this.deps.outage?.succeeded(op);
-        return { kind: 'written' };
+        await fn(this.budget());
+        return this.written(op);
       } catch (err) {
-        if (LoomError.is(err, 'LEASE_LOST')) {
-          this.log.warn(
-            { err, jobId },
-            `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`,
-          );
-          return { kind: 'lost' };
-        }
-        if (LoomError.is(err, 'CANCELLED')) {
-          this.log.info({ jobId }, `Job ${jobId}: its cancel was requested, so the store refused to ${op} it; this run's outcome is discarded`);
-          return { kind: 'cancelled' };
-        }
-        const error = toError(err);
-        events.emit('worker:error', { error, operation: op, jobId });
-        if (LoomError.is(err, 'STORE_TIMEOUT')) {
-          // Retrying could apply the write twice; giving up is safe: if the write lands late it
-          // counts, otherwise the job runs again once its lease ends.
-          this.log.error({ err: error, jobId }, `Job ${jobId}: ${error.message}; gave up on this run's outcome, the job runs again when its lease ends`);
-          return { kind: 'gave-up', error };
-        }
-        if (!(store.isTransientError?.(err) ?? true)) {
-          this.log.error({ err: error, jobId }, `Job ${jobId}: the store refused to ${op} it (${error.message})`);
-          return { kind: 'refused', error };
-        }
-        const remaining = this.remaining();
-        if (remaining <= 0) {
-          this.log.error({ err: error, jobId }, `Job ${jobId}: could not ${op} it before its lease ran out (${error.message}); it will run again`);
-          return { kind: 'gave-up', error };
-        }
-        const wait = Math.min(100 * 2 ** Math.min(i, 10), remaining);
-        // During an outage the outage's own line says it; each job's retry is a detail.
-        const level = this.deps.outage?.failed(op, error) ? 'debug' : 'error';
-        this.log[level]({ err: error, jobId }, `Job ${jobId}: ${op} failed in the store (${error.message}); retrying in ${wait} ms`);
-        await clockDelay(clock, wait);
+        const next = this.afterFailure(op, err, i);
+        if (typeof next !== 'number') return next;
+        await clockDelay(this.deps.clock, next);
       }
     }
   }
 
+  /** The first try of `fn` failed with `err`: what {@link writeWithin} does with a failed try, then its loop. */
+  private async retryAfter(op: string, fn: (deadlineMs: number) => Promise<unknown>, err: unknown): Promise<WriteResult> {
+    const next = this.afterFailure(op, err, 0);
+    if (typeof next !== 'number') return next;
+    await clockDelay(this.deps.clock, next);
+    return this.writeWithin(op, fn, 1);
+  }
+
+  /** How long a write may take: the lease as it stands, at least one heartbeat interval. */
+  private budget(): number {
+    return Math.max(this.remaining(), this.interval());
+  }
+
+  private written(op: string): WriteResult {
+    this.deps.outage?.succeeded(op);
+    return WRITTEN;
+  }
+
+  /**
+   * Try `attempt` (0-based) of write `op` failed with `err`: the write's result when that ends it
+   * (lost, cancelled, refused, gave up), else how long to wait (ms) before the next try.
+   */
+  private afterFailure(op: string, err: unknown, attempt: number): WriteResult | number {
+    const { store, events } = this.deps;
+    const jobId = this.ref.jobId;
+    if (LoomError.is(err, 'LEASE_LOST')) {
+      this.log.warn(
+        { err, jobId },
+        `Job ${jobId}: the store refused to ${op} it because this worker's lease was lost (another worker owns it now); this run's outcome is discarded`,
+      );
+      return { kind: 'lost' };
+    }
+    if (LoomError.is(err, 'CANCELLED')) {
+      this.log.info({ jobId }, `Job ${jobId}: its cancel was requested, so the store refused to ${op} it; this run's outcome is discarded`);
+      return { kind: 'cancelled' };
+    }
+    const error = toError(err);
+    events.emit('worker:error', { error, operation: op, jobId });
+    if (LoomError.is(err, 'STORE_TIMEOUT')) {
+      // Retrying could apply the write twice; giving up is safe: if the write lands late it
+      // counts, otherwise the job runs again once its lease ends.
+      this.log.error({ err: error, jobId }, `Job ${jobId}: ${error.message}; gave up on this run's outcome, the job runs again when its lease ends`);
+      return { kind: 'gave-up', error };
+    }
+    if (!(store.isTransientError?.(err) ?? true)) {
+      this.log.error({ err: error, jobId }, `Job ${jobId}: the store refused to ${op} it (${error.message})`);
+      return { kind: 'refused', error };
+    }
+    const remaining = this.remaining();
+    if (remaining <= 0) {
+      this.log.error({ err: error, jobId }, `Job ${jobId}: could not ${op} it before its lease ran out (${error.message}); it will run again`);
+      return { kind: 'gave-up', error };
+    }
+    const wait = Math.min(100 * 2 ** Math.min(attempt, 10), remaining);
+    // During an outage the outage's own line says it; each job's retry is a detail.
+    const level = this.deps.outage?.failed(op, error) ? 'debug' : 'error';
+    this.log[level]({ err: error, jobId }, `Job ${jobId}: ${op} failed in the store (${error.message}); retrying in ${wait} ms`);
+    return wait;
+  }
+
   private remaining(): number {
-    return this.leaseUntil - this.deps.clock.now().getTime();
+    return this.leaseUntil - nowMs(this.deps.clock);
   }
 
   private interval(): number {

@@ -9,6 +9,12 @@ export interface JobLogCaps {
   bytes: number;
 }
 
+/** What a run's {@link LogBuffer} hands over when its handler returned: the lines to write, and how many of the tail to keep. */
+export interface LogRest {
+  lines: JobLogLine[];
+  keep: number;
+}
+
 /** A run's buffered lines are written this long after the first of them (ms of the engine's clock), and when the handler returns. */
 export const LOG_FLUSH_MS = 1_000;
 
@@ -39,7 +45,8 @@ export class LogBuffer {
   private weight = 0;
   private pending: JobLogLine[] = [];
   private cancelTimer: (() => void) | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  /** The last write, once there was one: most runs log nothing and make no promise here. */
+  private writing: Promise<void> | undefined;
   private closed = false;
 
   constructor(private readonly deps: LogTailDeps) {
@@ -80,21 +87,25 @@ export class LogBuffer {
       const lines = this.pending;
       const keep = this.weights.length;
       this.pending = [];
-      this.writing = this.writing.then(() => this.write(lines, keep));
+      this.writing = this.writing === undefined ? this.write(lines, keep) : this.writing.then(() => this.write(lines, keep));
     }
-    return this.writing;
+    return this.writing ?? Promise.resolve();
   }
 
   /**
    * The handler returned: keeps no later line (a handler still running after its timeout), waits
-   * for a write in flight and hands over what is left, for the run's completion to carry (one
-   * write for both). Undefined when nothing is left.
+   * for a write made before and hands over what is left, for the run's completion to carry (one
+   * write for both). Undefined when nothing is left. A promise only when a write was made: a run
+   * that wrote none (most) gets its rest at once, without a promise per run.
    */
-  async drain(): Promise<{ lines: JobLogLine[]; keep: number } | undefined> {
+  drain(): LogRest | undefined | Promise<LogRest | undefined> {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.closed = true;
-    await this.writing;
+    return this.writing === undefined ? this.rest() : this.writing.then(() => this.rest());
+  }
+
+  private rest(): LogRest | undefined {
     if (this.pending.length === 0) return undefined;
     const rest = { lines: this.pending, keep: this.weights.length };
     this.pending = [];
@@ -102,7 +113,7 @@ export class LogBuffer {
   }
 
   /** Writes lines {@link drain} handed over that no completion carried (the run failed, slept, was released). */
-  async send(rest: { lines: JobLogLine[]; keep: number } | undefined): Promise<void> {
+  async send(rest: LogRest | undefined): Promise<void> {
     if (rest !== undefined) await this.write(rest.lines, rest.keep);
   }
 
@@ -138,32 +149,35 @@ export class LogBuffer {
   }
 }
 
-/** `ctx.log` of one run: every line goes to the engine's logger as before and to the run's {@link LogBuffer}. */
+/**
+ * `ctx.log` of one run: every line goes to the engine's logger as before and to the run's
+ * {@link LogBuffer}, which `buffer` gives (the runner makes it on the first line).
+ */
 export class LogTail implements Logger {
   constructor(
     private readonly target: Logger,
-    private readonly buffer: LogBuffer,
+    private readonly buffer: () => LogBuffer,
     private readonly bindings?: Record<string, unknown>,
   ) {}
 
   debug(obj: Record<string, unknown>, msg?: string): void {
     this.target.debug(obj, msg);
-    this.buffer.add('debug', obj, msg, this.bindings);
+    this.buffer().add('debug', obj, msg, this.bindings);
   }
 
   info(obj: Record<string, unknown>, msg?: string): void {
     this.target.info(obj, msg);
-    this.buffer.add('info', obj, msg, this.bindings);
+    this.buffer().add('info', obj, msg, this.bindings);
   }
 
   warn(obj: Record<string, unknown>, msg?: string): void {
     this.target.warn(obj, msg);
-    this.buffer.add('warn', obj, msg, this.bindings);
+    this.buffer().add('warn', obj, msg, this.bindings);
   }
 
   error(obj: Record<string, unknown>, msg?: string): void {
     this.target.error(obj, msg);
-    this.buffer.add('error', obj, msg, this.bindings);
+    this.buffer().add('error', obj, msg, this.bindings);
   }
 
   child(bindings: Record<string, unknown>): Logger {

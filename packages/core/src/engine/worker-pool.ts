@@ -28,6 +28,48 @@ interface Slot extends InFlightRun {
   ends: RunEnds;
   /** A batch handler's run: its call, not the run, takes a unit of the engine's concurrency. */
   batched: boolean;
+  /** Its neighbours in {@link SlotList} (undefined at the ends, and once removed). */
+  prev: Slot | undefined;
+  next: Slot | undefined;
+}
+
+/**
+ * The runs in flight, oldest first: a doubly linked list through the slots themselves. Not a
+ * `Set`: with a slot added and deleted per run, a Set kept finished slots (and through them whole
+ * runs: lease, context, copied record) reachable long enough to be promoted to the old
+ * generation, about 2.4 KB per no-op job that only a mark-compact freed, a third of a MemoryStore
+ * run's CPU (bench/README.md, "Issue 33 items 2/3"). The same cause as `ShutdownSignal`'s list.
+ */
+class SlotList {
+  private head: Slot | undefined;
+  private tail: Slot | undefined;
+  size = 0;
+
+  add(slot: Slot): void {
+    slot.prev = this.tail;
+    slot.next = undefined;
+    if (this.tail) this.tail.next = slot;
+    else this.head = slot;
+    this.tail = slot;
+    this.size++;
+  }
+
+  /** Unlinks `slot`, which must be in the list; its links are cleared so it references no other run. */
+  delete(slot: Slot): void {
+    if (slot.prev) slot.prev.next = slot.next;
+    else this.head = slot.next;
+    if (slot.next) slot.next.prev = slot.prev;
+    else this.tail = slot.prev;
+    slot.prev = slot.next = undefined;
+    this.size--;
+  }
+
+  /** A copy, oldest first: callers may remove slots while they go through it. */
+  toArray(): Slot[] {
+    const all: Slot[] = [];
+    for (let slot = this.head; slot; slot = slot.next) all.push(slot);
+    return all;
+  }
 }
 
 export interface WorkerPoolOptions {
@@ -65,8 +107,8 @@ const MAX_BATCH_CLAIMS_PER_PUMP = 16;
  */
 export class WorkerPool {
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
-  /** A set of slot objects, not a map keyed by `id:token`: building and hashing that string was a few % of a short job. */
-  private readonly slots = new Set<Slot>();
+  /** The slot objects, not a map keyed by `id:token`: building and hashing that string was a few % of a short job. */
+  private readonly slots = new SlotList();
   private readonly runningByName = new Map<string, number>();
   /** Runs of batch handlers in {@link slots}. */
   private batchedRuns = 0;
@@ -159,7 +201,7 @@ export class WorkerPool {
    */
   requestCancel(jobId: string, reason?: string): boolean {
     let found = false;
-    for (const slot of this.slots) {
+    for (const slot of this.slots.toArray()) {
       if (slot.jobId !== jobId) continue;
       slot.ends.cancel(reason);
       found = true;
@@ -175,7 +217,7 @@ export class WorkerPool {
 
   /** Runs in flight in this pool. */
   inFlight(): InFlightRun[] {
-    return [...this.slots].map(({ jobId, name, attempt }) => ({ jobId, name, attempt }));
+    return this.slots.toArray().map(({ jobId, name, attempt }) => ({ jobId, name, attempt }));
   }
 
   /** A counter that moves whenever a claim returns jobs or a run ends (for test harnesses). */
@@ -223,7 +265,7 @@ export class WorkerPool {
   }
 
   private all(end: 'settled' | 'done'): Promise<void> {
-    return Promise.all([...this.slots].map((s) => s.ends[end])).then(() => undefined);
+    return Promise.all(this.slots.toArray().map((s) => s.ends[end])).then(() => undefined);
   }
 
   /**
@@ -386,7 +428,7 @@ export class WorkerPool {
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
     const batched = this.o.registry.byName(job.name)?.batch !== undefined;
-    const slot = { jobId: job.id, name: job.name, attempt: job.attempt, batched } as Slot;
+    const slot = { jobId: job.id, name: job.name, attempt: job.attempt, batched, prev: undefined, next: undefined } as Slot;
     if (batched) this.batchedRuns++;
     this.slots.add(slot);
     slot.ends = this.o.runner.run(job, this.shutdown, () => this.runDone(slot));

@@ -1,7 +1,7 @@
-import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
-import type { EnqueueResult, JobRecord, NewJob } from '../store/job-record.js';
+import type { Attributes, Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { EnqueueResult, JobRecord, JobTraceContext, NewJob } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
-import type { Clock } from '../support/clock.js';
+import { nowMs, type Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
 import { ATTR, SCOPE, SYSTEM } from './attributes.js';
 import { JobMetrics } from './job-metrics.js';
@@ -22,6 +22,8 @@ export class OtelTelemetry implements Telemetry {
   private readonly noopTracerProvider: unknown;
   private metrics: JobMetrics | undefined;
   private depth: QueueDepthGauge | undefined;
+  /** The last stored trace {@link originOf} read, and the span context it named. */
+  private lastTrace: { traceparent: string; tracestate: string | undefined; context: SpanContext | undefined } | undefined;
 
   constructor(
     readonly api: OtelApi,
@@ -69,12 +71,12 @@ export class OtelTelemetry implements Telemetry {
     const { api, metrics } = this;
     const tracing = this.tracing;
     if (!tracing && !metrics) return NOOP_RUN;
-    const startedAt = this.deps.clock.now().getTime();
+    const startedAt = nowMs(this.deps.clock);
     metrics?.started(job, startedAt - job.runAt.getTime());
     if (!tracing) return new OtelRun(this, job, undefined, undefined, startedAt);
     let parent: Context = api.ROOT_CONTEXT;
     let links: Link[] | undefined;
-    const origin = job.trace && fromJobTrace(api, job.trace);
+    const origin = job.trace && this.originOf(job.trace);
     if (origin) {
       if (job.trace!.link) links = [{ context: origin }];
       else parent = api.trace.setSpanContext(parent, origin);
@@ -88,6 +90,19 @@ export class OtelTelemetry implements Telemetry {
       parent,
     );
     return new OtelRun(this, job, span, api.trace.setSpan(parent, span), startedAt);
+  }
+
+  /**
+   * The span context a job's stored trace names, parsed once for a run of jobs that share it (the
+   * jobs of one `enqueueMany` carry the same trace): parsing it per run was a regular expression,
+   * five strings and an object per job. The context is read-only to the spans that use it.
+   */
+  private originOf(trace: JobTraceContext): SpanContext | undefined {
+    const last = this.lastTrace;
+    if (last !== undefined && last.traceparent === trace.traceparent && last.tracestate === trace.tracestate) return last.context;
+    const context = fromJobTrace(this.api, trace);
+    this.lastTrace = { traceparent: trace.traceparent, tracestate: trace.tracestate, context };
+    return context;
   }
 
   start(): void {
@@ -105,7 +120,7 @@ export class OtelTelemetry implements Telemetry {
 
   /** @internal */
   attemptEnded(job: JobRecord, outcome: AttemptOutcome, startedAt: number): void {
-    this.metrics?.ended(job, outcome, this.deps.clock.now().getTime() - startedAt);
+    this.metrics?.ended(job, outcome, nowMs(this.deps.clock) - startedAt);
   }
 }
 

@@ -76,12 +76,26 @@ export interface SeriesEntry extends SeriesCounts {
   depth: number | null;
 }
 
+/** Every resolution, in one array made once (each count goes to both). */
+const RESOLUTIONS = Object.keys(SERIES_RESOLUTIONS) as SeriesResolution[];
+
+/** When a bucket is past its resolution's retention (ms). */
+const expiryOf = (e: SeriesEntry): number => e.start + SERIES_RESOLUTIONS[e.resolution].bucketMs + SERIES_RESOLUTIONS[e.resolution].keepMs;
+
 /**
  * Buckets in memory, keyed by queue, resolution and start: MemoryStore keeps its series in one;
  * MongoStore gathers increments in one and writes them with one bulk write a minute.
  */
 export class SeriesBuckets {
   readonly #entries = new Map<string, SeriesEntry>();
+  /**
+   * Each queue's bucket of each resolution last counted in: nearly every count lands in it, so the
+   * map key is built once per bucket rather than twice per claim and per completion. Holds only
+   * buckets still in {@link #entries}.
+   */
+  readonly #current = new Map<string, Partial<Record<SeriesResolution, SeriesEntry>>>();
+  /** The earliest instant a bucket held passes its retention (ms): {@link prune} has nothing to do before. */
+  #nextExpiry = Infinity;
 
   /** How many buckets are held. */
   get size(): number {
@@ -89,18 +103,24 @@ export class SeriesBuckets {
   }
 
   #entry(queue: string, resolution: SeriesResolution, start: number): SeriesEntry {
+    let current = this.#current.get(queue);
+    const recent = current?.[resolution];
+    if (recent !== undefined && recent.start === start) return recent;
     const key = `${resolution}\u0000${start}\u0000${queue}`;
     let entry = this.#entries.get(key);
     if (!entry) {
       entry = { queue, resolution, start, completed: 0, failed: 0, dead: 0, started: 0, waitMs: 0, depth: null };
       this.#entries.set(key, entry);
+      this.#nextExpiry = Math.min(this.#nextExpiry, expiryOf(entry));
     }
+    if (!current) this.#current.set(queue, (current = {}));
+    current[resolution] = entry;
     return entry;
   }
 
   /** Adds counts to `queue`'s buckets of `at`, in both resolutions. */
   add(queue: string, at: Date, counts: Partial<SeriesCounts>): void {
-    for (const resolution of Object.keys(SERIES_RESOLUTIONS) as SeriesResolution[]) {
+    for (const resolution of RESOLUTIONS) {
       const entry = this.#entry(queue, resolution, bucketStart(resolution, at));
       entry.completed += counts.completed ?? 0;
       entry.failed += counts.failed ?? 0;
@@ -112,7 +132,7 @@ export class SeriesBuckets {
 
   /** Records a depth sample: each bucket of `at` keeps the largest. */
   sampleDepth(queue: string, at: Date, depth: number): void {
-    for (const resolution of Object.keys(SERIES_RESOLUTIONS) as SeriesResolution[]) {
+    for (const resolution of RESOLUTIONS) {
       const entry = this.#entry(queue, resolution, bucketStart(resolution, at));
       entry.depth = entry.depth === null ? depth : Math.max(entry.depth, depth);
     }
@@ -133,15 +153,23 @@ export class SeriesBuckets {
   drain(): SeriesEntry[] {
     const all = [...this.#entries.values()];
     this.#entries.clear();
+    this.#current.clear();
+    this.#nextExpiry = Infinity;
     return all;
   }
 
   /** Drops buckets past their resolution's retention at `now`. */
   prune(now: Date): void {
+    const ms = now.getTime();
+    if (ms < this.#nextExpiry) return;
+    let next = Infinity;
     for (const [key, e] of this.#entries) {
-      const { bucketMs, keepMs } = SERIES_RESOLUTIONS[e.resolution];
-      if (e.start + bucketMs + keepMs <= now.getTime()) this.#entries.delete(key);
+      const expiry = expiryOf(e);
+      if (expiry <= ms) this.#entries.delete(key);
+      else next = Math.min(next, expiry);
     }
+    this.#current.clear();
+    this.#nextExpiry = next;
   }
 
   /** The buckets a query asks for, oldest first. */

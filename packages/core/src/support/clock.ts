@@ -24,3 +24,12 @@ export class SystemClock implements Clock {
     return () => clearTimeout(handle);
   }
 }
+
+/**
+ * `clock.now().getTime()`, without making a Date when `clock` is the system clock: the engine
+ * reads the time in milliseconds several times per run (lease budget, deadlines, durations), and a
+ * Date each time was a few % of a no-op job's CPU (bench/README.md, "Issue 33 items 2/3").
+ */
+export function nowMs(clock: Clock): number {
+  return clock instanceof SystemClock ? Date.now() : clock.now().getTime();
+}

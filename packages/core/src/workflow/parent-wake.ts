@@ -82,7 +82,7 @@ interface FinishedJob {
 
 /** The finish events of jobs the parent wake listens to: the engine's `EventBus` is one. */
 export interface JobFinishEvents {
-  on(event: 'job:completed' | 'job:dead' | 'job:cancelled', listener: (event: { job: FinishedJob }) => Promise<void>): unknown;
+  on(event: 'job:completed' | 'job:dead' | 'job:cancelled', listener: (event: { job: FinishedJob }) => Promise<void> | undefined): unknown;
 }
 
 /**
@@ -108,13 +108,15 @@ export function wakeParentsOnFinish(deps: { events: JobFinishEvents; store: JobS
       );
     }
   };
-  const onFinished = async (job: FinishedJob, dead: boolean): Promise<void> => {
+  // Not an async function: most finished jobs have no parent, and those return without a promise.
+  const onFinished = (job: FinishedJob, dead: boolean): Promise<void> | undefined => {
     const parentId = job.parentId;
-    if (parentId === undefined) return;
+    if (parentId === undefined) return undefined;
     const next = (queued.get(parentId) ?? Promise.resolve()).then(() => check(parentId, { id: job.id, dead }));
     queued.set(parentId, next);
-    await next;
-    if (queued.get(parentId) === next) queued.delete(parentId);
+    return next.then(() => {
+      if (queued.get(parentId) === next) queued.delete(parentId);
+    });
   };
   deps.events.on('job:completed', ({ job }) => onFinished(job, false));
   deps.events.on('job:dead', ({ job }) => onFinished(job, true));

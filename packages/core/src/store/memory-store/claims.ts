@@ -35,21 +35,19 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
   // (a new Date per job, referenced from old records, is copied by every young-generation GC).
   const leaseUntil = copyDate(req.leaseUntil);
   const startedAt = copyDate(req.now);
-  return jobs.map((job) => {
-    transition(
-      state,
-      job,
-      claimOf(job.record.status),
-      req.now,
-      (record) => {
-        record.lease = { owner: req.owner, token: state.leaseToken(), until: leaseUntil };
-        record.startedAt ??= startedAt;
-        if (record.waitingFor !== undefined) record.waitingFor = undefined;
-      },
-      startedAt,
-    );
-    return copyRecord(job.record);
+  const lease = (record: JobRecord): void => {
+    record.lease = { owner: req.owner, token: state.leaseToken(), until: leaseUntil };
+    record.startedAt ??= startedAt;
+    if (record.waitingFor !== undefined) record.waitingFor = undefined;
+  };
+  const claimed = jobs.map((job) => {
+    transition(state, job, claimOf(job.record.status), req.now, lease, startedAt);
+    const { record } = job;
+    state.series.add(record.queue, req.now, { started: 1, waitMs: Math.max(0, now - record.runAt.getTime()) });
+    return copyRecord(record);
   });
+  if (claimed.length > 0) state.series.prune(req.now);
+  return claimed;
 }
 
 /** The claim the index made of a job in `status`: a due job, one whose lease ran out, one whose wait timed out. */

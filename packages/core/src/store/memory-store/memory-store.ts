@@ -67,7 +67,7 @@ import * as waitTokens from './wait-tokens.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from '../wait-token.js';
 import type { WorkerPresence } from '../presence.js';
 import { PresenceTable } from './presence-table.js';
-import { checkSeriesQuery, SeriesBuckets, type QueueSeriesBucket, type QueueSeriesQuery } from '../queue-series.js';
+import { checkSeriesQuery, type QueueSeriesBucket, type QueueSeriesQuery } from '../queue-series.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './stored-job.js';
 
@@ -136,10 +136,7 @@ export class MemoryStore implements JobStore {
   // ---- claims and leases -----------------------------------------------------------------------
 
   async claim(req: ClaimRequest): Promise<JobRecord[]> {
-    const jobs = claims.claim(this.#state, req);
-    for (const job of jobs) this.#series.add(job.queue, req.now, { started: 1, waitMs: Math.max(0, req.now.getTime() - job.runAt.getTime()) });
-    if (jobs.length > 0) this.#series.prune(req.now);
-    return jobs;
+    return claims.claim(this.#state, req);
   }
 
   async holdFlow(req: FlowHoldRecord & { now: Date }): Promise<void> {
@@ -166,37 +163,19 @@ export class MemoryStore implements JobStore {
   // ---- outcomes of runs ------------------------------------------------------------------------
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
-    const queue = this.#queueOf(lease);
     writes.complete(this.#state, lease, outcome);
-    if (queue !== undefined) this.#series.add(queue, outcome.now, { completed: 1 });
   }
 
   async completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
-    const queues = Array.isArray(items) ? items.map((item) => this.#queueOf(item?.lease)) : [];
-    const outcomes = writes.completeMany(this.#state, items, now);
-    outcomes.forEach((outcome, i) => {
-      const queue = queues[i];
-      if (outcome === 'completed' && queue !== undefined) this.#series.add(queue, now, { completed: 1 });
-    });
-    return outcomes;
+    return writes.completeMany(this.#state, items, now);
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
-    const queue = this.#queueOf(lease);
     writes.retry(this.#state, lease, outcome);
-    if (queue !== undefined) this.#series.add(queue, outcome.now, { failed: 1 });
   }
 
   async deadLetter(lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): Promise<void> {
-    const queue = this.#queueOf(lease);
     writes.deadLetter(this.#state, lease, outcome);
-    if (queue !== undefined) this.#series.add(queue, outcome.now, { failed: 1, dead: 1 });
-  }
-
-  /** The queue of the job a lease is on, while it runs (what its outcome is counted under in the series). */
-  #queueOf(lease: LeaseRef | undefined): string | undefined {
-    const id = lease?.jobId;
-    return typeof id === 'string' ? this.#state.active.get(id)?.record.queue : undefined;
   }
 
   async release(lease: LeaseRef, now: Date): Promise<void> {
@@ -285,17 +264,16 @@ export class MemoryStore implements JobStore {
 
   async listQueues(now?: Date): Promise<QueueSummary[]> {
     const list = queries.listQueues(this.#state, now);
-    if (now instanceof Date) for (const q of list) this.#series.sampleDepth(q.name, now, q.counts.queued);
+    if (now instanceof Date) for (const q of list) this.#state.series.sampleDepth(q.name, now, q.counts.queued);
     return list;
   }
 
   // ---- per-queue series (the dashboard's charts) -----------------------------------------------
 
-  readonly #series = new SeriesBuckets();
-
+  /** Counted where runs start and end: `claims.ts` (starts, waits) and `writes.ts` (completions, failures, deaths). */
   async queueSeries(req: QueueSeriesQuery): Promise<QueueSeriesBucket[]> {
     checkSeriesQuery(req);
-    return this.#series.read(req);
+    return this.#state.series.read(req);
   }
 
   async countFinished(req: FinishedCountQuery): Promise<number | null> {

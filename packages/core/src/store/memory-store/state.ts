@@ -14,6 +14,7 @@ import { DebounceKeys } from './debounce.js';
 import { FlowTable } from './flow-table.js';
 import { QueuedListeners } from './queued-listeners.js';
 import { ScheduleTable } from './schedule-table.js';
+import { SeriesBuckets } from '../queue-series.js';
 import { SecondaryIndex } from './secondary-index.js';
 import { StatusCounts } from './status-counts.js';
 import type { StoredJob } from './stored-job.js';
@@ -67,6 +68,8 @@ export class MemoryState {
   readonly waitTokens = new Map<string, WaitTokenRecord>();
   /** Wait token ids by job id, in creation order. */
   readonly waitTokensByJob = new Map<string, string[]>();
+  /** Per-queue counts in time buckets (`queueSeries`): starts counted by claims, outcomes by the writes of runs. */
+  readonly series = new SeriesBuckets();
   /** Finished jobs with dependents not settled yet (`settleDependents`), in the order they finished. */
   readonly unsettled = new Set<string>();
   /** The last enqueue order handed out (see {@link StoredJob.seq}). */

@@ -76,12 +76,15 @@ function completeJob(state: MemoryState, job: StoredJob, result: unknown, now: D
     job,
     'complete',
     now,
-    (record) => {
-      if (result !== undefined) record.result = result;
-      if (logs !== undefined) record.logs = [...(record.logs ?? []), ...logs.lines].slice(-logs.keep);
-    },
+    result === undefined && logs === undefined
+      ? undefined
+      : (record) => {
+          if (result !== undefined) record.result = result;
+          if (logs !== undefined) record.logs = [...(record.logs ?? []), ...logs.lines].slice(-logs.keep);
+        },
     at,
   );
+  state.series.add(job.record.queue, now, { completed: 1 });
 }
 
 export function retry(state: MemoryState, lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): void {
@@ -93,6 +96,7 @@ export function retry(state: MemoryState, lease: LeaseRef, outcome: { runAt: Dat
     record.runAt = copyDate(outcome.runAt);
     appendError(record, error);
   });
+  state.series.add(job.record.queue, outcome.now, { failed: 1 });
 }
 
 export function deadLetter(state: MemoryState, lease: LeaseRef, outcome: { reason: string; error?: ErrorRecord; now: Date }): void {
@@ -104,6 +108,7 @@ export function deadLetter(state: MemoryState, lease: LeaseRef, outcome: { reaso
     if (error) appendError(record, error);
     record.deadReason = outcome.reason;
   });
+  state.series.add(job.record.queue, outcome.now, { failed: 1, dead: 1 });
 }
 
 export function release(state: MemoryState, lease: LeaseRef, now: Date): void {
