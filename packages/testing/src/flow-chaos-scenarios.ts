@@ -293,7 +293,7 @@ export function describeFlowChaos(label: string, fixture: () => JobStore | Promi
     it(
       `${batches} batches of ${members}: each callback is enqueued once and runs with the right counts (lost 0)`,
       async () => {
-        life = new Mortality(20, random(47), { midRun: 40, beforeEnd: 30, afterEnd: 60 });
+        life = new Mortality(20, random(47), { midRun: 40, beforeEnd: 10, afterEnd: 20 });
         callbackRuns = new Map();
         const inner = await open();
         const created: { id: string; batch: number; jobIds: string[] }[] = [];
