@@ -14,6 +14,7 @@ import { requireDate } from '../arguments.js';
 import { inTransaction, type StoreCollections } from '../connection/collections.js';
 import type { BatchDocument, JobDocument } from '../schema/documents.js';
 import { newJobDocument } from '../schema/updates.js';
+import type { OffloadedValues } from '../payloads/offloaded-values.js';
 import { StoreArgumentError } from '../store-errors.js';
 
 /**
@@ -37,6 +38,8 @@ const INSERT_CHUNK = 1_000;
 export class MongoBatches {
   constructor(
     private readonly collections: StoreCollections,
+    /** The payload bucket: large member and callback payloads go there (offloaded-values.ts). */
+    private readonly values: OffloadedValues,
     /** Puts a new job in its partition (a member spread like any job, a callback by its key); nothing on one partition. */
     private readonly place: (doc: JobDocument) => void = () => undefined,
   ) {}
@@ -70,12 +73,14 @@ export class MongoBatches {
     for (const on of BATCH_CALLBACKS) {
       const job = batch.callbacks?.[on];
       if (job === undefined) continue;
-      newJobDocument(job, now); // checked now, stored as given
+      this.values.checkPayloads([newJobDocument(job, now)]); // checked now, stored as given
       callbacks[on] = job;
     }
+    const files = this.values.preparePayloads(docs);
     const record: BatchDocument = { _id, total: docs.length, completed: 0, dead: 0, cancelled: 0, createdAt: now, callbacks };
     await inTransaction(this.collections, async (session) => {
       await this.batches.insertOne(record, { session });
+      await this.values.writeFiles(files, now, session);
       for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.collections.jobs.insertMany(docs.slice(i, i + INSERT_CHUNK), { session, ordered: true });
       if (docs.length === 0) await this.finish(record, now, session);
     });
@@ -129,7 +134,9 @@ export class MongoBatches {
       this.place(doc);
       docs.push(doc);
     }
-    if (docs.length > 0) await this.collections.jobs.insertMany(docs, { session, ordered: true });
+    if (docs.length === 0) return;
+    await this.values.offloadPayloads(docs, now, session);
+    await this.collections.jobs.insertMany(docs, { session, ordered: true });
   }
 }
 
