@@ -627,13 +627,14 @@ export class MongoStore implements JobStore {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  async getJob(id: string): Promise<JobRecord | null> {
+  async getJob(id: string, opts?: { values?: boolean }): Promise<JobRecord | null> {
     const _id = parseJobId(id);
     if (!_id) return null;
+    const load = async (record: JobRecord): Promise<JobRecord> => (opts?.values === false ? record : (await this.values.load([record]))[0]!);
     const live = await this.collections.jobs.findOne({ _id });
-    if (live) return (await this.values.load([toJobRecord(live)]))[0]!;
+    if (live) return load(toJobRecord(live));
     const dead = await this.collections.deadLetters.findOne({ _id });
-    return dead ? (await this.values.load([toDeadJobRecord(dead)]))[0]! : null;
+    return dead ? load(toDeadJobRecord(dead)) : null;
   }
 
   /** Live jobs only: dead ones are in the dead-letter collection (`listDeadLetters`). */

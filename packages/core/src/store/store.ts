@@ -302,8 +302,13 @@ export interface JobStore {
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;
 
-  /** A job by id, from the jobs or the dead letters (status `dead`); null if unknown. */
-  getJob(id: string): Promise<JobRecord | null>;
+  /**
+   * A job by id, from the jobs or the dead letters (status `dead`); null if unknown. With
+   * `{ values: false }` a payload or result kept outside the record is not loaded (`payload` /
+   * `result` undefined, `offloadedPayload` / `offloadedResult` set), as lists return it: for
+   * readers that only need the job's state (a dashboard's live updates).
+   */
+  getJob(id: string, opts?: { values?: boolean }): Promise<JobRecord | null>;
 
   /**
    * Jobs matching a filter (newest first), for operators, tests and the scheduler's overlap check.
