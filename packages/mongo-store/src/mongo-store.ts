@@ -48,7 +48,7 @@ import {
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { MongoBatches } from './batches/batches.js';
-import { claimJobs } from './claims/claims.js';
+import { claimJobs, giveBack } from './claims/claims.js';
 import { MongoFlowClaims } from './claims/flow-claims.js';
 import { JobsHeldByTransactions } from './claims/held-jobs.js';
 import { inTransaction, openCollections, type StoreCollections } from './connection/collections.js';
@@ -303,7 +303,15 @@ export class MongoStore implements JobStore {
           )
         : await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
     // Offloaded payloads: one read of the bucket for the whole claim (the claim itself read none).
-    await this.values.load(jobs);
+    // Should it fail, the jobs go back as a failed claim's do: their attempt not spent, their slots freed.
+    try {
+      await this.values.load(jobs);
+    } catch (err) {
+      const ours = { $or: jobs.map((job) => ({ _id: parseJobId(job.id)!, 'lease.token': job.lease!.token })) };
+      const refusal = await giveBack(this.collections.jobs, ours, `${jobs.length} job(s)`, req.now, err);
+      for (const job of jobs) await this.permits.release(job.lease!.token, job.id).catch(() => undefined); // else they end with the lease
+      throw refusal;
+    }
     for (const job of jobs) {
       if (job.lease) this.runQueues.set(job.lease.token, job.queue);
       this.series.add(job.queue, req.now, { started: 1, waitMs: Math.max(0, req.now.getTime() - job.runAt.getTime()) });

@@ -174,6 +174,27 @@ describe.each([['replica set', 'replica-set'] as const, ['standalone', 'standalo
   });
 });
 
+describe('a claim whose payload read fails', () => {
+  const fixture = useMongoFixture();
+
+  it('gives the jobs back, attempt not spent, and rejects; the next claim takes them', async () => {
+    const store = fixture.newStore({ retention: { completed: false } });
+    await store.init();
+    const [{ id }] = await store.enqueue([newJob({ payload: big(300) })], { now: at(0) });
+    const chunks = (store as unknown as { collections: { payloadChunks: { find: (...args: unknown[]) => unknown } } }).collections.payloadChunks;
+    const find = chunks.find.bind(chunks);
+    chunks.find = () => {
+      throw new Error('connection reset');
+    };
+    await expect(store.claim(claimRequest())).rejects.toThrow('connection reset');
+    expect(await store.getJob(id, { values: false })).toMatchObject({ status: 'queued', attempt: 0 });
+    chunks.find = find;
+    const [job] = await store.claim(claimRequest('worker-b', at(2)));
+    expect(job).toMatchObject({ id, attempt: 1, payload: big(300) });
+    await store.close();
+  });
+});
+
 describe('the payload bucket in transactions', () => {
   const fixture = useMongoFixture();
 
