@@ -6,7 +6,7 @@ import type { Browser } from 'puppeteer-core';
 import { Job, MemoryStore, plainDataSize, type JobPageQuery, type JobRecord, type JobStore, type JobSummary } from '@loom/core';
 import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
 import { loomDashboard, type LoomDashboard } from '@loom/dashboard';
-import { launchChromium, screenshot, watchedPage } from './chromium.js';
+import { axeProblems, launchChromium, screenshot, watchedPage } from './chromium.js';
 import { Visitor } from './http-client.js';
 
 // Issue 33, item 4: a payload or result the store keeps outside the job's record (MongoStore over
@@ -162,7 +162,7 @@ describe('in Chromium', () => {
     await browser?.close();
   });
 
-  test.each([1280, 390])('the job page and the list fit %i px (screenshots job-offloaded-*, jobs-offloaded-*)', async (width) => {
+  test.each([1280, 390])('the job page and the list fit %i px and pass axe-core (screenshots job-offloaded-*, jobs-offloaded-*)', async (width) => {
     const { page, problems } = await watchedPage(browser);
     await page.setViewport({ width, height: 800 });
     for (const [name, path] of [
@@ -175,6 +175,7 @@ describe('in Chromium', () => {
         () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
       );
       expect({ name, scrollWidth }).toEqual({ name, scrollWidth: width });
+      expect({ name, violations: await axeProblems(page) }).toEqual({ name, violations: [] });
     }
     await page.close();
     expect(problems).toEqual([]);

@@ -41,7 +41,8 @@ function valuePanel(ctx: PageContext, job: JobRecord, kind: 'payload' | 'result'
   const offloaded = kind === 'payload' ? job.offloadedPayload : job.offloadedResult;
   const value = kind === 'payload' ? job.payload : job.result;
   const title = kind === 'payload' ? 'Payload' : 'Result';
-  const shown = html`<pre class="value" data-test="${kind}">${json(value)}</pre>`;
+  // A long value scrolls inside its box: focusable, so a keyboard can scroll it too.
+  const shown = html`<pre class="value" data-test="${kind}" tabindex="0">${json(value)}</pre>`;
   if (!offloaded) return panel(`job-${kind}`, title, shown);
   const note = html`<p class="lead" data-test="${kind}-offloaded">${bytes(offloaded.size)}, kept outside the job's record (the store's payload bucket). <a class="btn plain" data-test="${kind}-download" href="${href(ctx, valuePath(job.id, kind))}" download>Download JSON</a></p>`;
   return panel(`job-${kind}`, `${title} (${bytes(offloaded.size)})`, html`${note}${shown}`);
