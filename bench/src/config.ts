@@ -17,8 +17,13 @@ export const GROUPS = [
   'sharded',
   'dag',
   'scaling',
+  'payload',
 ] as const;
 export type Group = (typeof GROUPS)[number];
+
+/** The payload sizes of group `payload`, in KiB. */
+export const PAYLOAD_KBS = [10, 100, 1024] as const;
+export type PayloadKb = (typeof PAYLOAD_KBS)[number];
 
 /** Sizes of one benchmark run. */
 export interface BenchConfig {
@@ -58,6 +63,8 @@ export interface BenchConfig {
   scalingJobs: number;
   scalingAgendaJobs: number;
   scalingBullmqJobs: number;
+  /** Group `payload`: jobs per run at 10 KiB, 100 KiB and 1 MiB payloads. */
+  payloadJobs: Record<PayloadKb, number>;
   /** Per scenario: a run that takes longer fails the benchmark. */
   timeoutMs: number;
   /** `--profile DIR`: every child (and the emulator) runs under `node --cpu-prof` writing there. */
@@ -108,6 +115,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         scalingJobs: 200,
         scalingAgendaJobs: 40,
         scalingBullmqJobs: 200,
+        payloadJobs: { 10: 100, 100: 50, 1024: 20 },
         timeoutMs: 60_000,
       }
     : {
@@ -131,6 +139,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv): BenchConfig 
         scalingJobs: 3_000,
         scalingAgendaJobs: 1_000,
         scalingBullmqJobs: 3_000,
+        payloadJobs: { 10: 2_000, 100: 1_000, 1024: 200 },
         timeoutMs: 900_000,
       };
   return {

@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runInChild } from './child-runner.js';
 import { Collector, type EngineKey } from './collector.js';
-import { readConfig, type BenchConfig, type Group } from './config.js';
+import { PAYLOAD_KBS, readConfig, type BenchConfig, type Group } from './config.js';
 import { openMongoTarget, type MongoTarget } from './mongo-target.js';
 import { checkTargets, renderTable, renderTargets } from './report.js';
 import type { ChildReport, ScenarioSpec } from './scenario.js';
@@ -215,6 +215,34 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     }
   }
   if (c.groups.includes('scaling')) await measureScaling(c, collector, run, mongo);
+  if (c.groups.includes('payload')) {
+    // Issue 33 item 4: 10 KiB, 100 KiB and 1 MiB payloads, with MongoStore's default threshold
+    // (256 KiB: only 1 MiB is offloaded), with a 1 KiB one (every size offloaded), and 1 MiB with
+    // offloading off (`offloadThreshold: false`: inline, as before issue 33).
+    for (let r = 0; r < c.runs; r++) {
+      for (const kb of PAYLOAD_KBS) {
+        for (const mode of kb > 256 ? (['', 'Offloaded', 'Inline'] as const) : (['', 'Offloaded'] as const)) {
+          const spec: ScenarioSpec = {
+            kind: 'payload',
+            payloadKb: kb,
+            jobs: c.payloadJobs[kb],
+            concurrency: c.concurrency,
+            claims: c.quick ? 10 : 50,
+            listReps: c.quick ? 5 : 20,
+            ...(mode === 'Offloaded' ? { offloadThreshold: 1024 } : mode === 'Inline' ? { offloadThreshold: false } : {}),
+            timeoutMs,
+            ...mongo(),
+          };
+          const rep = await run(
+            spec,
+            `payload/loom ${kb} KiB${mode === 'Offloaded' ? ' (threshold 1 KiB)' : mode === 'Inline' ? ' (offloadThreshold: false)' : ''}`,
+            r,
+          );
+          collector.add('loom', { ...rep.metrics, peakRssMb: rep.maxRssMb }, `payload${kb}k${mode}`);
+        }
+      }
+    }
+  }
   return breakdown;
 }
 
@@ -365,6 +393,11 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
       ['loom-memory', 'sandboxNoopUsPerJob'],
       ['loom-memory', 'inThreadNoopUsPerJob'],
     );
+  if (c.groups.includes('payload'))
+    for (const kb of PAYLOAD_KBS)
+      for (const mode of ['', 'Offloaded'])
+        for (const m of ['ThroughputJobsPerSec', 'WorkerCpuUsPerJob', 'PeakRssMb', 'ClaimJobsReplyBytes', 'ListReplyBytes'])
+          want.push(['loom', `payload${kb}k${mode}${m}`]);
   if (c.groups.includes('dag'))
     want.push(
       ['loom', 'flowCostEnqueueCommandsPerEdge'],

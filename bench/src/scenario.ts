@@ -35,6 +35,17 @@ export type ScenarioSpec =
   | { kind: 'sandbox'; burnMs: number; noopJobs: number; timeoutMs: number }
   | ({ kind: 'flow-costs'; jobs: number; concurrency: number; timeoutMs: number } & MongoTargetRef)
   | ({ kind: 'scaling'; jobs: number; concurrency: number; queues: number; engines: number; timeoutMs: number } & MongoTargetRef)
+  | ({
+      kind: 'payload';
+      payloadKb: number;
+      jobs: number;
+      concurrency: number;
+      claims: number;
+      listReps: number;
+      /** MongoStore's offloadThreshold; absent: its default (256 KiB). */
+      offloadThreshold?: number | false;
+      timeoutMs: number;
+    } & MongoTargetRef)
   | BullmqSpec;
 
 /** The redis-server the benchmark started for BullMQ (its pid: its CPU per job is read like the emulator's). */

@@ -17,6 +17,7 @@ import { flowQueueCost } from './scenarios/flow-queue-cost.js';
 import { sandboxCost } from './scenarios/sandbox.js';
 import { flowCosts } from './scenarios/flow-costs.js';
 import { scalingPoint } from './scenarios/scaling.js';
+import { payloadCost } from './scenarios/payload.js';
 
 function run(spec: ScenarioSpec): Promise<ScenarioResult> {
   switch (spec.kind) {
@@ -48,6 +49,8 @@ function run(spec: ScenarioSpec): Promise<ScenarioResult> {
       return sandboxCost(spec);
     case 'scaling':
       return scalingPoint(spec);
+    case 'payload':
+      return payloadCost(spec);
   }
 }
 

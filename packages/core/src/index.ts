@@ -24,6 +24,7 @@ export * from './store/store.js';
 export * from './store/signal-limit.js';
 export * from './store/operations.js';
 export * from './store/payload-match.js';
+export * from './store/payload-limits.js';
 export * from './store/flow.js';
 export * from './store/batch.js';
 export * from './store/presence.js';

@@ -99,6 +99,7 @@ export class Loom {
     this.engine.telemetry.start();
     await this.engine.pool.start();
     this.engine.dependencies.start();
+    this.engine.maintenance.start();
     await this.engine.scheduling.start();
     this.engine.presence?.start();
   }
@@ -124,6 +125,7 @@ export class Loom {
     this.engine.telemetry.stop();
     this.engine.flow.stop();
     this.engine.dependencies.stop();
+    this.engine.maintenance.stop();
     try {
       await this.engine.scheduling.stop();
       await this.engine.pool.stop(graceMs);

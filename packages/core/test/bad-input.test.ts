@@ -114,7 +114,10 @@ const CORPUS: [string, Row][] = [
       message: /cycle/,
     },
   ],
-  ['a payload over 16 MB', { kind: 'refused', act: free({ blob: 'x'.repeat(17 * 1024 * 1024) }), code: 'INVALID_PAYLOAD', message: /16777216/ }],
+  [
+    'a payload over maxPayloadSize (64 MiB)',
+    { kind: 'refused', act: free({ blob: 'x'.repeat(65 * 1024 * 1024) }), code: 'PAYLOAD_TOO_LARGE', message: /maxPayloadSize of 67108864 bytes/ },
+  ],
   ['an invalid Date', { kind: 'refused', act: free({ at: new Date('soon') }), code: 'INVALID_PAYLOAD', message: /invalid Date/ }],
   ['nesting deeper than MongoDB allows', { kind: 'refused', act: free(nested(150)), code: 'INVALID_PAYLOAD', message: /deep|nest/i }],
   // keys with `$` and `.`, and prototype keys: stored opaquely, read back as given
@@ -255,7 +258,7 @@ const CORPUS: [string, Row][] = [
   ],
   // A result that cannot be stored does not undo the run's effects: the job completes without it, loudly.
   ['handler returns a function', { kind: 'result-dropped', run: async () => ({ total: 3, format: () => '3' }), path: 'format' }],
-  ['handler returns more than 16 MB', { kind: 'result-dropped', run: async () => 'x'.repeat(17 * 1024 * 1024), path: '(root)' }],
+  ['handler returns more than maxPayloadSize', { kind: 'result-dropped', run: async () => 'x'.repeat(65 * 1024 * 1024), path: '(root)' }],
 ];
 
 async function snapshot(t: TestLoom): Promise<string> {

@@ -26,6 +26,7 @@ const samples: Record<string, () => LoomError> = {
   EngineStoppedError: () => new core.EngineStoppedError('j1'),
   JobFailedError: () => new core.JobFailedError('thrown', 'thrown'),
   JobTooLargeError: () => new core.JobTooLargeError('j1', 'too large'),
+  PayloadTooLargeError: () => new core.PayloadTooLargeError('The payload of job "report"', 2048, 1024),
   OutcomeNotStoredError: () => new core.OutcomeNotStoredError('j1', 'complete', new Error('refused')),
   StoreTimeoutError: () => new core.StoreTimeoutError('claim', 1_000),
   EngineStateError: () => new core.EngineStateError('stopped'),

@@ -45,6 +45,8 @@ const full: Required<JobRecord> = {
   batchId: 'b',
   batchCallback: { batchId: 'b0', on: 'complete' },
   forkedFrom: 'f',
+  offloadedPayload: { fileId: 'f1', size: 300_000 },
+  offloadedResult: { fileId: 'f2', size: 400_000 },
 };
 
 /** Every object reachable from `v` (Dates, arrays, plain objects). */

@@ -85,12 +85,24 @@ describe('outcome writes that keep failing', () => {
   });
 });
 
+/** A MemoryStore that states no `payloadLimits`: every value counts inline against one 16 MiB record, as before offloading. */
+function inlineStore(): JobStore {
+  const store = new MemoryStore();
+  return new Proxy(store, {
+    get: (target, key) => {
+      if (key === 'payloadLimits') return undefined;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 describe('a result the job record cannot hold', () => {
   it('fails the attempt with JOB_TOO_LARGE, counting payload, steps and result together', async () => {
     runs = 0;
     // Each under 16 MiB alone; together over it.
     result = 'r'.repeat(9 * 1024 * 1024);
-    const t = await createTestLoom({ jobs: [OutcomeJob] });
+    const t = await createTestLoom({ jobs: [OutcomeJob], store: inlineStore() });
     const { id } = await t.enqueue(OutcomeJob, { blob: 'p'.repeat(8 * 1024 * 1024) } as never);
     await t.runUntilIdle();
     const job = await t.getJob(id);
@@ -99,6 +111,18 @@ describe('a result the job record cannot hold', () => {
     expect(job?.errors[0]).toMatchObject({ code: 'JOB_TOO_LARGE' });
     expect(job?.errors[0]?.message).toMatch(/payload \d+, steps \d+, errors \d+, signals \d+, result \d+/);
     expect(LoomError.is(t.logs.find((e) => e.level === 'warn' && e.fields.err)?.fields.err, 'JOB_TOO_LARGE')).toBe(true);
+    await t.stop();
+  });
+
+  it('counts a payload and a result over the offload threshold as their references: the job completes', async () => {
+    runs = 0;
+    result = 'r'.repeat(9 * 1024 * 1024);
+    const t = await createTestLoom({ jobs: [OutcomeJob] }); // MemoryStore: offloadThreshold 256 KiB, maxPayloadSize 64 MiB
+    const { id } = await t.enqueue(OutcomeJob, { blob: 'p'.repeat(8 * 1024 * 1024) } as never);
+    await t.runUntilIdle();
+    const job = await t.getJob(id);
+    expect(job?.status).toBe('completed');
+    expect((job?.result as string).length).toBe(9 * 1024 * 1024);
     await t.stop();
   });
 });

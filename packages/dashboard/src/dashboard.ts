@@ -57,6 +57,8 @@ const CHART_BUCKETS = 12;
 const PURGE_COUNT_LIMIT = 1000;
 /** Longest name or queue filter accepted. */
 const MAX_FILTER_CHARS = 300;
+/** A download is written in slices of this many bytes, each after the socket took the last. */
+const DOWNLOAD_SLICE = 256 * 1024;
 
 /**
  * The dashboard: a `(req, res, next?)` request handler. Mount it anywhere a Node request handler
@@ -105,7 +107,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     if (topic.kind === 'queues') return queuesFingerprint(await queues.list());
     if (topic.kind === 'schedules') return schedulesFingerprint(await schedules.list());
     if (topic.kind === 'workers') return workersFingerprint(await workers.list());
-    return jobFingerprint(await jobs.get(topic.id));
+    // The job's state only: a payload the store keeps outside the record is not read every poll.
+    return jobFingerprint(await store.getJob(topic.id, { values: false }));
   };
   const feed = new LiveFeed({ read: readFingerprint, intervalMs: refreshMs, logger });
 
@@ -479,6 +482,47 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     throw new PageError(404, 'Not found', `The dashboard has no action at ${at.path}.`);
   }
 
+  // ---- downloads -----------------------------------------------------------------------------------
+
+  /**
+   * `<base>/jobs/<id>/payload.json` and `result.json`: the job's payload or result as a JSON file
+   * (dates as ISO strings), for values the page shows cut (a large payload the store keeps outside
+   * the job's record). Read-only like every page; written in slices as the socket takes them. A job
+   * that does not exist, or has no result, is a 404 in plain text.
+   */
+  async function downloadValue(res: ServerResponse, segment: string, kind: 'payload' | 'result', head: boolean): Promise<void> {
+    let id: string;
+    try {
+      id = decodeURIComponent(segment);
+    } catch {
+      return send(res, 400, 'Bad link: this link is not one the dashboard made.', 'text/plain; charset=utf-8', head);
+    }
+    const job = id.length > MAX_FILTER_CHARS ? null : await jobs.get(id);
+    const value = kind === 'payload' ? job?.payload : job?.result;
+    if (!job || value === undefined) {
+      const what = job ? `Job ${id} has no ${kind}.` : `No job with id ${id}: it never existed, or it was removed.`;
+      return send(res, 404, what, 'text/plain; charset=utf-8', head);
+    }
+    const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) ?? 'null';
+    const body = Buffer.from(text);
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    res.setHeader('Cache-Control', 'no-store');
+    // The id is a store's (hex, or MemoryStore's words): anything else is replaced in the file name.
+    res.setHeader('Content-Disposition', `attachment; filename="${id.replace(/[^A-Za-z0-9_-]/g, '_')}-${kind}.json"`);
+    if (head) return void res.end();
+    for (let at = 0; at < body.length && !res.destroyed; at += DOWNLOAD_SLICE) {
+      if (res.write(body.subarray(at, at + DOWNLOAD_SLICE))) continue;
+      // A client that goes away never drains: its close ends the wait too.
+      await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+    res.end();
+  }
+
   // ---- the handler ---------------------------------------------------------------------------------
 
   async function handle(req: IncomingMessage, res: ServerResponse, at: Located): Promise<void> {
@@ -515,6 +559,8 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
     }
     const jump = at.path === '/jobs' ? at.query.get('id')?.trim() : undefined;
     if (jump) return jumpToJob(req, res, at, jump);
+    const value = /^\/jobs\/([^/]+)\/(payload|result)\.json$/.exec(at.path);
+    if (value) return downloadValue(res, value[1]!, value[2] as 'payload' | 'result', method === 'HEAD');
     return renderPage(req, res, at);
   }
 

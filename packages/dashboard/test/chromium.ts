@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
@@ -57,4 +58,24 @@ export async function watchedPage(browser: Browser): Promise<{ page: Page; probl
 export interface PageElement {
   textContent: string | null;
   getAttribute(name: string): string | null;
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/** The serious and critical axe-core violations of the page as loaded, one line each. */
+export async function axeProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const result = (await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe.run())) as {
+    violations: AxeViolation[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`);
 }

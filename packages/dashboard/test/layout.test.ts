@@ -1,13 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'puppeteer-core';
-import { launchChromium, screenshot, watchedPage } from './chromium.js';
+import { axeProblems, launchChromium, screenshot, watchedPage } from './chromium.js';
 import { startFixture, type DashboardFixture } from './fixture.js';
 
 // Issue 34, item 8: every page at 1280 and 390 px wide, no horizontal overflow of the page, no
 // serious or critical axe-core violation; screenshots of each for a reviewer (test-artifacts/).
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [1280, 390] as const;
 
 let browser: Browser;
@@ -59,23 +56,6 @@ function pages(): [string, string][] {
   ];
 }
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
-async function audit(): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = (await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe.run())) as {
-    violations: AxeViolation[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`);
-}
-
 describe.each(WIDTHS)('at %i px wide', (width) => {
   test.each(Array.from({ length: PAGE_COUNT }, (_, i) => i))('page %i fits the width and passes axe-core', async (i) => {
     ({ page, problems } = await watchedPage(browser));
@@ -91,6 +71,6 @@ describe.each(WIDTHS)('at %i px wide', (width) => {
       () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
     );
     expect({ name, scrollWidth }).toEqual({ name, scrollWidth: width });
-    expect({ name, violations: await audit() }).toEqual({ name, violations: [] });
+    expect({ name, violations: await axeProblems(page) }).toEqual({ name, violations: [] });
   });
 });

@@ -44,10 +44,11 @@ import {
   type WorkerPresence,
   type QueueSeriesBucket,
   type QueueSeriesQuery,
+  type PayloadLimits,
 } from '@loom/core';
 import { listLimit, parseJobId, requireDate, requireString, requireStrings } from './arguments.js';
 import { MongoBatches } from './batches/batches.js';
-import { claimJobs } from './claims/claims.js';
+import { claimJobs, giveBack } from './claims/claims.js';
 import { MongoFlowClaims } from './claims/flow-claims.js';
 import { JobsHeldByTransactions } from './claims/held-jobs.js';
 import { inTransaction, openCollections, type StoreCollections } from './connection/collections.js';
@@ -68,6 +69,7 @@ import { ScheduleRepository } from './operations/schedules.js';
 import { resolveOptions, type MongoStoreOptions, type ResolvedOptions } from './options.js';
 import { activeChildFilter, fencedFilter, jobListFilter, waitingForJobFilter, waitingFilter } from './schema/filters.js';
 import { ensureIndexes, indexPlan, RETENTION_INDEX } from './schema/indexes.js';
+import { OffloadedValues, valueChunksIndexPlan, valueFilesIndexPlan } from './payloads/offloaded-values.js';
 import { toDeadJobRecord, toJobRecord } from './schema/records.js';
 import { completeUpdate, extendLeaseUpdate, appendLogsUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
 import { StoreArgumentError, transactionsUnsupported } from './store-errors.js';
@@ -132,6 +134,10 @@ export class MongoStore implements JobStore {
   /** Claims, enqueues and writes by id name a job's queue and partition: some queue is partitioned, or the jobs collection is sharded. */
   private routing = false;
   private sharding: ShardingState = { mongos: false, jobsSharded: false };
+  /** Payloads and results over `offloadThreshold`, in the payload bucket (payloads/offloaded-values.ts). */
+  private readonly values: OffloadedValues;
+  /** See `JobStore.payloadLimits`: options `maxPayloadSize` and `offloadThreshold`. */
+  readonly payloadLimits: PayloadLimits;
 
   constructor(options: MongoStoreOptions) {
     this.options = resolveOptions(options);
@@ -144,6 +150,15 @@ export class MongoStore implements JobStore {
     this.routing = this.partitions.any;
     // Partitioned: every write by id carries the job's queue and partition (see routed-jobs.ts).
     if (this.routing) this.collections.jobs = routedJobs(this.collections.jobs, this.routes);
+    this.payloadLimits = this.options.payloadLimits;
+    this.values = new OffloadedValues(
+      this.collections.payloadFiles,
+      this.collections.payloadChunks,
+      () => this.collections.jobs,
+      this.collections.deadLetters,
+      this.payloadLimits,
+      this.options.logger,
+    );
     this.schedules = new ScheduleRepository(this.collections.schedules);
     this.fenced = new FencedWrites(this.collections.jobs);
     this.waitTokens = new WaitTokens(this.collections.waitTokens, this.collections.jobs, this.fenced, (jobId) => this.endedJobStatus(jobId), {
@@ -155,7 +170,7 @@ export class MongoStore implements JobStore {
 
     this.completedCounts = new CompletedCounts(this.collections.counts, this.options.retentionSeconds.completed, this.options.logger);
     this.queues = new QueueRepository(this.collections, this.completedCounts);
-    this.batches = new MongoBatches(this.collections, (doc) => {
+    this.batches = new MongoBatches(this.collections, this.values, (doc) => {
       if (this.routing) this.placeJob(doc);
     });
     this.permits = new FlowPermits(this.collections.flow, this.options.logger);
@@ -219,6 +234,8 @@ export class MongoStore implements JobStore {
     await ensureIndexes(this.collections.series, seriesIndexPlan(), SERIES_READ_INDEX, this.options.logger);
     await ensureIndexes(this.collections.counts, countsIndexPlan(this.options.retentionSeconds.completed), COUNTS_RETENTION_INDEX, this.options.logger);
     await ensureIndexes(this.collections.waitTokens, tokenIndexPlan(this.options.retentionSeconds.completed), TOKENS_RETENTION_INDEX, this.options.logger);
+    await ensureIndexes(this.collections.payloadFiles, valueFilesIndexPlan(), '', this.options.logger);
+    await ensureIndexes(this.collections.payloadChunks, valueChunksIndexPlan(), '', this.options.logger);
     await this.reconcile();
   }
 
@@ -251,9 +268,10 @@ export class MongoStore implements JobStore {
 
   /** Enqueues jobs without dependencies; on a partitioned deployment each goes to its partition. */
   private enqueuePlain(jobs: NewJob[], now: Date, session: ClientSession | undefined): Promise<EnqueueResult[]> {
-    if (!this.routing) return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session }, jobs, now);
+    const { collections, values } = this;
+    if (!this.routing) return enqueueJobs({ collections, values, dedupe: this.options.dedupe, session }, jobs, now);
     const place = (doc: JobDocument): void => this.placeJob(doc);
-    return enqueueJobs({ collections: this.collections, dedupe: this.options.dedupe, session, place, sharded: this.sharding.jobsSharded }, jobs, now);
+    return enqueueJobs({ collections, values, dedupe: this.options.dedupe, session, place, sharded: this.sharding.jobsSharded }, jobs, now);
   }
 
   /** Puts a new job in its partition and notes that its partition has work from its `runAt`. */
@@ -284,6 +302,16 @@ export class MongoStore implements JobStore {
             (one) => claimablePartitions(this.collections.jobs, one, this.options.claimTimeoutMs),
           )
         : await claimJobs(this.collections.jobs, req, this.options.logger, this.flowClaims, this.options.claimTimeoutMs, this.heldJobs);
+    // Offloaded payloads: one read of the bucket for the whole claim (the claim itself read none).
+    // Should it fail, the jobs go back as a failed claim's do: their attempt not spent, their slots freed.
+    try {
+      await this.values.load(jobs);
+    } catch (err) {
+      const ours = { $or: jobs.map((job) => ({ _id: parseJobId(job.id)!, 'lease.token': job.lease!.token })) };
+      const refusal = await giveBack(this.collections.jobs, ours, `${jobs.length} job(s)`, req.now, err);
+      for (const job of jobs) await this.permits.release(job.lease!.token, job.id).catch(() => undefined); // else they end with the lease
+      throw refusal;
+    }
     for (const job of jobs) {
       if (job.lease) this.runQueues.set(job.lease.token, job.queue);
       this.series.add(job.queue, req.now, { started: 1, waitMs: Math.max(0, req.now.getTime() - job.runAt.getTime()) });
@@ -339,7 +367,12 @@ export class MongoStore implements JobStore {
   /** `complete`, with the run's last log lines in the same write (a `completeMany` item's `logs`). */
   private async completeWithLogs(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown; logs?: CompletionItem['logs'] }): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
-    const update = completeUpdate(outcome.result, requireDate(outcome.now, 'now'), outcome.logs);
+    requireDate(outcome.now, 'now');
+    // A large result goes to the payload bucket first (in the session's transaction, if any). Should
+    // the completion be refused, the file is left to the sweep: a lost reply may hide a completion
+    // that did reference it.
+    const value = await this.values.offloadResult(this.fenced.jobIdOf(lease), outcome.result, outcome.now, session);
+    const update = completeUpdate(value.result, outcome.now, outcome.logs, value.ref);
     await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, update, session, this.batches));
     await this.countCompleted([lease], outcome.now);
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
@@ -378,7 +411,44 @@ export class MongoStore implements JobStore {
     if (typeof lease?.token === 'string') this.runQueues.delete(lease.token);
   }
 
-  completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
+  async completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
+    // Results over the offload threshold (or the limit) take `complete`, one by one; the rest the group commit.
+    const large = Array.isArray(items) ? items.map((item) => this.largeResult(item)) : [];
+    if (!large.some((l) => l !== false)) return this.completeSmall(items, now);
+    const outcomes = new Array<CompletionOutcome>(items.length);
+    const small = items.filter((_, i) => large[i] === false);
+    const written = await this.completeSmall(small, now);
+    small.forEach((item, j) => (outcomes[items.indexOf(item)] = written[j]!));
+    await Promise.all(
+      items.map(async (item, i) => {
+        const refusal = large[i];
+        if (refusal === false) return;
+        if (refusal !== true) return void (outcomes[i] = { error: refusal });
+        try {
+          await this.completeWithLogs(item.lease, { now, result: item.result, ...(item.logs === undefined ? {} : { logs: item.logs }) });
+          outcomes[i] = 'completed';
+        } catch (err) {
+          outcomes[i] = LoomError.is(err, 'LEASE_LOST')
+            ? 'lost'
+            : LoomError.is(err, 'CANCELLED')
+              ? 'cancelled'
+              : { error: err instanceof Error ? err : new Error(String(err)) };
+        }
+      }),
+    );
+    return outcomes;
+  }
+
+  /** Whether the item's result goes to the payload bucket (true), stays inline (false), or is refused (the error). */
+  private largeResult(item: CompletionItem | undefined): boolean | Error {
+    try {
+      return this.values.isLarge(`The result of job ${String(item?.lease?.jobId)}`, item?.result);
+    } catch (err) {
+      return err as Error;
+    }
+  }
+
+  private completeSmall(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
     return completeMany(
       {
         jobs: this.collections.jobs,
@@ -565,13 +635,14 @@ export class MongoStore implements JobStore {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  async getJob(id: string): Promise<JobRecord | null> {
+  async getJob(id: string, opts?: { values?: boolean }): Promise<JobRecord | null> {
     const _id = parseJobId(id);
     if (!_id) return null;
+    const load = async (record: JobRecord): Promise<JobRecord> => (opts?.values === false ? record : (await this.values.load([record]))[0]!);
     const live = await this.collections.jobs.findOne({ _id });
-    if (live) return toJobRecord(live);
+    if (live) return load(toJobRecord(live));
     const dead = await this.collections.deadLetters.findOne({ _id });
-    return dead ? toDeadJobRecord(dead) : null;
+    return dead ? load(toDeadJobRecord(dead)) : null;
   }
 
   /** Live jobs only: dead ones are in the dead-letter collection (`listDeadLetters`). */
@@ -656,8 +727,12 @@ export class MongoStore implements JobStore {
 
   async removeJob(id: string, now: Date): Promise<RemoveOutcome | null> {
     const outcome = await this.control.removeJob(id, now, (queue, finishedAt) => this.completedCounts.add(queue, finishedAt, -1));
-    // Its tokens go with it (a crash in between leaves settled tokens for the TTL index, pending ones for endWaitTokens).
-    if (outcome?.outcome === 'removed') await this.waitTokens.remove(id);
+    // Its tokens go with it (a crash in between leaves settled tokens for the TTL index, pending ones
+    // for endWaitTokens), and its offloaded payload and result (left to the sweep by a crash).
+    if (outcome?.outcome === 'removed') {
+      await this.waitTokens.remove(id);
+      await this.values.deleteUnreferenced([parseJobId(id)!]);
+    }
     return outcome;
   }
 
@@ -706,8 +781,24 @@ export class MongoStore implements JobStore {
     return replayed;
   }
 
-  purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
-    return this.control.purgeDeadLetters(filter);
+  /** Deletes the letters, then the offloaded payloads and results no job references any more. */
+  async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
+    const purged: ObjectId[] = [];
+    const count = await this.control.purgeDeadLetters(filter, (ids) => purged.push(...ids));
+    await this.values.deleteUnreferenced(purged);
+    return count;
+  }
+
+  /**
+   * The store's periodic housekeeping (`JobStore.maintain`, called by engines every 5 minutes):
+   * deletes the offloaded payloads and results whose jobs are gone — removed by the retention TTL
+   * index, which cannot delete files with them, or by a crash between a file's write and its job's
+   * — once older than an hour. Resolves how many files it deleted.
+   */
+  async maintain(now: Date): Promise<void> {
+    requireDate(now, 'now');
+    const deleted = await this.values.sweep(now);
+    if (deleted > 0) this.options.logger.debug({ deleted }, 'deleted offloaded payloads and results of jobs that are gone');
   }
 
   // ---- batches ---------------------------------------------------------------------------

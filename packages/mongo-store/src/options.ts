@@ -1,5 +1,5 @@
 import type { MongoClient, MongoClientOptions, WriteConcernSettings } from 'mongodb';
-import { ConsoleLogger, LoomError, toMs, type Duration, type Logger } from '@loom/core';
+import { ConsoleLogger, LoomError, resolvePayloadLimits, toMs, type Duration, type Logger, type PayloadLimits } from '@loom/core';
 import { StoreArgumentError } from './store-errors.js';
 
 /** The part of Loom's (pino-compatible) {@link Logger} the store writes to. */
@@ -64,6 +64,20 @@ export interface MongoStoreOptions {
    * partition, and store and cost exactly what they did without this option. @default {}
    */
   partitions?: Record<string, number>;
+  /**
+   * Payloads and results larger than this many bytes (BSON) are kept in GridFS-layout collections
+   * of the same database (`<prefix>payloads.files` / `.chunks`) instead of in the job's document:
+   * claims and list pages of such jobs stay small, and values may pass MongoDB's 16 MiB document
+   * limit (up to `maxPayloadSize`). Handlers, `jobs.get` and the dashboard get the value as if it
+   * were inline; lists give its size. From 1 KiB to 4 MiB, or `false` to keep every value inline
+   * (then at most 16 MiB). @default 262144 (256 KiB)
+   */
+  offloadThreshold?: number | false;
+  /**
+   * The largest payload or result accepted, in bytes (BSON): a larger payload is refused at
+   * enqueue with `PAYLOAD_TOO_LARGE`, nothing stored. @default 67108864 (64 MiB)
+   */
+  maxPayloadSize?: number;
 }
 
 /** The options after defaults and validation. */
@@ -82,6 +96,9 @@ export interface ResolvedOptions {
     batches: string;
     waitTokens: string;
     workers: string;
+    /** The payload bucket (GridFS layout): `<prefix>payloads.files` and `.chunks`. */
+    payloadFiles: string;
+    payloadChunks: string;
   };
   retentionSeconds: { completed: number | false; dead: number | false };
   dedupe: 'retained' | 'forever';
@@ -90,6 +107,7 @@ export interface ResolvedOptions {
   claimTimeoutMs: number;
   partitions: Record<string, number>;
   logger: StoreLogger;
+  payloadLimits: PayloadLimits;
 }
 
 function bad(option: string, detail: string): LoomError {
@@ -163,6 +181,8 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
       batches: `${prefix}batches`,
       waitTokens: `${prefix}wait_tokens`,
       workers: `${prefix}workers`,
+      payloadFiles: `${prefix}payloads.files`,
+      payloadChunks: `${prefix}payloads.chunks`,
     },
     retentionSeconds: {
       completed: retentionSeconds('retention.completed', options.retention?.completed, '7d'),
@@ -174,5 +194,6 @@ export function resolveOptions(options: MongoStoreOptions): ResolvedOptions {
     claimTimeoutMs,
     partitions: { ...partitions },
     logger: options.logger ?? new ConsoleLogger({ bindings: { component: 'mongo-store' } }),
+    payloadLimits: resolvePayloadLimits('MongoStore', { offloadThreshold: options.offloadThreshold, maxPayloadSize: options.maxPayloadSize }),
   };
 }

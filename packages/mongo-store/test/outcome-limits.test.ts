@@ -12,7 +12,8 @@ describe.each([['replica set', 'replica-set'] as const, ['standalone', 'standalo
   const fixture = useMongoFixture({ topology });
 
   it('stores a dead letter too large for one document truncated, and its reason says what was dropped', async () => {
-    const store = fixture.newStore();
+    // Payloads inline (no payload bucket): a job document near 16 MiB.
+    const store = fixture.newStore({ offloadThreshold: false });
     await store.init();
     // A payload of 15.99 MiB is a legal job; with its final error the dead letter passes 16 MiB.
     const payload = { blob: 'p'.repeat(16 * 1024 * 1024 - 4096) };

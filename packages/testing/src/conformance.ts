@@ -12,6 +12,7 @@ import { describeFlow } from './conformance/flow.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
 import { describeOperations } from './conformance/operations.js';
+import { describePayloads } from './conformance/payloads.js';
 import { describePresence } from './conformance/presence.js';
 import { describeQueueSeries } from './conformance/queue-series.js';
 import { describeQueries } from './conformance/queries.js';
@@ -144,6 +145,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describePresence(ctx);
     describeQueueSeries(ctx);
     describeBatches(ctx, options.transactions !== false);
+    describePayloads(ctx, { transactions: options.transactions !== false });
     if (options.transactions !== false) describeTransactions(ctx);
   });
 }

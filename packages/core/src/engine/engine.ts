@@ -24,6 +24,7 @@ import { DependencySettler } from './dependency-settler.js';
 import { Flows } from '../operations/flows.js';
 import { Workers } from '../operations/workers.js';
 import { PresenceBeat } from './presence.js';
+import { StoreMaintenance } from './store-maintenance.js';
 
 /** The modules one engine is made of; `Loom` is the facade over them. */
 export interface Engine {
@@ -52,6 +53,8 @@ export interface Engine {
   workers: Workers;
   /** Records this engine's presence while it runs; absent with `presenceInterval: false`. */
   presence?: PresenceBeat;
+  /** Runs the store's periodic housekeeping (`JobStore.maintain`) while started. */
+  maintenance: StoreMaintenance;
 }
 
 /**
@@ -195,6 +198,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     flow,
     dependencies,
     flows: new Flows({ enqueuer, registry }),
+    maintenance: new StoreMaintenance({ store, clock, logger }),
     workers: new Workers({ store, clock }),
     ...(presence ? { presence } : {}),
     ...(skewGuard ? { skewGuard } : {}),

@@ -11,6 +11,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import { checkPayload } from './payload-check.js';
 import { checkBatchDependencies } from '../store/dependencies.js';
 import type { JobStore } from '../store/store.js';
+import { payloadLimitsOf } from '../store/payload-limits.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { EnqueuedJob } from './claim-demand.js';
 
@@ -129,7 +130,7 @@ export class Enqueuer {
 
   private prepare(def: JobDefinition, payload: unknown, opts: EnqueueOptions, now: Date, extras: EnqueueExtras, pathPrefix: string): NewJob {
     if (typeof opts !== 'object' || opts === null) throw new InvalidArgumentError('enqueue options', 'must be an object');
-    const parsed = checkPayload(def, payload, pathPrefix);
+    const parsed = checkPayload(def, payload, pathPrefix, payloadLimitsOf(this.deps.store));
     if (def.debounce && (opts.delay !== undefined || opts.runAt !== undefined || opts.idempotencyKey !== undefined)) {
       throw new InvalidArgumentError(
         'enqueue options',

@@ -32,6 +32,7 @@ import { RunContext } from './run-context.js';
 import { readBatchSummary } from './batch-summary.js';
 import { BatchCalls } from './batch-calls.js';
 import type { JobStore } from '../store/store.js';
+import { payloadLimitsOf } from '../store/payload-limits.js';
 import type { RunSuspension } from '../workflow/run-suspension.js';
 import type { WorkflowServices } from '../workflow/run-scope.js';
 import { toError } from '../support/to-error.js';
@@ -190,7 +191,7 @@ export class JobRunner {
       events.emit('job:started', { job: run.info });
       let payload: unknown;
       try {
-        payload = checkPayload(def, job.payload);
+        payload = checkPayload(def, job.payload, '', payloadLimitsOf(store));
       } catch (err) {
         return await this.fail(run, toError(err));
       }
@@ -433,7 +434,9 @@ export class JobRunner {
     const steps = ctx.finishSteps();
     if (steps) await steps;
     let result = returned;
-    const problem = result === undefined ? null : findPlainDataProblem(result);
+    const limits = payloadLimitsOf(this.deps.store);
+    // Over the store's maxPayloadSize a result is not stored, as one that is not plain data.
+    const problem = result === undefined ? null : findPlainDataProblem(result, limits.maxPayloadSize);
     if (problem) {
       log.warn(
         { path: problem.path },
@@ -441,7 +444,7 @@ export class JobRunner {
       );
       result = undefined;
     }
-    const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result);
+    const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result, limits);
     if (tooLarge) {
       await tail?.logs.send(tail.rest);
       return this.fail(run, tooLarge);

@@ -1,17 +1,24 @@
-import { InvalidPayloadError } from '../support/errors.js';
+import { InvalidPayloadError, PayloadTooLargeError } from '../support/errors.js';
 import type { JobDefinition } from '../jobs/job-definition.js';
-import { findPlainDataProblem } from '../support/plain-data.js';
+import { findPlainDataProblem, MAX_PLAIN_DATA_BYTES, plainDataSize } from '../support/plain-data.js';
+import type { PayloadLimits } from '../store/payload-limits.js';
 
 const joinPath = (prefix: string, path: string): string => (prefix && path ? `${prefix}${path.startsWith('[') ? '' : '.'}${path}` : prefix || path);
 
 /**
- * Checks a payload against the plain-data rule and the job's schema, and returns what the handler
- * receives (the schema's output). Throws `InvalidPayloadError` naming the offending path, which
- * `pathPrefix` (e.g. `[2]` in a batch) is put in front of.
+ * Checks a payload against the plain-data rule, the store's `maxPayloadSize` (`limits`; without
+ * it the 16 MiB of one document) and the job's schema, and returns what the handler receives (the
+ * schema's output). Throws `InvalidPayloadError` naming the offending path, which `pathPrefix`
+ * (e.g. `[2]` in a batch) is put in front of, or `PayloadTooLargeError` (`PAYLOAD_TOO_LARGE`).
  */
-export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = ''): unknown {
-  const problem = findPlainDataProblem(payload);
-  if (problem) throw new InvalidPayloadError(def.name, joinPath(pathPrefix, problem.path), `${problem.reason} (payloads must be plain data)`);
+export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = '', limits?: PayloadLimits): unknown {
+  const size = plainDataSize(payload);
+  if (size === null) {
+    const problem = findPlainDataProblem(payload, Number.POSITIVE_INFINITY)!;
+    throw new InvalidPayloadError(def.name, joinPath(pathPrefix, problem.path), `${problem.reason} (payloads must be plain data)`);
+  }
+  const maxBytes = limits?.maxPayloadSize ?? MAX_PLAIN_DATA_BYTES;
+  if (size > maxBytes) throw new PayloadTooLargeError(`The payload of job "${def.name}"${pathPrefix ? ` at ${pathPrefix}` : ''}`, size, maxBytes);
   if (!def.payload) return payload;
   let result: ReturnType<NonNullable<JobDefinition['payload']>['safeParse']>;
   try {

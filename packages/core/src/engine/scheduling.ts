@@ -6,6 +6,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import type { Logger } from '../support/logger.js';
 import { checkPayload } from './payload-check.js';
 import type { JobStore } from '../store/store.js';
+import { payloadLimitsOf } from '../store/payload-limits.js';
 import { ScheduleControl, triggerIdempotencyKey } from '../cron/schedule-control.js';
 import { compileSchedule } from '../cron/schedule-options.js';
 import { Scheduler, type ScheduledJob } from '../cron/scheduler.js';
@@ -37,7 +38,7 @@ export function createScheduling(deps: {
     .map((def) => {
       const schedule = compileSchedule(def.className, def.schedule);
       try {
-        checkPayload(def, schedule.payload);
+        checkPayload(def, schedule.payload, '', payloadLimitsOf(deps.store));
       } catch (error) {
         if (!LoomError.is(error, 'INVALID_PAYLOAD')) throw error;
         throw new InvalidJobOptionsError(def.className, 'schedule.payload', `is not a valid payload for this job: ${error.message}`);

@@ -1,6 +1,7 @@
 import type { Clock } from '../support/clock.js';
 import { InvalidArgumentError, JobNotFoundError, LoomError, NotPlainDataError } from '../support/errors.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
+import { payloadLimitsOf, payloadTooLarge } from '../store/payload-limits.js';
 import type { Logger } from '../support/logger.js';
 import { ACTIVE_STATUSES, type JobRecord, type JobStatus, type StepRecord } from '../store/job-record.js';
 import type { JobSummary } from '../store/operations.js';
@@ -337,8 +338,10 @@ export class Jobs {
     if (!job) throw new JobNotFoundError(id);
     const steps = stepsBefore(job, fromStep);
     const payload = 'payload' in options ? options.payload : job.payload;
-    const problem = findPlainDataProblem(payload);
+    const problem = findPlainDataProblem(payload, Number.POSITIVE_INFINITY);
     if (problem) throw new NotPlainDataError('The payload of jobs.fork', problem.path, problem.reason);
+    const tooLarge = payloadTooLarge(`The payload of jobs.fork(${id})`, payload, payloadLimitsOf(store));
+    if (tooLarge) throw tooLarge;
     const now = clock.now();
     const [result] = await store.enqueue(
       [

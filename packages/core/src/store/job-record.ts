@@ -1,4 +1,5 @@
 import { findPlainDataProblem } from '../support/plain-data.js';
+import type { OffloadedValue } from './payload-limits.js';
 /**
  * The stored shape of a job, shared by every store. See `LIFECYCLE.md` for the state machine.
  */
@@ -195,6 +196,14 @@ export interface JobRecord {
   batchId?: string;
   /** On a batch callback: the batch whose end enqueued it, and on which outcome (its `ctx.batch`). */
   batchCallback?: BatchCallbackRef;
+  /**
+   * Set when the store keeps the payload outside the job's record (over its `offloadThreshold`):
+   * where and how large. Reads of one job (`getJob`, claims) load the payload all the same; lists
+   * (`listJobs`) leave `payload` undefined and read no more than this reference.
+   */
+  offloadedPayload?: OffloadedValue;
+  /** As {@link offloadedPayload}, for the result: `getJob` loads it, lists leave `result` undefined. */
+  offloadedResult?: OffloadedValue;
 }
 
 /** When a batch callback runs: `complete` always, `success` when every member completed, `failure` when any died or was cancelled. */

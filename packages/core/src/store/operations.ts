@@ -34,6 +34,10 @@ export interface JobSummary {
    * (it learns a name's limits from the claims of engines that run it).
    */
   heldBy?: FlowHeldBy;
+  /** Bytes of the payload, when the store keeps it outside the job's record (the summary never carries a payload). */
+  payloadSize?: number;
+  /** Bytes of the result, when the store keeps it outside the job's record. */
+  resultSize?: number;
 }
 
 /** The fields a {@link JobSummary} copies from a {@link JobRecord}, when present. */
@@ -50,7 +54,8 @@ export const JOB_SUMMARY_OPTIONAL_FIELDS = [
 ] as const satisfies readonly (keyof JobSummary & keyof JobRecord)[];
 
 /** The fields of a job a summary is made of. */
-export type JobSummarySource = Pick<JobRecord, Exclude<keyof JobSummary, 'heldBy'>>;
+export type JobSummarySource = Pick<JobRecord, Exclude<keyof JobSummary, 'heldBy' | 'payloadSize' | 'resultSize'>> &
+  Partial<Pick<JobRecord, 'offloadedPayload' | 'offloadedResult'>>;
 
 /** The summary of a stored job (values are not copied: callers copy what they keep). */
 export function toJobSummary(job: JobSummarySource): JobSummary {
@@ -69,6 +74,8 @@ export function toJobSummary(job: JobSummarySource): JobSummary {
   for (const field of JOB_SUMMARY_OPTIONAL_FIELDS) {
     if (job[field] !== undefined) (summary as unknown as Record<string, unknown>)[field] = job[field];
   }
+  if (job.offloadedPayload !== undefined) summary.payloadSize = job.offloadedPayload.size;
+  if (job.offloadedResult !== undefined) summary.resultSize = job.offloadedResult.size;
   return summary;
 }
 

@@ -14,6 +14,7 @@ import type {
   WaitCondition,
 } from './job-record.js';
 import type { BatchRecord, CreatedBatch, NewBatch } from './batch.js';
+import type { PayloadLimits } from './payload-limits.js';
 import type { FlowHold, FlowHoldRecord, FlowLimits, FlowUsage } from './flow.js';
 import type { WorkerPresence } from './presence.js';
 import type { QueueSeriesBucket, QueueSeriesQuery } from './queue-series.js';
@@ -53,6 +54,25 @@ export interface JobStore {
   init(): Promise<void>;
   /** Releases connections the store opened itself. */
   close(): Promise<void>;
+
+  /**
+   * The largest payload or result the store accepts, and from what size it keeps one outside the
+   * job's record (`payload-limits.ts`). The engine refuses a larger payload at enqueue with
+   * `PAYLOAD_TOO_LARGE` before calling the store, and the store refuses it again (storing nothing)
+   * in `enqueue`, `createBatch`, `complete` and `completeMany`. A store keeping a value outside the
+   * record says so in the record (`offloadedPayload`, `offloadedResult`): `getJob` and `claim`
+   * return the value itself, `listJobs` and `listJobPage` leave it out and give its size. Optional:
+   * without it values are kept inline up to 16 MiB.
+   */
+  readonly payloadLimits?: PayloadLimits;
+
+  /**
+   * Housekeeping the store cannot do in its writes: MongoStore deletes offloaded values whose jobs
+   * are gone (removed by its TTL index, or a crash between two writes), once they are older than a
+   * grace period. The engine calls it every {@link STORE_MAINTENANCE_MS} while started, with its
+   * clock's `now`. Idempotent, safe to run in many processes at once. Optional.
+   */
+  maintain?(now: Date): Promise<void>;
 
   /**
    * Stores new `queued` jobs. A job whose idempotency key is taken stores nothing and returns the
@@ -282,8 +302,13 @@ export interface JobStore {
   /** Saves progress reported by a handler. Fenced. */
   progress(lease: LeaseRef, value: unknown, now: Date): Promise<void>;
 
-  /** A job by id, from the jobs or the dead letters (status `dead`); null if unknown. */
-  getJob(id: string): Promise<JobRecord | null>;
+  /**
+   * A job by id, from the jobs or the dead letters (status `dead`); null if unknown. With
+   * `{ values: false }` a payload or result kept outside the record is not loaded (`payload` /
+   * `result` undefined, `offloadedPayload` / `offloadedResult` set), as lists return it: for
+   * readers that only need the job's state (a dashboard's live updates).
+   */
+  getJob(id: string, opts?: { values?: boolean }): Promise<JobRecord | null>;
 
   /**
    * Jobs matching a filter (newest first), for operators, tests and the scheduler's overlap check.
@@ -496,6 +521,9 @@ export interface JobStore {
    */
   serverTime?(): Promise<Date>;
 }
+
+/** How often a started engine calls {@link JobStore.maintain}: every 5 minutes. */
+export const STORE_MAINTENANCE_MS = 5 * 60_000;
 
 /** What {@link JobStore.countFinished} counts: jobs that reached `status` in `[from, to)`. */
 export interface FinishedCountQuery {

@@ -44,6 +44,7 @@ export type LoomErrorCode =
   | 'STORE_UNREACHABLE'
   | 'SHARD_KEY_MISMATCH'
   | 'JOB_TOO_LARGE'
+  | 'PAYLOAD_TOO_LARGE'
   | 'OUTCOME_NOT_STORED'
   | 'RATE_LIMITED'
   | 'INVALID_FLOW_KEY'
@@ -355,6 +356,27 @@ export class JobTooLargeError extends LoomError {
     detail: string,
   ) {
     super('JOB_TOO_LARGE', `Job ${jobId}: ${detail}; store large data elsewhere (a bucket, a collection of your own) and keep a reference in the job`);
+  }
+}
+
+/**
+ * A payload (at enqueue) or a result (at completion) over the store's `maxPayloadSize`, measured as
+ * BSON: refused, nothing stored. Pass a reference to data kept elsewhere, or raise the store's
+ * `maxPayloadSize` (MongoStore keeps values over its `offloadThreshold` in GridFS, up to that limit).
+ */
+export class PayloadTooLargeError extends LoomError {
+  constructor(
+    /** What was refused, e.g. `the payload of job "report"` or `the result of job 65f…`. */
+    readonly subject: string,
+    /** Its size in bytes (BSON, or the plain-data estimate of it). */
+    readonly size: number,
+    /** The store's `maxPayloadSize` in bytes. */
+    readonly limit: number,
+  ) {
+    super(
+      'PAYLOAD_TOO_LARGE',
+      `${subject} is ${size} bytes serialized, over the store's maxPayloadSize of ${limit} bytes; nothing was stored. Store large data elsewhere (a bucket, a collection of your own) and pass a reference, or raise the store's maxPayloadSize`,
+    );
   }
 }
 

@@ -40,6 +40,13 @@ export function instant(date: Date): Html {
   return html`<time datetime="${date.toISOString()}" data-when="date">${utc(date)} UTC</time>`;
 }
 
+/** A size in bytes for people: `980 B`, `256 KiB`, `1.5 MiB`. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 /** The largest value shown in full on a job page; larger ones are cut with a note. */
 export const MAX_SHOWN_CHARS = 64 * 1024;
 

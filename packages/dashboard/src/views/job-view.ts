@@ -1,6 +1,6 @@
 import type { JobRecord, JobSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
-import { json, short, when } from '../html/format.js';
+import { bytes, json, short, when } from '../html/format.js';
 import { jobFingerprint } from '../live/fingerprints.js';
 import { actionForm, jobStatusBadge, panel, table } from './components.js';
 import { layout } from './layout.js';
@@ -26,6 +26,26 @@ function progressView(progress: unknown): Html {
       ? html`<progress max="100" value="${pct.toFixed(1)}"></progress> <span class="num">${pct.toFixed(0)}%</span>`
       : '';
   return html`${bar}<pre class="value" data-test="progress">${json(progress)}</pre>`;
+}
+
+/** `<base>/jobs/<id>/payload.json` or `result.json`: the value as a JSON download. */
+export function valuePath(id: string, kind: 'payload' | 'result'): string {
+  return `${jobPath(id)}/${kind}.json`;
+}
+
+/**
+ * The payload or result panel. A value the store keeps outside the job's record (over its
+ * `offloadThreshold`) says its size and links its download; what the page shows of it is cut (see `json`).
+ */
+function valuePanel(ctx: PageContext, job: JobRecord, kind: 'payload' | 'result'): Html {
+  const offloaded = kind === 'payload' ? job.offloadedPayload : job.offloadedResult;
+  const value = kind === 'payload' ? job.payload : job.result;
+  const title = kind === 'payload' ? 'Payload' : 'Result';
+  // A long value scrolls inside its box: focusable, so a keyboard can scroll it too.
+  const shown = html`<pre class="value" data-test="${kind}" tabindex="0">${json(value)}</pre>`;
+  if (!offloaded) return panel(`job-${kind}`, title, shown);
+  const note = html`<p class="lead" data-test="${kind}-offloaded">${bytes(offloaded.size)}, kept outside the job's record (the store's payload bucket). <a class="btn plain" data-test="${kind}-download" href="${href(ctx, valuePath(job.id, kind))}" download>Download JSON</a></p>`;
+  return panel(`job-${kind}`, `${title} (${bytes(offloaded.size)})`, html`${note}${shown}`);
 }
 
 /** What a dependency's row says of it: still awaited, met, or failed (and what that does to this job). */
@@ -145,6 +165,8 @@ ${job.lease && job.status === 'running' ? fact('Lease', html`${job.lease.owner},
 ${job.waitingFor && (job.waitingFor.signal !== undefined || job.waitingFor.jobs !== undefined) ? fact('Waiting for', json(job.waitingFor)) : ''}
 ${fact('Dead reason', job.deadReason === undefined ? undefined : html`<span class="error-text">${job.deadReason}</span>`)}
 ${fact('Cancel reason', job.cancelReason)}
+${fact('Payload size', job.offloadedPayload === undefined ? undefined : html`<span data-test="payload-size">${bytes(job.offloadedPayload.size)}</span>`)}
+${fact('Result size', job.offloadedResult === undefined ? undefined : html`<span data-test="result-size">${bytes(job.offloadedResult.size)}</span>`)}
 </dl>`;
   const errors = job.errors.map(
     (
@@ -163,8 +185,8 @@ ${data.above ?? ''}
 ${panel('job-summary', undefined, html`${actions(ctx, job)}${facts}`)}
 ${relationPanels(ctx, job, data.relations)}
 ${panel('job-progress', 'Progress', progressView(job.progress))}
-${panel('job-payload', 'Payload', html`<pre class="value" data-test="payload">${json(job.payload)}</pre>`)}
-${job.result !== undefined ? panel('job-result', 'Result', html`<pre class="value">${json(job.result)}</pre>`) : ''}
+${valuePanel(ctx, job, 'payload')}
+${job.result !== undefined || job.offloadedResult !== undefined ? valuePanel(ctx, job, 'result') : ''}
 ${panel('job-errors', `Attempts with errors (${job.errors.length})`, job.errors.length ? html`<ol class="attempts">${errors}</ol>` : html`<p class="empty">No failed attempt.</p>`)}
 ${jobLogsPanel(job)}
 ${panel('job-steps', `Steps (${job.steps.length})`, stepTimeline(ctx, job))}

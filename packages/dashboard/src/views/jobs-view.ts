@@ -1,6 +1,6 @@
 import { JOB_STATUSES, type JobPage, type JobStatus, type JobSummary, type QueueSummary } from '@loom/core';
 import { html, type Html } from '../html/html.js';
-import { count, short, when } from '../html/format.js';
+import { bytes, count, short, when } from '../html/format.js';
 import { queuesFingerprint } from '../live/fingerprints.js';
 import { actionForm, jobStatusBadge, panel, table } from './components.js';
 import { layout } from './layout.js';
@@ -37,6 +37,16 @@ function progressCell(progress: unknown): Html {
   return html`<span class="mono">${short(JSON.stringify(progress) ?? '', 40)}</span>`;
 }
 
+/** The sizes of a payload and result the store keeps outside the job's record (a list never loads them). */
+function sizes(job: JobSummary): Html | '' {
+  const parts = [
+    ...(job.payloadSize === undefined ? [] : [`payload ${bytes(job.payloadSize)}`]),
+    ...(job.resultSize === undefined ? [] : [`result ${bytes(job.resultSize)}`]),
+  ];
+  // One line each: a phone-wide table cuts long cells.
+  return parts.length === 0 ? '' : html`${parts.map((part) => html`<div class="sub" data-test="value-size">${part}</div>`)}`;
+}
+
 function stateLine(job: JobSummary, now: Date): Html | '' {
   const state = summaryState(job, now);
   return state ? html`<div class="state" data-test="state">${state}</div>` : '';
@@ -52,7 +62,7 @@ function row(ctx: PageContext, job: JobSummary, dead: boolean): Html {
     : '';
   return html`<tr data-job="${job.id}">${select}
 <td class="mono"><a href="${href(ctx, jobPath(job.id))}">${short(job.id, 26)}</a></td>
-<td>${job.name}</td>
+<td>${job.name}${sizes(job)}</td>
 <td>${job.queue}</td>
 <td>${jobStatusBadge(job, ctx.now)}${job.cancelRequestedAt ? html` <span class="badge cancelling">cancelling</span>` : ''}${stateLine(job, ctx.now)}</td>
 <td class="num">${job.attempt}/${job.maxAttempts}</td>

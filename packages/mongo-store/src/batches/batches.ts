@@ -14,6 +14,7 @@ import { requireDate } from '../arguments.js';
 import { inTransaction, type StoreCollections } from '../connection/collections.js';
 import type { BatchDocument, BatchStripeDocument, JobDocument } from '../schema/documents.js';
 import { newJobDocument } from '../schema/updates.js';
+import type { OffloadedValues } from '../payloads/offloaded-values.js';
 import { StoreArgumentError } from '../store-errors.js';
 
 /**
@@ -65,6 +66,8 @@ const INSERT_CHUNK = 1_000;
 export class MongoBatches {
   constructor(
     private readonly collections: StoreCollections,
+    /** The payload bucket: large member and callback payloads go there (offloaded-values.ts). */
+    private readonly values: OffloadedValues,
     /** Puts a new job in its partition (a member spread like any job, a callback by its key); nothing on one partition. */
     private readonly place: (doc: JobDocument) => void = () => undefined,
   ) {}
@@ -103,7 +106,7 @@ export class MongoBatches {
     for (const on of BATCH_CALLBACKS) {
       const job = batch.callbacks?.[on];
       if (job === undefined) continue;
-      newJobDocument(job, now); // checked now, stored as given
+      this.values.checkPayloads([newJobDocument(job, now)]); // checked now, stored as given
       callbacks[on] = job;
     }
     const stripes = new Map<number, BatchStripeDocument>();
@@ -113,6 +116,7 @@ export class MongoBatches {
       stripe.total++;
       stripes.set(k, stripe);
     }
+    const files = this.values.preparePayloads(docs);
     const record: BatchDocument = {
       _id,
       total: docs.length,
@@ -127,6 +131,7 @@ export class MongoBatches {
     await inTransaction(this.collections, async (session) => {
       await this.batches.insertOne(record, { session });
       if (stripes.size > 0) await this.stripes.insertMany([...stripes.values()], { session, ordered: true });
+      await this.values.writeFiles(files, now, session);
       for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.collections.jobs.insertMany(docs.slice(i, i + INSERT_CHUNK), { session, ordered: true });
       if (docs.length === 0) await this.finish(record, now, session);
     });
@@ -220,7 +225,9 @@ export class MongoBatches {
       this.place(doc);
       docs.push(doc);
     }
-    if (docs.length > 0) await this.collections.jobs.insertMany(docs, { session, ordered: true });
+    if (docs.length === 0) return;
+    await this.values.offloadPayloads(docs, now, session);
+    await this.collections.jobs.insertMany(docs, { session, ordered: true });
   }
 }
 

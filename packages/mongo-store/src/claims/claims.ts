@@ -253,7 +253,7 @@ export async function takeCandidates(
  * Returns the error the claim rejects with: the original one, or, when giving back failed too, one
  * that says the jobs wait for their lease to expire.
  */
-async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>, leased: string, now: Date, err: unknown): Promise<unknown> {
+export async function giveBack(jobs: Collection<JobDocument>, ours: Filter<JobDocument>, leased: string, now: Date, err: unknown): Promise<unknown> {
   try {
     await jobs.updateMany({ ...ours, status: 'running' }, releaseClaimPipeline(now));
     return err;

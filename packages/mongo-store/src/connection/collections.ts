@@ -11,6 +11,8 @@ import type {
   ScheduleDocument,
   WaitTokenDocument,
   WorkerDocument,
+  ValueChunkDocument,
+  ValueFileDocument,
 } from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
 
@@ -51,6 +53,9 @@ export interface StoreCollections {
   waitTokens: Collection<WaitTokenDocument>;
   /** Engines' presence rows (`recordPresence`), `_id` = the engine id; a TTL index deletes expired ones. */
   workers: Collection<WorkerDocument>;
+  /** The payload bucket (payloads/offloaded-values.ts): files and their chunks, GridFS layout. */
+  payloadFiles: Collection<ValueFileDocument>;
+  payloadChunks: Collection<ValueChunkDocument>;
 }
 
 /** Opens (lazily, as the driver does) the collections named by the options. */
@@ -73,6 +78,8 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     batches: db.collection<BatchDocument>(names.batches),
     waitTokens: db.collection<WaitTokenDocument>(names.waitTokens),
     workers: db.collection<WorkerDocument>(names.workers),
+    payloadFiles: db.collection<ValueFileDocument>(names.payloadFiles),
+    payloadChunks: db.collection<ValueChunkDocument>(names.payloadChunks),
   };
 }
 

@@ -8,12 +8,15 @@ import { DUPLICATE_KEY, isDuplicateKey, StoreArgumentError, StoreOperationError 
 import { claimTombstones, finalizeTombstones, findTombstones } from './key-tombstones.js';
 import { releaseHolds } from '../writes/retention-holds.js';
 import { debounceUpdate, newJobDocument } from '../schema/updates.js';
+import type { OffloadedValues, PendingFile } from '../payloads/offloaded-values.js';
 
 /** How often a key is retried when its holder vanished between our insert and our lookup. */
 const MAX_KEY_ROUNDS = 5;
 
 export interface EnqueueContext {
   collections: StoreCollections;
+  /** The payload bucket: payloads over the threshold go there (offloaded-values.ts). */
+  values: OffloadedValues;
   dedupe: 'retained' | 'forever';
   session?: ClientSession;
   /** Partitioned queues: sets a new job's partition (see partitions.ts). */
@@ -34,6 +37,7 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
   const docs = jobs.map((job) => newJobDocument(job, now));
   if (ctx.place) for (const doc of docs) ctx.place(doc);
   if (docs.some((doc) => doc.debounceKey !== undefined)) {
+    ctx.values.checkPayloads(docs); // a payload over the limit stores none of the call
     if (ctx.session) {
       throw new StoreArgumentError(
         'MongoStore: a debounced job (debounceKey) cannot be enqueued inside a transaction: it may update a queued job rather than add one; enqueue it after the transaction commits. Nothing was enqueued',
@@ -42,11 +46,18 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
     // In order, one by one: a later job of the batch may debounce into an earlier one.
     const results: EnqueueResult[] = [];
     for (const doc of docs)
-      results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc));
+      results.push(doc.debounceKey === undefined ? (await enqueueJobs(ctx, [jobs[results.length]!], now))[0]! : await enqueueDebounced(ctx, doc, now));
     return results;
   }
   const results = new Array<EnqueueResult | undefined>(docs.length);
+  // Checked before the first write; their files are written once the ids are final (claimKeys may take a tombstone's).
+  const files = ctx.values.preparePayloads(docs);
   const forever = ctx.dedupe === 'forever' ? await claimKeys(ctx, docs, results, now) : undefined;
+  await ctx.values.writeFiles(
+    files.filter((file) => results[docs.indexOf(file.owner as JobDocument)] === undefined),
+    now,
+    ctx.session,
+  );
 
   let pending = docs.map((_, i) => i).filter((i) => results[i] === undefined);
   for (let round = 0; pending.length > 0; round++) {
@@ -74,6 +85,9 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
 
   if (forever) await forever.finish();
   forever?.copyBatchDuplicates();
+  // The payload files of jobs that were deduplicated (their key was taken) are not needed.
+  const unused = docs.filter((doc, i) => results[i]!.deduplicated && doc.payloadRef !== undefined).map((doc) => doc.payloadRef!.fileId);
+  if (unused.length > 0) await ctx.values.deleteFiles(unused, ctx.session);
   return results as EnqueueResult[];
 }
 
@@ -82,14 +96,24 @@ export async function enqueueJobs(ctx: EnqueueContext, jobs: NewJob[], now: Date
  * atomic update), or, when there is none, it is inserted. The unique debounce index decides a race
  * of two inserts: the loser updates the winner's job instead.
  */
-async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<EnqueueResult> {
+async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument, now: Date): Promise<EnqueueResult> {
   const { jobs } = ctx.collections;
+  const [file] = ctx.values.preparePayloads([doc]);
   for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
     const filter: Filter<JobDocument> = { debounceKey: { $eq: doc.debounceKey! }, status: 'queued' };
     // The partition comes from the debounce key, so the job of this key is in this job's partition.
     if (ctx.place) Object.assign(filter, routeFilter({ queue: doc.queue, partition: doc.partition ?? 0 }));
-    const updated = await jobs.findOneAndUpdate(filter, debounceUpdate(doc), { projection: { _id: 1 } });
-    if (updated) return { id: updated._id.toHexString(), deduplicated: false, debounced: true };
+    if (file) {
+      const outcome = await debounceLarge(ctx, doc, filter, file, now);
+      if (outcome) return outcome;
+      continue;
+    }
+    const updated = await jobs.findOneAndUpdate(filter, debounceUpdate(doc), { projection: { _id: 1, payloadRef: 1 } });
+    if (updated) {
+      // The replaced payload's file, if it had one: the job references the new one now.
+      if (updated.payloadRef) await ctx.values.deleteFiles([updated.payloadRef.fileId]);
+      return { id: updated._id.toHexString(), deduplicated: false, debounced: true };
+    }
     try {
       await jobs.insertOne(doc);
       return { id: doc._id.toHexString(), deduplicated: false };
@@ -100,6 +124,39 @@ async function enqueueDebounced(ctx: EnqueueContext, doc: JobDocument): Promise<
   throw new StoreOperationError(
     `enqueue: the job of debounce key ${JSON.stringify(doc.debounceKey)} kept changing during ${MAX_KEY_ROUNDS} attempts; retry the enqueue`,
   );
+}
+
+/**
+ * One round of {@link enqueueDebounced} for a payload that goes to the payload bucket: its file
+ * names the job that will hold it (the sweep asks that job whether it still references the file),
+ * so the queued job of the key is read first. Null when the round lost a race (that job started,
+ * or another insert took the key): its file is deleted, and the next round tries again.
+ */
+async function debounceLarge(ctx: EnqueueContext, doc: JobDocument, filter: Filter<JobDocument>, file: PendingFile, now: Date): Promise<EnqueueResult | null> {
+  const { jobs } = ctx.collections;
+  const holder = await jobs.findOne(filter, { projection: { _id: 1 } });
+  file.owner = holder ?? doc;
+  file.ref.fileId = new ObjectId(); // doc.payloadRef is file.ref: each round writes a file of its own
+  await ctx.values.writeFiles([file], now, undefined);
+  if (holder) {
+    const updated = await jobs.findOneAndUpdate({ ...filter, _id: holder._id }, debounceUpdate(doc), { projection: { _id: 1, payloadRef: 1 } });
+    if (updated) {
+      if (updated.payloadRef) await ctx.values.deleteFiles([updated.payloadRef.fileId]);
+      return { id: updated._id.toHexString(), deduplicated: false, debounced: true };
+    }
+  } else {
+    try {
+      await jobs.insertOne(doc);
+      return { id: doc._id.toHexString(), deduplicated: false };
+    } catch (err) {
+      if (!isDuplicateKey(err)) {
+        await ctx.values.deleteFiles([file.ref.fileId]).catch(() => undefined); // else the sweep does
+        throw err;
+      }
+    }
+  }
+  await ctx.values.deleteFiles([file.ref.fileId]);
+  return null;
 }
 
 /**

@@ -284,10 +284,18 @@ export class JobControl {
     return docs.map(toDeadLetter);
   }
 
-  /** Deletes the matching dead letters: all at once, or the newest `limit` (see `purgeNewestDeadLetters`). */
-  async purgeDeadLetters(filter: DeadLetterFilter): Promise<number> {
+  /**
+   * Deletes the matching dead letters: all at once, or the newest `limit` (see `purgeNewestDeadLetters`).
+   * `withValues` is told first the ids of matching letters with offloaded values (some may then be
+   * left by the limit: their files stay referenced), whose files the caller deletes after.
+   */
+  async purgeDeadLetters(filter: DeadLetterFilter, withValues?: (ids: ObjectId[]) => void): Promise<number> {
     const where = deadLetterFilter(filter ?? {});
     const limit = listLimit(filter?.limit);
+    if (withValues && limit !== 0) {
+      const offloaded = { $or: [{ 'job.payloadRef': { $exists: true } }, { 'job.resultRef': { $exists: true } }] };
+      withValues((await this.deadLetters.find({ $and: [where, offloaded] }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    }
     if (limit === undefined) return (await this.deadLetters.deleteMany(where)).deletedCount;
     if (limit === 0) return 0;
     return purgeNewestDeadLetters(this.deadLetters, where, limit, deadLetterIndexFor(filter ?? {}));

@@ -1,12 +1,16 @@
-import type { ObjectId } from 'mongodb';
+import type { Binary, ObjectId } from 'mongodb';
 import type { BatchCallbackJobs, JobRecord, ScheduleDescription, SignalRecord, WaitTokenRecord, WorkerPresence } from '@loom/core';
 
 /**
  * A job as stored in the `jobs` collection: the fields of `JobRecord`, with an ObjectId `_id` that
  * the store turns into its hex string at the `JobStore` boundary.
  */
-export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
+export interface JobDocument extends Omit<JobRecord, 'id' | 'signals' | 'offloadedPayload' | 'offloadedResult'> {
   _id: ObjectId;
+  /** The payload, when it is kept in the payload bucket (over `offloadThreshold`; `payload` is then null). See offloaded-values.ts. */
+  payloadRef?: StoredValueRef;
+  /** The result, when it is kept in the payload bucket (`result` is then absent). */
+  resultRef?: StoredValueRef;
   /** The job's partition in its queue (MongoStore option `partitions`); absent for partition 0. Never changes. */
   partition?: number;
   /** A child's parent's queue and partition (absent: 0), so waking the parent reaches its shard. */
@@ -44,6 +48,33 @@ export interface JobDocument extends Omit<JobRecord, 'id' | 'signals'> {
    * completions from another token's (see complete-many.ts).
    */
   completedLease?: JobRecord['lease'];
+}
+
+/** Where an offloaded value is (a file of the payload bucket) and its size in bytes (BSON). */
+export interface StoredValueRef {
+  fileId: ObjectId;
+  size: number;
+}
+
+/**
+ * A file of the payload bucket (payloads/offloaded-values.ts), GridFS layout. `metadata.jobId`: the
+ * job that references it; `metadata.checkAt`: when the orphan sweep next asks that job whether it does.
+ */
+export interface ValueFileDocument {
+  _id: ObjectId;
+  length: number;
+  chunkSize: number;
+  uploadDate: Date;
+  filename: string;
+  metadata: { jobId: ObjectId; kind: 'payload' | 'result'; checkAt: Date };
+}
+
+/** A chunk of a file (GridFS layout). */
+export interface ValueChunkDocument {
+  _id: ObjectId;
+  files_id: ObjectId;
+  n: number;
+  data: Binary;
 }
 
 /** A signal plus a store-generated id, so one stored signal can be taken off atomically by id. */

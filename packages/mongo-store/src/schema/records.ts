@@ -7,7 +7,8 @@ import {
   type ScheduleRecord,
   type SignalRecord,
 } from '@loom/core';
-import type { DeadLetterDocument, JobDocument, ScheduleDocument, StoredSignal } from './documents.js';
+import type { ObjectId } from 'mongodb';
+import type { DeadLetterDocument, JobDocument, ScheduleDocument, StoredSignal, StoredValueRef } from './documents.js';
 
 /** Stored documents → the store-neutral records of `@loom/core` (string ids, no internal fields). */
 
@@ -63,6 +64,12 @@ function toRecord(id: string, doc: Omit<JobDocument, '_id'>): JobRecord {
   for (const field of OPTIONAL_FIELDS) {
     if (doc[field] !== undefined) (record as unknown as Record<string, unknown>)[field] = doc[field];
   }
+  // Values in the payload bucket: the reference here; getJob and claims load the value (offloaded-values.ts).
+  if (doc.payloadRef !== undefined) {
+    record.payload = undefined;
+    record.offloadedPayload = { fileId: doc.payloadRef.fileId.toHexString(), size: doc.payloadRef.size };
+  }
+  if (doc.resultRef !== undefined) record.offloadedResult = { fileId: doc.resultRef.fileId.toHexString(), size: doc.resultRef.size };
   // A completed job retention must not remove yet keeps its finish time aside (retention-holds.ts).
   if (doc.heldFinishedAt !== undefined && record.finishedAt === undefined) record.finishedAt = doc.heldFinishedAt;
   return record;
@@ -111,21 +118,36 @@ export const SUMMARY_FIELDS = [
   ...JOB_SUMMARY_OPTIONAL_FIELDS,
 ] as const;
 
-/** Projection of a page of live jobs (with the finish time a retention hold keeps aside). */
-export const JOB_SUMMARY_PROJECTION = { ...Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, 1])), heldFinishedAt: 1 };
-/** Projection of a page of dead letters (the job is kept under `job`). */
-export const DEAD_LETTER_SUMMARY_PROJECTION = Object.fromEntries(SUMMARY_FIELDS.map((f) => [`job.${f}`, 1]));
+/** The sizes of offloaded values a summary gives (never the values: a page reads no payload). */
+const SIZE_FIELDS = ['payloadRef.size', 'resultRef.size'];
 
-type SummaryFields = Pick<JobDocument, (typeof SUMMARY_FIELDS)[number]>;
+/** Projection of a page of live jobs (with the finish time a retention hold keeps aside). */
+export const JOB_SUMMARY_PROJECTION = { ...Object.fromEntries([...SUMMARY_FIELDS, ...SIZE_FIELDS].map((f) => [f, 1])), heldFinishedAt: 1 };
+/** Projection of a page of dead letters (the job is kept under `job`). */
+export const DEAD_LETTER_SUMMARY_PROJECTION = Object.fromEntries([...SUMMARY_FIELDS, ...SIZE_FIELDS].map((f) => [`job.${f}`, 1]));
+
+type SummaryFields = Pick<JobDocument, (typeof SUMMARY_FIELDS)[number]> & {
+  payloadRef?: Partial<StoredValueRef>;
+  resultRef?: Partial<StoredValueRef>;
+};
+
+/** The summary of `fields`, with the sizes of its offloaded values. */
+function summaryOf(id: ObjectId, fields: SummaryFields): JobSummary {
+  const { payloadRef, resultRef, ...rest } = fields;
+  const summary = toJobSummary({ ...rest, id: id.toHexString() });
+  if (payloadRef?.size !== undefined) summary.payloadSize = payloadRef.size;
+  if (resultRef?.size !== undefined) summary.resultSize = resultRef.size;
+  return summary;
+}
 
 /** A live job (fetched with {@link JOB_SUMMARY_PROJECTION}) as a summary. */
 export function toJobSummaryOf(doc: Pick<JobDocument, '_id' | 'heldFinishedAt'> & SummaryFields): JobSummary {
-  const { heldFinishedAt, ...fields } = doc;
+  const { heldFinishedAt, _id, ...fields } = doc;
   const finishedAt = fields.finishedAt ?? heldFinishedAt;
-  return toJobSummary({ ...fields, ...(finishedAt === undefined ? {} : { finishedAt }), id: doc._id.toHexString() });
+  return summaryOf(_id, { ...fields, ...(finishedAt === undefined ? {} : { finishedAt }) });
 }
 
 /** A dead letter (fetched with {@link DEAD_LETTER_SUMMARY_PROJECTION}) as a summary. */
 export function toDeadJobSummary(doc: { _id: DeadLetterDocument['_id']; job: SummaryFields }): JobSummary {
-  return toJobSummary({ ...doc.job, id: doc._id.toHexString() });
+  return summaryOf(doc._id, doc.job);
 }

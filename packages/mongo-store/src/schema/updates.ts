@@ -14,7 +14,7 @@ import {
   type WaitCondition,
 } from '@loom/core';
 import { requireDate, requireNumber, requireString, requireTraceContext } from '../arguments.js';
-import type { DeadLetterDocument, JobDocument, StoredSignal } from './documents.js';
+import type { DeadLetterDocument, JobDocument, StoredSignal, StoredValueRef } from './documents.js';
 import { IdempotencyKeyError, StoreArgumentError } from '../store-errors.js';
 
 /**
@@ -127,7 +127,7 @@ export function debounceUpdate(doc: JobDocument): UpdateFilter<JobDocument> {
     updatedAt: doc.updatedAt,
   };
   const unset: Record<string, ''> = {};
-  for (const field of ['rateLimitKey', 'groupKey', 'flowKey', 'trace'] as const) {
+  for (const field of ['rateLimitKey', 'groupKey', 'flowKey', 'trace', 'payloadRef'] as const) {
     if (doc[field] === undefined) unset[field] = '';
     else (set as Record<string, unknown>)[field] = doc[field];
   }
@@ -158,6 +158,7 @@ export function completeUpdate(
   result: unknown,
   now: Date,
   logs?: { lines: JobLogLine[]; keep: number },
+  resultRef?: StoredValueRef,
 ): UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } {
   const update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> } = {
     $set: { status: LIFECYCLE_TO.complete, finishedAt: now, updatedAt: now },
@@ -167,6 +168,8 @@ export function completeUpdate(
   };
   if (result === undefined) (update.$unset as Record<string, ''>).result = '';
   else (update.$set as Record<string, unknown>).result = result;
+  // A result in the payload bucket (offloaded-values.ts): its reference instead.
+  if (resultRef !== undefined) update.$set.resultRef = resultRef;
   return update;
 }
 

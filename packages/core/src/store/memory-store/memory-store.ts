@@ -67,6 +67,7 @@ import * as waitTokens from './wait-tokens.js';
 import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } from '../wait-token.js';
 import type { WorkerPresence } from '../presence.js';
 import { PresenceTable } from './presence-table.js';
+import { payloadTooLarge, resolvePayloadLimits, type PayloadLimits } from '../payload-limits.js';
 import { checkSeriesQuery, type QueueSeriesBucket, type QueueSeriesQuery } from '../queue-series.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './stored-job.js';
@@ -88,6 +89,12 @@ export interface MemoryStoreOptions {
   };
   /** Receives errors thrown by `subscribe` listeners. Default: `console.error`. */
   onListenerError?: (error: unknown) => void;
+  /**
+   * The largest payload or result kept, in bytes serialized (the plain-data estimate of BSON), as
+   * MongoStore's option of that name: a larger payload is refused at enqueue with
+   * `PAYLOAD_TOO_LARGE`, nothing stored. Values are kept inline whatever their size. Default 64 MiB.
+   */
+  maxPayloadSize?: number;
 }
 
 /**
@@ -117,10 +124,13 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements JobStore {
   readonly #state: MemoryState;
+  /** `maxPayloadSize` as given; `offloadThreshold` is MongoStore's default, which the engine's record-size check counts with. */
+  readonly payloadLimits: PayloadLimits;
 
   constructor(options: MemoryStoreOptions = {}) {
     const listeners = new QueuedListeners(options.onListenerError ?? ((error) => console.error('[loom] a MemoryStore subscribe listener threw:', error)));
     this.#state = new MemoryState(parseRetention(options.retention), listeners);
+    this.payloadLimits = resolvePayloadLimits('MemoryStore', { maxPayloadSize: options.maxPayloadSize });
   }
 
   /** Nothing to connect: resolves at once. */
@@ -130,7 +140,16 @@ export class MemoryStore implements JobStore {
   async close(): Promise<void> {}
 
   async enqueue(jobs: NewJob[], opts: { now: Date; session?: unknown }): Promise<EnqueueResult[]> {
+    if (Array.isArray(jobs)) this.#refuseLarge(jobs);
     return enqueue(this.#state, jobs, opts);
+  }
+
+  /** Refuses (nothing stored) jobs of which a payload is over `maxPayloadSize`. */
+  #refuseLarge(jobs: readonly (NewJob | undefined)[]): void {
+    for (const job of jobs) {
+      const tooLarge = payloadTooLarge(`The payload of job "${String(job?.name)}"`, job?.payload, this.payloadLimits);
+      if (tooLarge) throw tooLarge;
+    }
   }
 
   // ---- claims and leases -----------------------------------------------------------------------
@@ -163,11 +182,23 @@ export class MemoryStore implements JobStore {
   // ---- outcomes of runs ------------------------------------------------------------------------
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
+    const tooLarge = payloadTooLarge(`The result of job ${String(lease?.jobId)}`, outcome?.result, this.payloadLimits);
+    if (tooLarge) throw tooLarge;
     writes.complete(this.#state, lease, outcome);
   }
 
   async completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
-    return writes.completeMany(this.#state, items, now);
+    // An item whose result is over maxPayloadSize is refused alone; the others are written.
+    const refused = Array.isArray(items)
+      ? items.map((item) => payloadTooLarge(`The result of job ${String(item?.lease?.jobId)}`, item?.result, this.payloadLimits))
+      : [];
+    if (!refused.some((error) => error !== null)) return writes.completeMany(this.#state, items, now);
+    const written = writes.completeMany(
+      this.#state,
+      items.filter((_, i) => refused[i] === null),
+      now,
+    );
+    return refused.map((error): CompletionOutcome => (error === null ? written.shift()! : { error }));
   }
 
   async retry(lease: LeaseRef, outcome: { runAt: Date; error: ErrorRecord; now: Date }): Promise<void> {
@@ -335,6 +366,7 @@ export class MemoryStore implements JobStore {
   // ---- batches ---------------------------------------------------------------------------------
 
   async createBatch(batch: NewBatch, opts: { now: Date }): Promise<CreatedBatch> {
+    if (Array.isArray(batch?.jobs)) this.#refuseLarge(batch.jobs);
     return batches.createBatch(this.#state, batch, opts?.now);
   }
 

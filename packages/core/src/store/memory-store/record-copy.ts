@@ -56,5 +56,7 @@ export function copyRecord(r: JobRecord): JobRecord {
   if (r.batchId !== undefined) out.batchId = r.batchId;
   if (r.batchCallback !== undefined) out.batchCallback = { batchId: r.batchCallback.batchId, on: r.batchCallback.on };
   if (r.forkedFrom !== undefined) out.forkedFrom = r.forkedFrom;
+  if (r.offloadedPayload !== undefined) out.offloadedPayload = { fileId: r.offloadedPayload.fileId, size: r.offloadedPayload.size };
+  if (r.offloadedResult !== undefined) out.offloadedResult = { fileId: r.offloadedResult.fileId, size: r.offloadedResult.size };
   return out;
 }
