@@ -118,6 +118,9 @@ describe('offloaded payloads and results on the dashboard', () => {
     const small = (await new Visitor(url).get(`/loom/jobs/${smallId}`)).text;
     expect(small).not.toContain('Payload size');
     expect(small).not.toContain('Download JSON');
+    // Enqueued without a payload: the panel says so (it printed "undefined").
+    expect(small).toContain('<p class="muted" data-test="payload-none">No payload.</p>');
+    expect(small).not.toContain('>undefined</pre>');
   });
 
   test('the jobs list shows the sizes it has, never the values', async () => {

@@ -41,6 +41,8 @@ function valuePanel(ctx: PageContext, job: JobRecord, kind: 'payload' | 'result'
   const offloaded = kind === 'payload' ? job.offloadedPayload : job.offloadedResult;
   const value = kind === 'payload' ? job.payload : job.result;
   const title = kind === 'payload' ? 'Payload' : 'Result';
+  // A job enqueued without a payload has none: say so rather than print "undefined".
+  if (value === undefined && !offloaded) return panel(`job-${kind}`, title, html`<p class="muted" data-test="${kind}-none">No ${kind}.</p>`);
   // A long value scrolls inside its box: focusable, so a keyboard can scroll it too.
   const shown = html`<pre class="value" data-test="${kind}" tabindex="0">${json(value)}</pre>`;
   if (!offloaded) return panel(`job-${kind}`, title, shown);
