@@ -1,4 +1,5 @@
 import type { Clock } from '../support/clock.js';
+import { RepeatingTask } from '../support/repeating-task.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 import type { EventBus, JobEventInfo } from './events.js';
@@ -32,12 +33,17 @@ export class DependencySettler {
   /** Whether this engine has met dependencies (enqueued or finished such jobs): then it sweeps every poll. */
   #active = false;
   #running: Promise<void> | undefined;
-  #cancelTimer: (() => void) | undefined;
-  #started = false;
+  /** The periodic settle of what was left unsettled: every poll once active, else every idle sweep. */
+  readonly #sweep: RepeatingTask;
 
   constructor(
     private readonly deps: { store: JobStore; clock: Clock; logger: Logger; events: EventBus; pollMs: number; onQueued: () => void; outage: StoreOutage },
   ) {
+    this.#sweep = new RepeatingTask(
+      deps.clock,
+      () => (this.#active ? deps.pollMs : Math.max(deps.pollMs, IDLE_SWEEP_MS)),
+      () => this.#run(undefined),
+    );
     // settle() never rejects: a failed call is logged, and the periodic settle does it later.
     // Only jobs the engine knows to have dependents: a store call per finished job would cost every
     // job a command. A dependent another engine enqueued while its dependency ran here (after this
@@ -65,15 +71,11 @@ export class DependencySettler {
 
   /** Starts the periodic settle of what was left unsettled. */
   start(): void {
-    if (this.#started) return;
-    this.#started = true;
-    this.#schedule();
+    this.#sweep.start();
   }
 
   stop(): void {
-    this.#started = false;
-    this.#cancelTimer?.();
-    this.#cancelTimer = undefined;
+    this.#sweep.stop();
   }
 
   /** Settles the dependents of `ids` (finished jobs) soon; resolves once a call including them has run. */
@@ -89,16 +91,6 @@ export class DependencySettler {
       this.#running = this.#run(jobIds).finally(() => (this.#running = undefined));
       await this.#running;
     }
-  }
-
-  #schedule(): void {
-    if (!this.#started) return;
-    this.#cancelTimer = this.deps.clock.setTimer(
-      () => {
-        void this.#run(undefined).finally(() => this.#schedule());
-      },
-      this.#active ? this.deps.pollMs : Math.max(this.deps.pollMs, IDLE_SWEEP_MS),
-    );
   }
 
   async #run(jobIds: string[] | undefined): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
+import { RepeatingTask } from '../support/repeating-task.js';
 import { STORE_MAINTENANCE_MS, type JobStore } from '../store/store.js';
 
 /**
@@ -9,33 +10,34 @@ import { STORE_MAINTENANCE_MS, type JobStore } from '../store/store.js';
  * without `maintain`.
  */
 export class StoreMaintenance {
-  #cancelTimer: (() => void) | undefined;
-  #started = false;
+  readonly #task: RepeatingTask;
+  readonly #everyMs: number;
 
-  constructor(private readonly deps: { store: JobStore; clock: Clock; logger: Logger; everyMs?: number }) {}
+  constructor(private readonly deps: { store: JobStore; clock: Clock; logger: Logger; everyMs?: number }) {
+    this.#everyMs = deps.everyMs ?? STORE_MAINTENANCE_MS;
+    this.#task = new RepeatingTask(
+      deps.clock,
+      () => this.#everyMs,
+      () => this.#run(),
+    );
+  }
 
   start(): void {
-    if (this.#started || !this.deps.store.maintain) return;
-    this.#started = true;
-    this.#schedule();
+    if (this.deps.store.maintain) this.#task.start();
   }
 
   stop(): void {
-    this.#started = false;
-    this.#cancelTimer?.();
-    this.#cancelTimer = undefined;
-  }
-
-  #schedule(): void {
-    if (!this.#started) return;
-    this.#cancelTimer = this.deps.clock.setTimer(() => void this.#run().finally(() => this.#schedule()), this.deps.everyMs ?? STORE_MAINTENANCE_MS);
+    this.#task.stop();
   }
 
   async #run(): Promise<void> {
     try {
       await this.deps.store.maintain?.(this.deps.clock.now());
     } catch (err) {
-      this.deps.logger.warn({ err }, 'Store maintenance failed (e.g. deleting offloaded payloads of removed jobs); it runs again in 5 minutes');
+      this.deps.logger.warn(
+        { err },
+        `Store maintenance failed (e.g. deleting offloaded payloads of removed jobs); it runs again in ${Math.round(this.#everyMs / 1000)} s`,
+      );
     }
   }
 }
