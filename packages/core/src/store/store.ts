@@ -522,8 +522,12 @@ export interface JobStore {
   serverTime?(): Promise<Date>;
 }
 
-/** How often a started engine calls {@link JobStore.maintain}: every 5 minutes. */
-export const STORE_MAINTENANCE_MS = 5 * 60_000;
+/**
+ * How often a started engine calls {@link JobStore.maintain}: every hour. MongoStore's sweep waits
+ * an hour before it judges a file anyway, and each round is a wake-up of the engine's clock: a
+ * `FakeClock` moved through days steps through every one of them.
+ */
+export const STORE_MAINTENANCE_MS = 60 * 60_000;
 
 /** What {@link JobStore.countFinished} counts: jobs that reached `status` in `[from, to)`. */
 export interface FinishedCountQuery {
