@@ -14,6 +14,7 @@ import { valueKey } from './bson-order.js';
 import type { Catalog } from './storage/catalog.js';
 import type { StoredRecord } from './storage/collection.js';
 import type { IndexSpec } from './storage/index-spec.js';
+import { IndexTable } from './storage/index-table.js';
 import type { Doc } from './values.js';
 import type { TransactionId, WriteRecorder, WriteOp } from './write-op.js';
 import { SnapshotHistory } from './snapshot-history.js';
@@ -26,6 +27,24 @@ const NO_AUTH_DIGEST = new Binary(createHash('sha256').digest(), 0);
 
 /** mongod's transactionLifetimeLimitSeconds default: an abandoned transaction is aborted. */
 const TRANSACTION_LIFETIME_MS = 60_000;
+
+function addOwnKeys(keys: Map<string, Set<string>>, index: IndexTable, doc: Doc, idKey: string): void {
+  for (const key of index.keysOf(doc)) {
+    const id = IndexTable.keyId(key);
+    let owners = keys.get(id);
+    if (!owners) keys.set(id, (owners = new Set()));
+    owners.add(idKey);
+  }
+}
+
+function removeOwnKeys(keys: Map<string, Set<string>>, index: IndexTable, doc: Doc, idKey: string): void {
+  for (const key of index.keysOf(doc)) {
+    const id = IndexTable.keyId(key);
+    const owners = keys.get(id);
+    owners?.delete(idKey);
+    if (owners?.size === 0) keys.delete(id);
+  }
+}
 
 export class Transaction {
   state: 'active' | 'committed' | 'aborted' = 'active';
@@ -60,6 +79,40 @@ export class Transaction {
     this.done = new Promise((resolve) => (this.finish = resolve));
     this.lifetime = setTimeout(onExpire, TRANSACTION_LIFETIME_MS);
     this.lifetime.unref?.();
+  }
+
+  /**
+   * Per namespace and unique index, the keys of this transaction's own documents (key id →
+   * idKeys): built from the overlay on first use, then kept current by {@link write}, so checking a
+   * write against the transaction's earlier ones costs a lookup, not a pass over all of them.
+   */
+  private readonly ownKeys = new Map<string, Map<IndexTable, Map<string, Set<string>>>>();
+
+  /** The keys of this transaction's own documents of `ns` in `index` (see ownKeys). */
+  ownUniqueKeys(ns: string, index: IndexTable): ReadonlyMap<string, ReadonlySet<string>> {
+    let byIndex = this.ownKeys.get(ns);
+    if (!byIndex) {
+      byIndex = new Map<IndexTable, Map<string, Set<string>>>();
+      this.ownKeys.set(ns, byIndex);
+    }
+    let keys = byIndex.get(index);
+    if (!keys) {
+      keys = new Map<string, Set<string>>();
+      for (const [idKey, doc] of this.overlay(ns)) if (doc) addOwnKeys(keys, index, doc, idKey);
+      byIndex.set(index, keys);
+    }
+    return keys;
+  }
+
+  /** Writes (null: deletes) one document of the transaction's overlay of `ns`. */
+  write(ns: string, idKey: string, doc: Doc | null): void {
+    const overlay = this.overlay(ns);
+    const before = overlay.get(idKey);
+    for (const [index, keys] of this.ownKeys.get(ns) ?? []) {
+      if (before) removeOwnKeys(keys, index, before, idKey);
+      if (doc) addOwnKeys(keys, index, doc, idKey);
+    }
+    overlay.set(idKey, doc);
   }
 
   overlay(ns: string): Map<string, Doc | null> {

@@ -147,6 +147,62 @@ describe('transactions', () => {
     expect(await coll.countDocuments()).toBe(2);
   });
 
+  it('finds its own writes by _id (equal, $eq, $in, another numeric type) and by other fields', async () => {
+    const s = session();
+    await s.withTransaction(async () => {
+      await coll.insertMany(
+        [
+          { _id: 7, n: 1 },
+          { _id: 'x', n: 1 },
+          { _id: 9, n: 1 },
+        ] as never[],
+        { session: s },
+      );
+      await coll.updateOne({ _id: 1 }, { $set: { v: 'own' } }, { session: s });
+      expect((await coll.updateOne({ _id: 7 }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
+      expect((await coll.updateOne({ _id: { $eq: 'x' } }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
+      expect((await coll.updateMany({ _id: { $in: [1, 9, 'nope'] } }, { $inc: { n: 10 } }, { session: s })).modifiedCount).toBe(2);
+      expect((await coll.updateOne({ _id: Long.fromNumber(9) }, { $inc: { n: 100 } }, { session: s })).modifiedCount).toBe(1);
+      expect(
+        await coll
+          .find({ n: { $gte: 2 } }, { session: s })
+          .sort({ _id: 1 })
+          .toArray(),
+      ).toEqual([
+        { _id: 1, n: 10, v: 'own' },
+        { _id: 7, n: 2 },
+        { _id: 9, n: 111 },
+        { _id: 'x', n: 2 },
+      ]);
+    });
+  });
+
+  it("checks a unique index against the transaction's own writes as they move, freeing a key its own update or delete gave up", async () => {
+    await coll.createIndex({ k: 1 }, { unique: true, partialFilterExpression: { k: { $exists: true } } });
+    const s = session();
+    s.startTransaction();
+    await coll.insertOne({ _id: 10, k: 'a' } as never, { session: s });
+    expect((await failure(coll.insertOne({ _id: 11, k: 'a' } as never, { session: s }))).code).toBe(11000);
+    await s.abortTransaction().catch(() => undefined);
+
+    const moved = session();
+    await moved
+      .withTransaction(async () => {
+        await coll.insertOne({ _id: 10, k: 'a' } as never, { session: moved });
+        await coll.updateOne({ _id: 10 }, { $set: { k: 'b' } }, { session: moved });
+        await coll.insertOne({ _id: 11, k: 'a' } as never, { session: moved }); // 'a' was given up
+        await coll.deleteOne({ _id: 11 }, { session: moved });
+        await coll.insertOne({ _id: 12, k: 'a' } as never, { session: moved }); // and again, after the delete
+        const dup = await failure(coll.updateOne({ _id: 1 }, { $set: { k: 'b' } }, { session: moved }));
+        expect(dup.code).toBe(11000); // 'b' is _id 10's, written earlier in this transaction
+        throw Object.assign(dup, { abort: true });
+      })
+      .catch((err: { abort?: boolean }) => {
+        if (!err.abort) throw err;
+      });
+    expect(await coll.countDocuments({ k: { $exists: true } })).toBe(0);
+  });
+
   it('answers commitTransaction for an unknown transaction with NoSuchTransaction', async () => {
     const s = session();
     await coll.findOne({}, { session: s }); // binds the session's lsid on the server

@@ -20,6 +20,9 @@ export interface StoredRecord {
 
 let nextRid = 1;
 
+/** Per unique index, the keys of documents not in the collection yet (key id → their idKeys). */
+export type PendingKeys = (index: IndexTable) => ReadonlyMap<string, ReadonlySet<string>>;
+
 export class CollectionData {
   readonly records = new Map<number, StoredRecord>();
   private readonly byId = new Map<string, StoredRecord>();
@@ -57,27 +60,24 @@ export class CollectionData {
   /**
    * Throws DuplicateKey if `doc` would collide with another document in a unique index.
    * `ignore` lists document ids (as idKeys) whose index entries do not count (the document
-   * being replaced, or documents a transaction has overlaid). `extra` are more documents to
-   * check against (a transaction's own pending writes).
+   * being replaced, or documents a transaction has overlaid). `pending` gives, per unique index,
+   * the keys of more documents to check against (a transaction's own writes: key id → idKeys).
    */
-  checkUnique(doc: Doc, selfIdKey: string, ignore?: (idKey: string) => boolean, extra: Doc[] = []): void {
+  checkUnique(doc: Doc, selfIdKey: string, ignore?: (idKey: string) => boolean, pending?: PendingKeys): void {
     for (const index of this.indexes.values()) {
-      if (index.spec.unique) this.checkUniqueKeys(index, index.keysOf(doc), selfIdKey, ignore, extra);
+      if (index.spec.unique) this.checkUniqueKeys(index, index.keysOf(doc), selfIdKey, ignore, pending);
     }
   }
 
-  private checkUniqueKeys(index: IndexTable, keys: unknown[][], selfIdKey: string, ignore?: (idKey: string) => boolean, extra: Doc[] = []): void {
+  private checkUniqueKeys(index: IndexTable, keys: unknown[][], selfIdKey: string, ignore?: (idKey: string) => boolean, pending?: PendingKeys): void {
     for (const key of keys) {
       for (const rid of index.ridsWithKey(key)) {
         const other = this.records.get(rid);
         if (!other || other.idKey === selfIdKey || ignore?.(other.idKey)) continue;
         throw duplicateKeyError(this.ns, index.spec, key);
       }
-      const keyId = IndexTable.keyId(key);
-      for (const pending of extra) {
-        if (valueKey(pending._id) === selfIdKey) continue;
-        if (index.keysOf(pending).some((k) => IndexTable.keyId(k) === keyId)) throw duplicateKeyError(this.ns, index.spec, key);
-      }
+      const owners = pending?.(index).get(IndexTable.keyId(key));
+      if (owners) for (const owner of owners) if (owner !== selfIdKey) throw duplicateKeyError(this.ns, index.spec, key);
     }
   }
 
