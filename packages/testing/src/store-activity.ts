@@ -14,6 +14,56 @@ export interface StoreActivity {
 }
 
 /**
+ * Operations that only read: they never change a job's due time or lease. Any other operation
+ * counts as a write (see {@link storeWritesSettled}), except a claim that took nothing and a
+ * dependents' settle that settled none.
+ */
+const READS = new Set<string | symbol>([
+  'getJob',
+  'listJobs',
+  'listJobPage',
+  'stats',
+  'listDeadLetters',
+  'listSchedules',
+  'pausedQueues',
+  'listQueues',
+  'countFinished',
+  'queueSeries',
+  'getBatch',
+  'batchFailures',
+  'listPresence',
+  'listWaitTokens',
+  'getWaitToken',
+  'isWaitingFor',
+  'findActiveChild',
+  'flowHolds',
+  'flowUsage',
+  'serverTime',
+  'isTransientError',
+]);
+
+/** Writes settled through every tracked store of this process. */
+let writesSettled = 0;
+
+/**
+ * How many store writes (operations that may have changed a job's due time or lease) have settled
+ * through any store wrapped by {@link trackStoreActivity} in this process. A harness that read the
+ * jobs' due times when this was N can reuse them while it still is N.
+ */
+export function storeWritesSettled(): number {
+  return writesSettled;
+}
+
+/** Whether a settled operation may have changed a job: a write, unless its answer says it did nothing. */
+function changedSomething(prop: string | symbol, settled: PromiseSettledResult<unknown>): boolean {
+  if (READS.has(prop)) return false;
+  if (settled.status === 'rejected') return true;
+  if (prop === 'claim') return !Array.isArray(settled.value) || settled.value.length > 0;
+  if (prop === 'settleDependents') return settled.value !== 0;
+  return true;
+}
+
+/**
  * Wraps `store` in a proxy that counts its operations. Optional methods the store lacks stay
  * absent, so the engine still sees exactly the store's capabilities.
  */
@@ -40,10 +90,21 @@ export function trackStoreActivity(store: JobStore): { store: JobStore; activity
         if (!(result instanceof Promise)) return result;
         const op = Symbol(String(prop));
         pending.add(op);
-        return result.finally(() => {
+        const done = (outcome: PromiseSettledResult<unknown>): void => {
           pending.delete(op);
           settled++;
-        });
+          if (changedSomething(prop, outcome)) writesSettled++;
+        };
+        return result.then(
+          (value: unknown) => {
+            done({ status: 'fulfilled', value });
+            return value;
+          },
+          (reason: unknown) => {
+            done({ status: 'rejected', reason });
+            throw reason;
+          },
+        );
       };
     },
   });

@@ -2,7 +2,7 @@ import { Loom, MemoryStore, toMs, type Duration, type JobClass, type JobStore, t
 import { testHooks } from '@loom/core/internal';
 import { CaptureLogger, type LogEntry } from './capture-logger.js';
 import { FakeClock } from './fake-clock.js';
-import { trackStoreActivity, type StoreActivity } from './store-activity.js';
+import { storeWritesSettled, trackStoreActivity, type StoreActivity } from './store-activity.js';
 
 /** Options of {@link createTestLoom}: `Loom.create`'s, with test defaults. */
 export interface TestLoomOptions extends Omit<LoomOptions, 'store' | 'clock' | 'jobs'> {
@@ -73,6 +73,8 @@ export interface TestLoom extends Omit<Loom, 'stop'> {}
 export class TestLoom {
   /** Entries logged by the default CaptureLogger (empty with your own logger). */
   readonly logs: LogEntry[];
+  /** The jobs' due times as last read, and the count of settled store writes then (see nextDue). */
+  private due: { writes: number; times: number[] } | undefined;
 
   constructor(
     readonly loom: Loom,
@@ -137,6 +139,8 @@ export class TestLoom {
    */
   async advance(duration: Duration): Promise<void> {
     const target = this.clock.now().getTime() + toMs(duration);
+    // Writes the harness cannot see (the test's own, through the store it holds) happen between calls.
+    this.due = undefined;
     await this.settle();
     for (let steps = 0; ; steps++) {
       const next = await this.nextDue();
@@ -206,15 +210,38 @@ export class TestLoom {
   private async nextDue(): Promise<number | null> {
     const now = this.clock.now().getTime();
     let next = this.clock.nextTimerAt()?.getTime() ?? null;
-    const consider = (t: number): void => {
-      if (t > now && (next === null || t < next)) next = t;
-    };
+    const times = await this.dueTimes();
+    // The first job time after now (times are ascending).
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (times[mid]! > now) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo < times.length && (next === null || times[lo]! < next)) next = times[lo]!;
+    return next;
+  }
+
+  /**
+   * When each live job is due (its runAt; a running job's lease expiry), ascending. Read from the
+   * store again only after a write settled through a tracked store ({@link storeWritesSettled}) or
+   * at the start of an {@link TestLoom.advance}: most steps of an advance are polls that change
+   * nothing, and listing every live job at each one made long advances over big stores slow.
+   */
+  private async dueTimes(): Promise<number[]> {
+    const writes = storeWritesSettled();
+    if (this.due?.writes === writes) return this.due.times;
+    const times: number[] = [];
     for (const job of await this.store.listJobs({ status: ['queued', 'running', 'waiting'] })) {
       if (job.status === 'running') {
-        if (job.lease) consider(job.lease.until.getTime() + 1);
-      } else consider(job.runAt.getTime());
+        if (job.lease) times.push(job.lease.until.getTime() + 1);
+      } else times.push(job.runAt.getTime());
     }
-    return next;
+    times.sort((a, b) => a - b);
+    // The count from before the read: a write that settles during it makes the next step read again.
+    this.due = { writes, times };
+    return times;
   }
 }
 
