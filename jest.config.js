@@ -21,9 +21,10 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
   },
   testTimeout: 30000,
-  // Not yet: one MongoDB for the whole run (scripts/jest-global-setup.mjs and -teardown.mjs, as
-  // globalSetup/globalTeardown) cut mongo-store's CPU by ~30 %, but workflows.test.ts on MongoStore
-  // failed in 2 of 4 full runs with it (a dead-child case read 'queued'): to be understood first.
+  // Not used: one MongoDB for the whole run (scripts/jest-global-setup.mjs and -teardown.mjs, as
+  // globalSetup/globalTeardown). It saves CPU (user 535 → 505 s) but not time (whole suite 333 →
+  // 343 s, 2026-12-06): the one emulator, in jest's main process, serves both workers in turn, and
+  // a heavy file's requests stall the other's (the fan-in test's interleaving changed under it).
   // One test file per core. jest's default (cores - 1) runs everything in one process on a 2-core
   // machine such as CI's, leaving a core idle while files wait on child processes and real I/O.
   // Tests must (and do) pass on a loaded machine; `--maxWorkers=1` still runs them in band.
