@@ -14,6 +14,15 @@ freshCollectionEachTest('txn', async (target, fresh) => {
   ] as never[]);
 });
 
+/** The collection typed for the _ids these tests use (numbers and strings, not ObjectIds). */
+interface AnyIdDoc {
+  _id: string | number | Long;
+  n?: number;
+  v?: string;
+  k?: string;
+}
+const anyIds = (): Collection<AnyIdDoc> => coll as unknown as Collection<AnyIdDoc>;
+
 function session(): ClientSession {
   const s = t.client.startSession();
   sessions.push(s);
@@ -150,7 +159,7 @@ describe('transactions', () => {
   it('finds its own writes by _id (equal, $eq, $in, another numeric type) and by other fields', async () => {
     const s = session();
     await s.withTransaction(async () => {
-      await coll.insertMany(
+      await anyIds().insertMany(
         [
           { _id: 7, n: 1 },
           { _id: 'x', n: 1 },
@@ -158,11 +167,11 @@ describe('transactions', () => {
         ] as never[],
         { session: s },
       );
-      await coll.updateOne({ _id: 1 }, { $set: { v: 'own' } }, { session: s });
-      expect((await coll.updateOne({ _id: 7 }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
-      expect((await coll.updateOne({ _id: { $eq: 'x' } }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
-      expect((await coll.updateMany({ _id: { $in: [1, 9, 'nope'] } }, { $inc: { n: 10 } }, { session: s })).modifiedCount).toBe(2);
-      expect((await coll.updateOne({ _id: Long.fromNumber(9) }, { $inc: { n: 100 } }, { session: s })).modifiedCount).toBe(1);
+      await anyIds().updateOne({ _id: 1 }, { $set: { v: 'own' } }, { session: s });
+      expect((await anyIds().updateOne({ _id: 7 }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
+      expect((await anyIds().updateOne({ _id: { $eq: 'x' } }, { $inc: { n: 1 } }, { session: s })).modifiedCount).toBe(1);
+      expect((await anyIds().updateMany({ _id: { $in: [1, 9, 'nope'] } }, { $inc: { n: 10 } }, { session: s })).modifiedCount).toBe(2);
+      expect((await anyIds().updateOne({ _id: Long.fromNumber(9) }, { $inc: { n: 100 } }, { session: s })).modifiedCount).toBe(1);
       expect(
         await coll
           .find({ n: { $gte: 2 } }, { session: s })
@@ -178,29 +187,29 @@ describe('transactions', () => {
   });
 
   it("checks a unique index against the transaction's own writes as they move, freeing a key its own update or delete gave up", async () => {
-    await coll.createIndex({ k: 1 }, { unique: true, partialFilterExpression: { k: { $exists: true } } });
+    await anyIds().createIndex({ k: 1 }, { unique: true, partialFilterExpression: { k: { $exists: true } } });
     const s = session();
     s.startTransaction();
-    await coll.insertOne({ _id: 10, k: 'a' } as never, { session: s });
-    expect((await failure(coll.insertOne({ _id: 11, k: 'a' } as never, { session: s }))).code).toBe(11000);
+    await anyIds().insertOne({ _id: 10, k: 'a' } as never, { session: s });
+    expect((await failure(anyIds().insertOne({ _id: 11, k: 'a' } as never, { session: s }))).code).toBe(11000);
     await s.abortTransaction().catch(() => undefined);
 
     const moved = session();
     await moved
       .withTransaction(async () => {
-        await coll.insertOne({ _id: 10, k: 'a' } as never, { session: moved });
-        await coll.updateOne({ _id: 10 }, { $set: { k: 'b' } }, { session: moved });
-        await coll.insertOne({ _id: 11, k: 'a' } as never, { session: moved }); // 'a' was given up
-        await coll.deleteOne({ _id: 11 }, { session: moved });
-        await coll.insertOne({ _id: 12, k: 'a' } as never, { session: moved }); // and again, after the delete
-        const dup = await failure(coll.updateOne({ _id: 1 }, { $set: { k: 'b' } }, { session: moved }));
+        await anyIds().insertOne({ _id: 10, k: 'a' } as never, { session: moved });
+        await anyIds().updateOne({ _id: 10 }, { $set: { k: 'b' } }, { session: moved });
+        await anyIds().insertOne({ _id: 11, k: 'a' } as never, { session: moved }); // 'a' was given up
+        await anyIds().deleteOne({ _id: 11 }, { session: moved });
+        await anyIds().insertOne({ _id: 12, k: 'a' } as never, { session: moved }); // and again, after the delete
+        const dup = await failure(anyIds().updateOne({ _id: 1 }, { $set: { k: 'b' } }, { session: moved }));
         expect(dup.code).toBe(11000); // 'b' is _id 10's, written earlier in this transaction
         throw Object.assign(dup, { abort: true });
       })
       .catch((err: { abort?: boolean }) => {
         if (!err.abort) throw err;
       });
-    expect(await coll.countDocuments({ k: { $exists: true } })).toBe(0);
+    expect(await anyIds().countDocuments({ k: { $exists: true } })).toBe(0);
   });
 
   it('answers commitTransaction for an unknown transaction with NoSuchTransaction', async () => {
