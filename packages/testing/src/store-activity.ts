@@ -39,7 +39,6 @@ const READS = new Set<string | symbol>([
   'flowHolds',
   'flowUsage',
   'serverTime',
-  'isTransientError',
 ]);
 
 /** Writes settled through every tracked store of this process. */

@@ -210,21 +210,12 @@ export class TestLoom {
   private async nextDue(): Promise<number | null> {
     const now = this.clock.now().getTime();
     let next = this.clock.nextTimerAt()?.getTime() ?? null;
-    const times = await this.dueTimes();
-    // The first job time after now (times are ascending).
-    let lo = 0;
-    let hi = times.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (times[mid]! > now) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo < times.length && (next === null || times[lo]! < next)) next = times[lo]!;
+    for (const t of await this.dueTimes()) if (t > now && (next === null || t < next)) next = t;
     return next;
   }
 
   /**
-   * When each live job is due (its runAt; a running job's lease expiry), ascending. Read from the
+   * When each live job is due (its runAt; a running job's lease expiry). Read from the
    * store again only after a write settled through a tracked store ({@link storeWritesSettled}) or
    * at the start of an {@link TestLoom.advance}: most steps of an advance are polls that change
    * nothing, and listing every live job at each one made long advances over big stores slow.
@@ -238,7 +229,6 @@ export class TestLoom {
         if (job.lease) times.push(job.lease.until.getTime() + 1);
       } else times.push(job.runAt.getTime());
     }
-    times.sort((a, b) => a - b);
     // The count from before the read: a write that settles during it makes the next step read again.
     this.due = { writes, times };
     return times;
