@@ -3,6 +3,7 @@ import { Loom, MemoryStore } from '@loom/core';
 import { Countdown } from '../countdown.js';
 import { benchLogger, NoopJob } from '../loom-jobs.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
+import { WindowProfiler } from '../window-profiler.js';
 
 type MemorySpec = Extract<ScenarioSpec, { kind: 'memory' }>;
 
@@ -25,11 +26,13 @@ export async function memoryThroughput(spec: MemorySpec): Promise<ScenarioResult
     );
   }
   const t1 = performance.now();
+  const profiler = await WindowProfiler.fromEnv('process');
   const cpu1 = process.cpuUsage();
   await loom.start();
   await done.wait(spec.timeoutMs);
   const t2 = performance.now();
   const cpu2 = process.cpuUsage();
+  await profiler?.stop();
   await loom.stop();
   const cpuUs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => b.user - a.user + (b.system - a.system);
   return {
