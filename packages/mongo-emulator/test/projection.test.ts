@@ -92,6 +92,26 @@ describe('find projections of top-level fields', () => {
   });
 });
 
+describe('find projections of sub-document paths (a job list page: payloadRef.size)', () => {
+  it('includes each named path, _id first and the rest in the order of the document', async () => {
+    await coll.insertOne({ name: 'n', _id: 2 as never, ref: { fileId: 'f', size: 10 }, other: 1, deep: { a: { b: 1, c: 2 }, d: 3 } });
+    const out = await coll.findOne({ _id: 2 as never }, { projection: { 'ref.size': 1, name: 1, 'deep.a.c': 1, 'deep.d': 1 } });
+    expect(out).toEqual({ _id: 2, name: 'n', ref: { size: 10 }, deep: { a: { c: 2 }, d: 3 } });
+    expect(Object.keys(out!)).toEqual(['_id', 'name', 'ref', 'deep']);
+    expect(await coll.findOne({ _id: 2 as never }, { projection: { _id: 0, 'ref.size': 1 } })).toEqual({ ref: { size: 10 } });
+  });
+
+  it('leaves out a path through a missing or scalar field, keeps an empty sub-document, and applies a path to the documents of an array', async () => {
+    await coll.insertOne({ _id: 3 as never, scalar: 4, empty: {}, list: [{ size: 1, x: 1 }, 5, { x: 2 }] });
+    const out = await coll.findOne({ _id: 3 as never }, { projection: { 'scalar.size': 1, 'empty.size': 1, 'missing.size': 1, 'list.size': 1 } });
+    expect(out).toEqual({ _id: 3, empty: {}, list: [{ size: 1 }, {}] });
+  });
+
+  it('still refuses colliding paths', async () => {
+    await expect(project({ sub: 1, 'sub.k': 1 })).rejects.toMatchObject({ code: expect.any(Number) });
+  });
+});
+
 describe('the native top-level projection against mingo', () => {
   const rnd = random(20261203);
   const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo + 1));
