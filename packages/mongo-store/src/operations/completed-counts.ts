@@ -1,4 +1,5 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection } from 'mongodb';
+import { clientClosedWarning, isClientClosedError } from '../connection/client-closed.js';
 import type { StoreLogger } from '../options.js';
 import type { CompletedCountDocument } from '../schema/documents.js';
 import type { IndexSpec } from '../schema/indexes.js';
@@ -75,9 +76,20 @@ export class CompletedCounts {
     this.#timer.unref?.();
   }
 
-  /** {@link flush} with nobody waiting: a failure is logged, and its counts stay pending for the next write. */
+  /**
+   * {@link flush} with nobody waiting: a failure is logged, and its counts stay pending for the next
+   * write; unless the client was closed, which no later write gets past: then writing stops (once).
+   */
   private flushInBackground(): void {
-    void this.flush().catch((err: unknown) => this.logger.warn({ err }, 'writing completed-job counts failed; retrying'));
+    void this.flush().catch((err: unknown) => {
+      if (!isClientClosedError(err)) return this.logger.warn({ err }, 'writing completed-job counts failed; retrying');
+      if (this.#closed) return;
+      this.#closed = true;
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#pending = new Map();
+      this.logger.warn({ err }, clientClosedWarning('completed-job counts'));
+    });
   }
 
   /** Writes the pending counts (one bulk write); resolves once they are stored. Failed counts stay pending. */

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Collection } from 'mongodb';
 import { checkSeriesQuery, SERIES_RESOLUTIONS, SeriesBuckets, type QueueSeriesBucket, type QueueSeriesQuery, type SeriesCounts } from '@loom/core';
+import { clientClosedWarning, isClientClosedError } from '../connection/client-closed.js';
 import type { StoreLogger } from '../options.js';
 import type { SeriesDocument } from '../schema/documents.js';
 import type { IndexSpec } from '../schema/indexes.js';
@@ -69,8 +70,15 @@ export class MongoQueueSeries {
     this.#timer.unref?.();
   }
 
+  /** A background write failed: retried later, unless the client was closed (then writing stops, once). */
   #failed(err: unknown): void {
-    this.logger.warn({ err }, 'writing queue series failed; retrying');
+    if (!isClientClosedError(err)) return this.logger.warn({ err }, 'writing queue series failed; retrying');
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending.drain();
+    this.logger.warn({ err }, clientClosedWarning('queue series'));
   }
 
   /** Writes what is pending; resolves once it is stored. What fails stays pending. */
