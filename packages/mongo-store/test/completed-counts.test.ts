@@ -66,7 +66,7 @@ describe('background writers after the client was closed before the store', () =
     const logger = { warn: (_obj: unknown, msg?: string) => warnings.push(msg ?? ''), info: () => {}, error: () => {}, debug: () => {} };
     return { logger: logger as never, warnings };
   }
-  const advice = /MongoClient was closed before the store.*store\.close\(\) before closing the client/;
+  const advice = /MongoClient was closed before the store.*close the store \(store\.close\(\), after loom\.stop\(\).*\) before closing the client/;
 
   /** Each background writer: its collection, and one event that makes it write a minute later. */
   const writers: [string, string, (collection: Collection, logger: never) => () => void][] = [

@@ -14,6 +14,6 @@ export function isClientClosedError(err: unknown): boolean {
 export function clientClosedWarning(what: string): string {
   return (
     `writing ${what} failed: the store's MongoClient was closed before the store, so what was pending is lost and nothing more is written in the background; ` +
-    'stop the engine (loom.stop() closes its store) or call store.close() before closing the client'
+    'close the store (store.close(), after loom.stop(): stopping the engine leaves its store open) before closing the client'
   );
 }
