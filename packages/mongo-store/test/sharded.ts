@@ -43,6 +43,11 @@ export function useShardedEmulator(shards = 4, version = '7.0'): ShardedFixture 
     await client?.close();
     await emulator?.stop();
   });
+  /** Every queue of {@link SHARDED_QUEUES} split into `partitions`. */
+  const countsOf = (partitions: number): Record<string, number> => Object.fromEntries(SHARDED_QUEUES.map((q) => [q, partitions]));
+  /** A store (not initialised) on `database`, partitioned as the plan sharded it. */
+  const storeOn = (database: string, partitions: number, overrides: Partial<MongoStoreOptions>): MongoStore =>
+    new MongoStore({ client: fixture.client, database, logger: quietLogger, partitions: countsOf(partitions), ...overrides } as MongoStoreOptions);
   const fixture: ShardedFixture = {
     get emulator(): MongoEmulator {
       if (!emulator) throw new Error('the emulator exists only inside tests');
@@ -72,22 +77,19 @@ export function useShardedEmulator(shards = 4, version = '7.0'): ShardedFixture 
     },
     async newStore(partitions, overrides = {}) {
       const database = `sharded_${process.pid}_${++counter}`;
-      const counts = Object.fromEntries(SHARDED_QUEUES.map((q) => [q, partitions]));
-      await fixture.shard(database, counts);
-      const store = new MongoStore({ client: fixture.client, database, logger: quietLogger, partitions: counts, ...overrides } as MongoStoreOptions);
-      return { store, database };
+      await fixture.shard(database, countsOf(partitions));
+      return { store: storeOn(database, partitions, overrides), database };
     },
     async pooledStore(partitions, overrides = {}) {
-      const counts = Object.fromEntries(SHARDED_QUEUES.map((q) => [q, partitions]));
       const free = pool.get(partitions) ?? [];
       pool.set(partitions, free);
       let entry = free.shift();
       if (!entry) {
         const database = `sharded_${process.pid}_${++counter}`;
-        entry = { database, sharded: await fixture.shard(database, counts) };
+        entry = { database, sharded: await fixture.shard(database, countsOf(partitions)) };
       }
       const { database, sharded } = entry;
-      const store = new MongoStore({ client: fixture.client, database, logger: quietLogger, partitions: counts, ...overrides } as MongoStoreOptions);
+      const store = storeOn(database, partitions, overrides);
       const release = async (): Promise<void> => {
         const db = fixture.client.db(database);
         for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
