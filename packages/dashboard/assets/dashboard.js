@@ -159,13 +159,15 @@
 
   // The server said this page's data changed: fetch the page again and swap each live part whose
   // content differs. The page is the server's escaped HTML, parsed inertly (DOMParser runs no script).
+  // The header marks the fetch as a live update: the server then leaves a waiting flash message to
+  // the page an action redirects to (an action's own change reaches this page while it unloads).
   function refresh() {
     if (refreshing) {
       again = true;
       return;
     }
     refreshing = true;
-    fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin', cache: 'no-store' })
+    fetch(window.location.href, { headers: { accept: 'text/html', 'x-loom-live-update': '1' }, credentials: 'same-origin', cache: 'no-store' })
       .then(function (res) {
         return res.ok ? res.text() : null;
       })

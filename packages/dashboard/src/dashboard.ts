@@ -59,6 +59,8 @@ const PURGE_COUNT_LIMIT = 1000;
 const MAX_FILTER_CHARS = 300;
 /** A download is written in slices of this many bytes, each after the socket took the last. */
 const DOWNLOAD_SLICE = 256 * 1024;
+/** Sent by the page script's live-update fetch (assets/dashboard.js); Node lower-cases header names. */
+const LIVE_UPDATE_HEADER = 'x-loom-live-update';
 
 /**
  * The dashboard: a `(req, res, next?)` request handler. Mount it anywhere a Node request handler
@@ -133,8 +135,12 @@ export function loomDashboard(options: DashboardOptions): LoomDashboard {
       assetVersion: assets.version,
       here: `${at.path}${at.query.size > 0 ? `?${at.query.toString()}` : ''}`,
     };
-    const flash = new FlashCookie(csrf, at.base || '/').take(req, res);
-    if (flash) ctx.flash = flash;
+    // A live update's fetch (dashboard.js) comes from the page being left while an action's
+    // redirect loads: the message is that next page's, so the update leaves it waiting.
+    if (req.headers[LIVE_UPDATE_HEADER] === undefined) {
+      const flash = new FlashCookie(csrf, at.base || '/').take(req, res);
+      if (flash) ctx.flash = flash;
+    }
     return ctx;
   }
 

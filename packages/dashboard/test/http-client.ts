@@ -22,8 +22,8 @@ export class Visitor {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async get(path: string): Promise<{ status: number; text: string; res: Response }> {
-    const res = await fetch(this.url + path, { headers: { ...this.headers, cookie: this.cookieHeader }, redirect: 'manual' });
+  async get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; res: Response }> {
+    const res = await fetch(this.url + path, { headers: { ...this.headers, ...headers, cookie: this.cookieHeader }, redirect: 'manual' });
     this.remember(res);
     return { status: res.status, text: await res.text(), res };
   }

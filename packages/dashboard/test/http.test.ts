@@ -340,6 +340,23 @@ describe('pages', () => {
     expect(events.join('')).not.toContain('live'); // no job data in the stream
     await reader.cancel();
   });
+
+  test("a live update fetched while an action's redirect loads leaves the action's message to that page", async () => {
+    const f = await start();
+    const { id } = await f.t.enqueue(SendReceipt, { orderId: 'o-flash', email: 'flash@example.com' }, { delay: '1h' });
+    const v = new Visitor(f.url);
+    const jobPage = `/loom/jobs/${id}`;
+    await v.page(jobPage);
+    const posted = await v.post(`/loom/actions/jobs/${id}/cancel`);
+    expect(posted.status).toBe(303);
+    // The cancel's change reaches the page being left, whose script fetches it again (dashboard.js).
+    const update = await v.get(jobPage, { 'x-loom-live-update': '1' });
+    expect(update.status).toBe(200);
+    expect(update.text).not.toContain('class="flash');
+    // The page the redirect leads to still shows the message, once.
+    expect((await v.get(posted.location!)).text).toContain(`Job ${id} is cancelled.`);
+    expect((await v.get(posted.location!)).text).not.toContain(`Job ${id} is cancelled.`);
+  });
 });
 
 describe('Origin of actions', () => {
