@@ -26,7 +26,7 @@ import { CompletionBatch } from './completion-batch.js';
 import { RunEnds } from './run-ends.js';
 import { HeartbeatBatch } from './heartbeat-batch.js';
 import type { Logger } from '../support/logger.js';
-import { checkPayload } from './payload-check.js';
+import { checkSizedPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
 import { RunContext } from './run-context.js';
 import { readBatchSummary } from './batch-summary.js';
@@ -89,6 +89,8 @@ interface Run {
   cancel: RunCancel;
   /** Why the runner stopped waiting for the handler (its timeout, the shutdown grace), if it did. */
   abandoned?: string;
+  /** The payload's estimated size, measured by its check at the start (the completion counts it again). */
+  payloadBytes?: number;
 }
 
 export interface JobRunnerDeps {
@@ -191,7 +193,9 @@ export class JobRunner {
       events.emit('job:started', { job: run.info });
       let payload: unknown;
       try {
-        payload = checkPayload(def, job.payload, '', payloadLimitsOf(store));
+        const checked = checkSizedPayload(def, job.payload, '', payloadLimitsOf(store));
+        payload = checked.value;
+        run.payloadBytes = checked.size;
       } catch (err) {
         return await this.fail(run, toError(err));
       }
@@ -444,7 +448,7 @@ export class JobRunner {
       );
       result = undefined;
     }
-    const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result, limits);
+    const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result, limits, run.payloadBytes);
     if (tooLarge) {
       await tail?.logs.send(tail.rest);
       return this.fail(run, tooLarge);

@@ -14,12 +14,19 @@ export const MAX_JOB_RECORD_BYTES = MAX_PLAIN_DATA_BYTES - 64 * 1024;
  * steps (those it was claimed with plus `stepBytesAdded` recorded by this run), errors, signals and
  * result together — each alone can be within its limit while the sum is not. A payload or result
  * the store keeps outside the record (over `limits.offloadThreshold`) counts as its reference.
+ * `payloadBytes`: the payload's size when the caller measured it already (the run's payload check).
  * Returns the error that fails the attempt, or null.
  */
-export function completedJobTooLarge(job: JobRecord, stepBytesAdded: number, result: unknown, limits?: PayloadLimits): JobTooLargeError | null {
+export function completedJobTooLarge(
+  job: JobRecord,
+  stepBytesAdded: number,
+  result: unknown,
+  limits?: PayloadLimits,
+  payloadBytes?: number,
+): JobTooLargeError | null {
   const inRecord = (size: number): number => (limits ? recordBytesOf(size, limits) : size);
   const parts = {
-    payload: inRecord(job.offloadedPayload?.size ?? plainDataSize(job.payload) ?? 0),
+    payload: inRecord(job.offloadedPayload?.size ?? payloadBytes ?? plainDataSize(job.payload) ?? 0),
     steps: (plainDataSize(job.steps) ?? 0) + stepBytesAdded,
     errors: plainDataSize(job.errors) ?? 0,
     signals: plainDataSize(job.signals) ?? 0,

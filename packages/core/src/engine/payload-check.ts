@@ -12,6 +12,15 @@ const joinPath = (prefix: string, path: string): string => (prefix && path ? `${
  * (e.g. `[2]` in a batch) is put in front of, or `PayloadTooLargeError` (`PAYLOAD_TOO_LARGE`).
  */
 export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = '', limits?: PayloadLimits): unknown {
+  return checkSizedPayload(def, payload, pathPrefix, limits).value;
+}
+
+/**
+ * {@link checkPayload}, also giving the payload's estimated size: a run checks its payload at the
+ * start and counts the same size again in its completed record (`completedJobTooLarge`), so it
+ * measures it once.
+ */
+export function checkSizedPayload(def: JobDefinition, payload: unknown, pathPrefix = '', limits?: PayloadLimits): { value: unknown; size: number } {
   const size = plainDataSize(payload);
   if (size === null) {
     const problem = findPlainDataProblem(payload, Number.POSITIVE_INFINITY)!;
@@ -19,7 +28,7 @@ export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = 
   }
   const maxBytes = limits?.maxPayloadSize ?? MAX_PLAIN_DATA_BYTES;
   if (size > maxBytes) throw new PayloadTooLargeError(`The payload of job "${def.name}"${pathPrefix ? ` at ${pathPrefix}` : ''}`, size, maxBytes);
-  if (!def.payload) return payload;
+  if (!def.payload) return { value: payload, size };
   let result: ReturnType<NonNullable<JobDefinition['payload']>['safeParse']>;
   try {
     result = def.payload.safeParse(payload);
@@ -28,7 +37,7 @@ export function checkPayload(def: JobDefinition, payload: unknown, pathPrefix = 
     const detail = err instanceof Error ? err.message : String(err);
     throw new InvalidPayloadError(def.name, pathPrefix, `the payload schema threw: ${detail} (payload schemas must be synchronous)`, { cause: err });
   }
-  if (result.success) return result.data;
+  if (result.success) return { value: result.data, size };
   // Every issue, not just the first: an order with two bad fields names both. The error's `path`
   // is the first issue's; the others follow in the message, up to PAYLOAD_ISSUES_SHOWN in all.
   const issues = result.error.issues.map((issue) => ({ path: joinPath(pathPrefix, issuePath(issue.path)), message: issue.message }));
