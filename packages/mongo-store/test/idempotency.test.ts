@@ -37,7 +37,8 @@ function stopAfterJobInsert(database: string, options: { gate?: Promise<void>; d
       const client = (this as unknown as { client: object }).client;
       if (stopped && options.dies && victims.has(client)) throw new Error('the process died');
       const result = original.apply(this, args);
-      if (name !== 'insertMany' || this.collectionName !== 'loom_jobs' || stopped) return result;
+      // The job's insert: `insertOne` for one job, `insertMany` for several.
+      if ((name !== 'insertMany' && name !== 'insertOne') || this.collectionName !== 'loom_jobs' || stopped) return result;
       return (result as Promise<unknown>).then(async (value) => {
         stopped = true;
         victims.add(client);
