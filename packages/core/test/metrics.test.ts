@@ -64,6 +64,38 @@ describe('metrics (OpenTelemetry SDK registered)', () => {
     await t.stop();
   });
 
+  it('the counters are running totals: each collection reports every job counted so far', async () => {
+    const t = await createTestLoom({ jobs: [Resize], clock });
+    expect(await sdk.points('loom.jobs.completed')).toEqual([]); // no series before its first job
+    await t.enqueue(Resize, { ms: 10 });
+    await t.runUntilIdle();
+    expect(byAttributes(await sdk.points('loom.jobs.completed'))).toEqual([[IMAGES, 1]]);
+    await t.enqueue(Resize, { ms: 10 });
+    await t.enqueue(Resize, { ms: 10 });
+    await t.runUntilIdle();
+    expect(byAttributes(await sdk.points('loom.jobs.completed'))).toEqual([[IMAGES, 3]]);
+    expect(await sdk.points('loom.jobs.dead')).toEqual([]);
+    await t.stop();
+  });
+
+  it('two engines in one process running the same job name count into one series', async () => {
+    const a = await createTestLoom({ jobs: [Resize], clock });
+    const b = await createTestLoom({ jobs: [Resize], clock });
+    await a.enqueue(Resize, { ms: 10 });
+    await a.enqueue(Resize, { ms: 10, fail: 'permanent' });
+    await b.enqueue(Resize, { ms: 10 });
+    await b.enqueue(Resize, { ms: 10 });
+    await b.enqueue(Resize, { ms: 10 });
+    await a.runUntilIdle();
+    await b.runUntilIdle();
+    expect(byAttributes(await sdk.points('loom.jobs.completed'))).toEqual([[IMAGES, 4]]);
+    expect(byAttributes(await sdk.points('loom.jobs.dead'))).toEqual([[IMAGES, 1]]);
+    await b.stop();
+    // A stopped engine's jobs stay counted, as a counter's adds do.
+    expect(byAttributes(await sdk.points('loom.jobs.completed'))).toEqual([[IMAGES, 4]]);
+    await a.stop();
+  });
+
   it('loom.job.duration: ms from claim to stored outcome, by outcome; loom.job.wait: ms from runAt to the claim', async () => {
     // One at a time, so each handler's clock advance is its own duration.
     const t = await createTestLoom({ jobs: [Resize, Nap], clock, start: false, concurrency: 1 });

@@ -1,6 +1,7 @@
-import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import type { JobRecord } from '../store/job-record.js';
 import { ATTR, METRIC } from './attributes.js';
+import { JobCounters, type CounterTotals } from './job-counters.js';
 import type { AttemptOutcome } from './telemetry.js';
 
 /** Bucket bounds (ms) for durations and waits: jobs run for milliseconds to hours and may wait as long. */
@@ -11,24 +12,23 @@ interface NameAttributes {
   queue: string;
   base: Attributes;
   byOutcome: Map<AttemptOutcome, Attributes>;
+  /** What the name's counters report (shared with other engines on the same meter). */
+  totals: CounterTotals;
 }
 
 /**
  * The job counters and histograms (see attributes.ts for names). Attributes are the job name and
- * its queue, plus the outcome on `loom.job.duration`.
+ * its queue, plus the outcome on `loom.job.duration`. The counters are observable, read from
+ * totals at each collection (job-counters.ts); the histograms are recorded per attempt.
  */
 export class JobMetrics {
-  private readonly completed: Counter;
-  private readonly failed: Counter;
-  private readonly dead: Counter;
+  private readonly counters: JobCounters;
   private readonly duration: Histogram;
   private readonly wait: Histogram;
   private readonly attributes = new Map<string, NameAttributes>();
 
   constructor(meter: Meter) {
-    this.completed = meter.createCounter(METRIC.completed, { description: 'Jobs whose completion was stored', unit: '{job}' });
-    this.failed = meter.createCounter(METRIC.failed, { description: 'Failed attempts (retried or dead)', unit: '{attempt}' });
-    this.dead = meter.createCounter(METRIC.dead, { description: 'Jobs moved to the dead letters', unit: '{job}' });
+    this.counters = JobCounters.of(meter);
     const advice = { explicitBucketBoundaries: MS_BUCKETS };
     this.duration = meter.createHistogram(METRIC.duration, { description: 'How long an attempt ran, from claim to stored outcome', unit: 'ms', advice });
     this.wait = meter.createHistogram(METRIC.wait, { description: "How late an attempt started: from the job's runAt to its claim", unit: 'ms', advice });
@@ -40,9 +40,10 @@ export class JobMetrics {
 
   ended(job: JobRecord, outcome: AttemptOutcome, durationMs: number): void {
     const attrs = this.of(job);
-    if (outcome === 'completed') this.completed.add(1, attrs.base);
-    if (outcome === 'failed' || outcome === 'dead') this.failed.add(1, attrs.base);
-    if (outcome === 'dead' || outcome === 'expired') this.dead.add(1, attrs.base);
+    const { totals } = attrs;
+    if (outcome === 'completed') totals.completed++;
+    if (outcome === 'failed' || outcome === 'dead') totals.failed++;
+    if (outcome === 'dead' || outcome === 'expired') totals.dead++;
     if (outcome === 'completed' || outcome === 'failed' || outcome === 'dead' || outcome === 'suspended') {
       let withOutcome = attrs.byOutcome.get(outcome);
       if (!withOutcome) attrs.byOutcome.set(outcome, (withOutcome = { ...attrs.base, [ATTR.outcome]: outcome }));
@@ -53,7 +54,8 @@ export class JobMetrics {
   private of(job: JobRecord): NameAttributes {
     let attrs = this.attributes.get(job.name);
     if (!attrs || attrs.queue !== job.queue) {
-      attrs = { queue: job.queue, base: { [ATTR.jobName]: job.name, [ATTR.destination]: job.queue }, byOutcome: new Map() };
+      const base = { [ATTR.jobName]: job.name, [ATTR.destination]: job.queue };
+      attrs = { queue: job.queue, base, byOutcome: new Map(), totals: this.counters.totalsOf(job.name, job.queue, base) };
       this.attributes.set(job.name, attrs);
     }
     return attrs;
