@@ -82,6 +82,29 @@ describe('explain', () => {
     expect(locked?.nextRunAt).toEqual(new Date(now - 60_000 + 10 * 1000)); // the first unlocked job of name a
   });
 
+  it('answers a query naming its _id from the _id index, however many fields another index bounds', async () => {
+    // A fenced write of a job queue (the job, its status, its lease token) with a partial index on
+    // the status and the token: mongod reads the one document by _id, and so must the emulator.
+    const jobs = t.db.collection('fenced');
+    await jobs.createIndex({ status: 1, 'lease.token': 1 }, { name: 'running_by_token', partialFilterExpression: { status: 'running' } });
+    const docs = Array.from({ length: 20 }, (_, i) => ({ status: i % 2 === 0 ? 'running' : 'queued', lease: { token: `t${i}` } }));
+    const { insertedIds } = await jobs.insertMany(docs);
+    const fence = { _id: insertedIds[4], status: 'running', 'lease.token': 't4', cancelRequestedAt: { $exists: false } };
+    const stats = (await t.db.command({ explain: { find: 'fenced', filter: fence }, verbosity: 'executionStats' })) as {
+      queryPlanner: Document;
+      executionStats: { totalKeysExamined: number; totalDocsExamined: number };
+    };
+    expect(JSON.stringify(stats.queryPlanner.winningPlan)).toContain('"indexName":"_id_"');
+    expect(stats.executionStats.totalDocsExamined).toBe(1);
+    expect(stats.executionStats.totalKeysExamined).toBeLessThanOrEqual(2); // the key, and (the emulator) the one past it
+    // The other conditions still decide: the wrong token matches nothing.
+    expect((await jobs.updateOne({ ...fence, 'lease.token': 't5' }, { $set: { status: 'completed' } })).matchedCount).toBe(0);
+    expect((await jobs.updateOne(fence, { $set: { status: 'completed' } })).matchedCount).toBe(1);
+    expect(
+      (await jobs.updateMany({ _id: { $in: [insertedIds[0], insertedIds[1], insertedIds[2]] }, status: 'running' }, { $set: { n: 1 } })).matchedCount,
+    ).toBe(2);
+  });
+
   it('reads nothing: the explained documents are untouched and no cursor is left open', async () => {
     const reply = await explain({ find: 'explained', filter: { a: 1 } });
     expect(reply).not.toHaveProperty('cursor');
