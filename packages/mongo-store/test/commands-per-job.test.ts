@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import type { CommandStartedEvent } from 'mongodb';
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import { Job, Loom } from '@loom/core';
 import { CaptureLogger, FakeClock } from '@loom/testing';
 import type { MongoStore } from '../src/index.js';
 import { useMongoFixture } from './fixture.js';
 import { at, claimRequest, newJob } from './jobs.js';
+import { waitUntil } from './wait-until.js';
 
 // MongoDB commands per job, counted with the driver's command monitoring. Both paths are pinned
 // command by command (the figures of packages/mongo-store/README.md): one more round trip per job
@@ -116,6 +117,44 @@ describe('MongoDB commands per job', () => {
       cleanups.splice(0).forEach((stop) => stop());
       await loom.stop();
       await store.close();
+    }
+  });
+
+  it('a job enqueued elsewhere: the claim it wakes leaves before the change stream asks for its next event', async () => {
+    // On the enqueue → start path, a getMore sent first delays the claim by one more command's
+    // write (bench/README.md, issue 33 item 6).
+    const database = fixture.mongo.newDatabaseName('wake');
+    const engineStore = fixture.newStore({ database, url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
+    const other = fixture.newStore({ database });
+    await Promise.all([engineStore.init(), other.init()]);
+    const seen: string[] = [];
+    engineStore.client.on('commandStarted', (e: CommandStartedEvent) => {
+      if (!IGNORED.has(e.commandName)) seen.push(e.commandName);
+    });
+    engineStore.client.on('commandSucceeded', (e: CommandSucceededEvent) => {
+      const batch = (e.reply as { cursor?: { nextBatch?: unknown[] } }).cursor?.nextBatch;
+      if (e.commandName === 'getMore' && batch !== undefined && batch.length > 0) seen.push('event');
+    });
+    const loom = await Loom.create({ store: engineStore, jobs: [Noop], clock: new FakeClock(), logger: new CaptureLogger(), presenceInterval: false });
+    let completed = 0;
+    loom.on('job:completed', () => completed++);
+    try {
+      await loom.start();
+      // The stream opens asynchronously; the fake clock never polls: only a heard insert starts a job.
+      await waitUntil(
+        async () => {
+          await other.enqueue([newJob({ name: 'noop' })], { now: at(0) });
+          return completed > 0;
+        },
+        10_000,
+        'the engine to hear an insert',
+      );
+      const afterEvents = seen.flatMap((name, i) => (name === 'event' ? [seen[i + 1]] : []));
+      expect(afterEvents.length).toBeGreaterThan(0);
+      expect(afterEvents[afterEvents.length - 1]).toBe('findAndModify');
+    } finally {
+      await loom.stop();
+      await Promise.all([engineStore.close(), other.close()]);
     }
   });
 

@@ -48,29 +48,46 @@ export function watchInserts(jobs: Collection<JobDocument>, listener: InsertList
       resumeToken === undefined ? {} : { startAfter: resumeToken },
     );
     stream = current;
-    current.on('change', (change) => {
-      failures = 0;
-      resumeToken = current.resumeToken ?? resumeToken;
-      if (change.operationType !== 'insert') return;
-      try {
-        const { _id, queue, runAt, partition } = change.fullDocument;
-        listener(partition === undefined ? { id: _id.toHexString(), queue, runAt } : { id: _id.toHexString(), queue, runAt, partition });
-      } catch (err) {
-        logger.error({ err }, 'a job-insert listener threw; the change stream goes on');
+    void listen(current);
+  };
+
+  // The stream is read as an iterator, not with `on('change')`: in event mode the driver asks for
+  // the next event (a getMore) as soon as it emitted one, so the claim the listener starts left
+  // after it, 0.3-0.5 ms later on a one-job-at-a-time path (bench/README.md, issue 33 item 6).
+  // Here the next event is asked for a turn of the event loop later, once the claim has left.
+  const listen = async (current: ChangeStream<JobDocument>) => {
+    try {
+      while (!stopped && stream === current) {
+        const change = await current.next();
+        failures = 0;
+        resumeToken = current.resumeToken ?? resumeToken;
+        if (change.operationType === 'insert') {
+          try {
+            const { _id, queue, runAt, partition } = change.fullDocument;
+            listener(partition === undefined ? { id: _id.toHexString(), queue, runAt } : { id: _id.toHexString(), queue, runAt, partition });
+          } catch (err) {
+            logger.error({ err }, 'a job-insert listener threw; the change stream goes on');
+          }
+        }
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
-    });
-    current.on('error', (err) => {
-      if (stopped || stream !== current) return;
-      stream = undefined;
-      resumeToken = current.resumeToken ?? resumeToken;
-      // The resume point fell out of the server's history (or is not valid): start from now.
-      if (HISTORY_GONE.has((err as { code?: unknown }).code as number)) resumeToken = undefined;
-      close(current);
-      const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures++, 20));
-      logger.warn({ err, retryInMs: delay }, 'the job change stream failed; workers fall back to polling until it reopens');
-      timer = setTimeout(open, delay);
-      timer.unref();
-    });
+    } catch (err) {
+      failed(current, err);
+    }
+  };
+
+  /** A stream error the driver did not resume by itself: reopen after backoff, after its last event. */
+  const failed = (current: ChangeStream<JobDocument>, err: unknown) => {
+    if (stopped || stream !== current) return;
+    stream = undefined;
+    resumeToken = current.resumeToken ?? resumeToken;
+    // The resume point fell out of the server's history (or is not valid): start from now.
+    if (HISTORY_GONE.has((err as { code?: unknown }).code as number)) resumeToken = undefined;
+    close(current);
+    const delay = Math.min(maxBackoff, minBackoff * 2 ** Math.min(failures++, 20));
+    logger.warn({ err, retryInMs: delay }, 'the job change stream failed; workers fall back to polling until it reopens');
+    timer = setTimeout(open, delay);
+    timer.unref();
   };
 
   open();
