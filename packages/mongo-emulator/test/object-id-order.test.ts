@@ -35,4 +35,10 @@ describe('ObjectId order', () => {
       expect(compareBson(new ObjectId(a), new ObjectId(a))).toBe(0);
     }
   });
+
+  it('after null and a missing field (one type, equal to each other), as in an index key', () => {
+    const id = new ObjectId();
+    expect([compareBson(null, undefined), compareBson(undefined, null), compareBson(undefined, undefined)]).toEqual([0, 0, 0]);
+    expect([compareBson(null, id), compareBson(id, undefined), compareBson(null, 0), compareBson('a', null)]).toEqual([-1, 1, -1, 1]);
+  });
 });
