@@ -12,12 +12,20 @@ export interface MongoFixture {
   newStore(options?: Partial<MongoStoreOptions>): MongoStore;
 }
 
+/** How long the fixture's teardown waits for a store's last writes before stopping the server anyway. */
+const CLOSE_BOUND_MS = 2_000;
+
 export function useMongoFixture(options: StartTestMongoOptions = {}): MongoFixture {
   let mongo: TestMongo | undefined;
+  /** Stores on the shared client that a test may have left open. */
+  const onSharedClient: MongoStore[] = [];
   beforeAll(async () => {
     mongo = await startTestMongo(options);
   });
   afterAll(async () => {
+    // A store left open keeps its count flush timer (60 s, unref'd): after the client below is
+    // closed it fires in the same jest worker while a later file runs, and warns there.
+    await Promise.all(onSharedClient.splice(0).map(closeWithin));
     await mongo?.stop();
   });
   const fixture: MongoFixture = {
@@ -28,10 +36,23 @@ export function useMongoFixture(options: StartTestMongoOptions = {}): MongoFixtu
     newStore(overrides = {}) {
       const m = fixture.mongo;
       const base = overrides.url === undefined ? { client: m.client } : {};
-      return new MongoStore({ ...base, database: m.newDatabaseName('store'), logger: quietLogger, ...overrides } as MongoStoreOptions);
+      const store = new MongoStore({ ...base, database: m.newDatabaseName('store'), logger: quietLogger, ...overrides } as MongoStoreOptions);
+      if (overrides.url === undefined && overrides.client === undefined) onSharedClient.push(store);
+      return store;
     },
   };
   return fixture;
+}
+
+/** Closes `store` (a second close is harmless), giving up after CLOSE_BOUND_MS. */
+async function closeWithin(store: MongoStore): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_BOUND_MS);
+    timer.unref();
+  });
+  await Promise.race([store.close().catch(() => {}), bound]);
+  clearTimeout(timer);
 }
 
 /** Tests assert on behaviour, not log lines; warnings still show up. */
