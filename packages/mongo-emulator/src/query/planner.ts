@@ -331,7 +331,12 @@ function idPointsPlan(coll: CollectionData, filter: Doc, sort: SortSpec): Candid
   if (!constraint || !('points' in constraint)) return undefined;
   const plan = planIndex(index, new Map([['_id', constraint]]), sort, filter);
   if (!plan) return undefined;
-  return { items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) }, sortedPrefix: plan.sortedPrefix, plan: index.spec.name };
+  return indexCandidates(coll, plan, sort, index.spec.name);
+}
+
+/** The candidates of one index plan, streamed anew for each iteration. */
+function indexCandidates(coll: CollectionData, plan: IndexPlan, sort: SortSpec, name: string): Candidates {
+  return { items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) }, sortedPrefix: plan.sortedPrefix, plan: name };
 }
 
 /**
@@ -343,11 +348,7 @@ export function planCandidates(coll: CollectionData, filter: Doc, sort: SortSpec
     const index = hintedIndex(coll, hint);
     if (index === 'natural') return scanAll(coll);
     const plan = planIndex(index, fieldConstraints(filter), sort, filter, true)!;
-    return {
-      items: { [Symbol.iterator]: () => streamsFor(coll, plan, sort, plan.sortedPrefix) },
-      sortedPrefix: plan.sortedPrefix,
-      plan: `${index.spec.name} (hinted)`,
-    };
+    return indexCandidates(coll, plan, sort, `${index.spec.name} (hinted)`);
   }
   const byId = idPointsPlan(coll, filter, sort);
   if (byId) return byId;
