@@ -14,8 +14,9 @@ import { waitUntil } from './wait-until.js';
 const fixture = useMongoFixture();
 const IGNORED = new Set(['hello', 'ismaster', 'isMaster', 'endSessions', 'ping']);
 
-async function monitoredStore(): Promise<{ store: MongoStore; commands: string[] }> {
-  const store = fixture.newStore({ url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
+/** A store on its own monitored client (on `database` when given, else a new one) and the commands it sent. */
+async function monitoredStore(database?: string): Promise<{ store: MongoStore; commands: string[] }> {
+  const store = fixture.newStore({ ...(database ? { database } : {}), url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
   await store.init();
   const commands: string[] = [];
   store.client.on('commandStarted', (e: CommandStartedEvent) => {
@@ -124,13 +125,9 @@ describe('MongoDB commands per job', () => {
     // On the enqueue → start path, a getMore sent first delays the claim by one more command's
     // write (bench/README.md, issue 33 item 6).
     const database = fixture.mongo.newDatabaseName('wake');
-    const engineStore = fixture.newStore({ database, url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
+    const { store: engineStore, commands: seen } = await monitoredStore(database);
     const other = fixture.newStore({ database });
-    await Promise.all([engineStore.init(), other.init()]);
-    const seen: string[] = [];
-    engineStore.client.on('commandStarted', (e: CommandStartedEvent) => {
-      if (!IGNORED.has(e.commandName)) seen.push(e.commandName);
-    });
+    await other.init();
     engineStore.client.on('commandSucceeded', (e: CommandSucceededEvent) => {
       const batch = (e.reply as { cursor?: { nextBatch?: unknown[] } }).cursor?.nextBatch;
       if (e.commandName === 'getMore' && batch !== undefined && batch.length > 0) seen.push('event');
