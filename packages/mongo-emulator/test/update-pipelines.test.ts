@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Collection, Document } from 'mongodb';
+import { ObjectId, type Collection, type Document } from 'mongodb';
 import { freshCollectionEachTest } from './target.js';
 
 // Update pipelines as mongod evaluates them: the emulator compiles the common shape ($set of
@@ -169,5 +169,24 @@ describe('update pipelines', () => {
   it('builds an upserted document through the pipeline', async () => {
     await coll.updateOne({ _id: { n: 'x' } as never }, [{ $set: { h: { $concatArrays: [{ $ifNull: ['$h', []] }, [{ t: 'a' }]] } } }], { upsert: true });
     expect(await coll.findOne({})).toEqual({ _id: { n: 'x' }, h: [{ t: 'a' }] });
+  });
+
+  it('gives each document its own token: $toString of an ObjectId, $concat, a nested spec building a missing field', async () => {
+    const a = new ObjectId('65a1b2c3d4e5f60718293a4b');
+    const b = new ObjectId('65a1b2c3d4e5f60718293a4c');
+    await coll.insertMany([
+      { _id: a, lease: { owner: 'old', token: 't0', extra: 1 } },
+      { _id: b, n: 1 },
+    ] as never[]);
+    const token = { $concat: [{ $literal: 'round:' }, { $toString: '$_id' }] };
+    // Unset first, the lease is a new document made of the nested spec alone.
+    await coll.updateMany({}, [{ $unset: ['lease'] }, { $set: { lease: { owner: { $literal: '$w' }, token }, fresh: { token } } }]);
+    expect(await coll.find({}).sort({ _id: 1 }).toArray()).toEqual([
+      { _id: a, lease: { owner: '$w', token: `round:${a.toHexString()}` }, fresh: { token: `round:${a.toHexString()}` } },
+      { _id: b, n: 1, lease: { owner: '$w', token: `round:${b.toHexString()}` }, fresh: { token: `round:${b.toHexString()}` } },
+    ]);
+    // A missing operand makes $concat null; $toString of a date is its ISO form.
+    await coll.updateOne({ _id: b } as never, [{ $set: { none: { $concat: ['x', '$missing'] }, day: { $toString: T(0) } } }]);
+    expect(await coll.findOne({ _id: b } as never)).toMatchObject({ none: null, day: '2026-01-01T00:00:00.000Z' });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * mingo with MongoDB's semantics where its own differ: `$elemMatch` with field conditions only
- * matches object elements (mingo also matched scalars), and `$type` knows the BSON types mingo
- * lacks (objectId, binData, timestamp, minKey, maxKey). Numeric subtypes (int/long/double/
+ * matches object elements (mingo also matched scalars), `$type` knows the BSON types mingo
+ * lacks (objectId, binData, timestamp, minKey, maxKey), and `$toString` converts an ObjectId to its
+ * hex string as mongod does (mingo refused it). Numeric subtypes (int/long/double/
  * decimal) are refused: documents are stored with promoted JS numbers, which cannot tell 2 from
  * 2.0, so an answer would be a guess.
  */
-import { Context } from 'mingo/core';
+import { Context, evalExpr } from 'mingo/core';
 import { Query as QueryBase } from 'mingo/query';
 import { Aggregator as AggregatorBase } from 'mingo/aggregator';
 import * as accumulatorOperators from 'mingo/operators/accumulator';
@@ -86,11 +87,20 @@ const $type: QueryOperator = (selector, spec) => {
   return (doc) => pathValues(doc, selector, false).some((v) => matches(v) || (Array.isArray(v) && v.some(matches)));
 };
 
+type ExpressionOperator = (obj: unknown, expr: unknown, options: object) => unknown;
+
+/** mongod's `$toString`: an ObjectId becomes its 24 hex digits; everything else as mingo converts it. */
+const $toString: ExpressionOperator = (obj, expr, options) => {
+  const value = evalExpr(obj as never, expr as never, options as never);
+  if (value !== null && typeof value === 'object' && typeRank(value) === TypeRank.ObjectId) return (value as { toHexString(): string }).toHexString();
+  return (expressionOperators.$toString as ExpressionOperator)(obj, { $literal: value }, options);
+};
+
 /** mingo's operators with the emulator's own query operators, plus `extraQuery` ones. */
 function operatorContext(extraQuery: Record<string, QueryOperator> = {}): Context {
   return Context.init({
     accumulator: accumulatorOperators,
-    expression: expressionOperators,
+    expression: { ...expressionOperators, $toString },
     pipeline: pipelineOperators,
     projection: projectionOperators,
     query: { ...queryOperators, $elemMatch, $type, ...extraQuery } as never,

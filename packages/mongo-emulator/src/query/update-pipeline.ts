@@ -2,7 +2,8 @@
  * A compiled evaluator for the common shape of update pipelines: `$set` / `$addFields` of top-level
  * fields and `$unset` of top-level fields, with the aggregation expressions such updates are made
  * of (field paths, variables, `$let`, `$filter`, `$cond`, `$ifNull`, comparisons, `$size`, `$sum`, `$add`,
- * `$subtract`, `$min`, `$max`, `$concatArrays`, `$slice`, `$and`, `$or`, `$not`, `$literal`).
+ * `$subtract`, `$min`, `$max`, `$concatArrays`, `$slice`, `$and`, `$or`, `$not`, `$literal`, and the
+ * `$concat` and `$toString` a batch claim's lease tokens are made of).
  *
  * mingo interprets a pipeline anew for every document, copying its options and walking each
  * expression through its operator table value by value: an update that filters an array of a few
@@ -10,7 +11,7 @@
  * runs on plain values.
  *
  * Only what is certain is decided here. Anything else — another stage or operator, a dotted or
- * nested field spec, a value whose MongoDB answer takes a rule this file does not implement (a
+ * nested field spec over an existing field, a value whose MongoDB answer takes a rule this file does not implement (a
  * nested array in a field path, arithmetic on a non-number, an operand of the wrong type, which
  * mongod rejects) — throws {@link Unhandled}, and the caller runs the whole pipeline through mingo
  * as before. Expressions have no side effects, so running them again there is safe.
@@ -297,6 +298,34 @@ function letExpr(args: unknown): Expr {
   };
 }
 
+/** `$toString` of the values claims make tokens of: a string, an ObjectId (its hex digits), a date; null for missing. */
+function toStringExpr(args: unknown): Expr {
+  const arg = compile(Array.isArray(args) ? (args.length === 1 ? args[0] : unhandled('$toString with several arguments')) : args);
+  return (root, vars) => {
+    const v = arg(root, vars);
+    if (isMissing(v)) return null;
+    if (typeof v === 'string') return v;
+    if (v instanceof Date) return v.toISOString();
+    if (typeof v === 'object' && typeRank(v) === TypeRank.ObjectId) return (v as { toHexString(): string }).toHexString();
+    return unhandled('$toString of another BSON type');
+  };
+}
+
+/** `$concat` of strings; null when any operand is null or missing (mongod refuses other types: left to mingo). */
+function concat(args: unknown): Expr {
+  if (!Array.isArray(args)) return unhandled('this form of $concat');
+  const parts = args.map(compile);
+  return (root, vars) => {
+    let out = '';
+    for (const part of parts) {
+      const v = part(root, vars);
+      if (isMissing(v)) return null;
+      out += typeof v === 'string' ? v : unhandled('$concat of a value that is not a string');
+    }
+    return out;
+  };
+}
+
 /**
  * A literal value, shared as it is: expressions never change their operands, and the document a
  * pipeline makes is copied once at the end (`runPipeline`), so it shares nothing with the command.
@@ -329,6 +358,8 @@ const OPERATORS: Record<string, (args: unknown) => Expr> = {
   $not: (args) => logical('$not', args),
   $filter: filter,
   $let: letExpr,
+  $toString: toStringExpr,
+  $concat: concat,
 };
 
 /** Compiles one aggregation expression; throws {@link Unhandled} for what this file does not decide. */
@@ -388,8 +419,15 @@ export function compileUpdatePipeline(pipeline: unknown[]): CompiledPipeline {
       const fields = Object.keys(spec).map((k) => {
         if (k === '' || k.startsWith('$') || k.includes('.')) unhandled(`the ${name} field ${k}`);
         const value = spec[k];
-        // A sub-document of field specs merges into the existing one: left to mingo.
-        if (isPlainObject(value) && !Object.keys(value)[0]?.startsWith('$')) unhandled(`a nested ${name} spec`);
+        // A sub-document of field specs merges into an existing document (or into each element of
+        // an array): left to mingo. Where the field is missing, it is the new document.
+        if (isPlainObject(value) && !Object.keys(value)[0]?.startsWith('$')) {
+          const nested = compile(value);
+          return [
+            k,
+            (root: Doc, vars: Vars) => (root[k] === undefined ? nested(root, vars) : unhandled(`a nested ${name} spec over an existing field`)),
+          ] as const;
+        }
         return [k, compile(value)] as const;
       });
       return (doc, vars) => {
