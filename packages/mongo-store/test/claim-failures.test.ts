@@ -22,8 +22,8 @@ interface Faults {
   readBack?: boolean;
   /** Fails the give-back (updateMany). */
   giveBack?: boolean;
-  /** Runs before the first bulk update is sent (e.g. a concurrent claimer takes a candidate). */
-  beforeBulk?: () => Promise<void>;
+  /** Runs before the first take of several candidates (an updateMany) is sent (e.g. a concurrent claimer takes a candidate). */
+  beforeTake?: () => Promise<void>;
   /** Fails a lone candidate's findOneAndUpdate after the server applied it (the reply is lost). */
   loneTakeAfterApply?: boolean;
 }
@@ -32,7 +32,7 @@ const injected = () => new MongoNetworkError('connection reset (injected)');
 
 /** The store's jobs collection, with faults injected at the driver's API. */
 function faultyJobs(jobs: Collection<JobDocument>, faults: Faults): Collection<JobDocument> {
-  let bulks = 0;
+  let takes = 0;
   return new Proxy(jobs, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
@@ -42,11 +42,6 @@ function faultyJobs(jobs: Collection<JobDocument>, faults: Faults): Collection<J
         case 'find':
           return (filter: Document, ...rest: unknown[]) =>
             faults.readBack && filter['lease.token'] ? { toArray: () => Promise.reject(injected()) } : call(filter, ...rest);
-        case 'bulkWrite':
-          return async (...args: unknown[]) => {
-            if (bulks++ === 0) await faults.beforeBulk?.();
-            return call(...args);
-          };
         case 'findOneAndUpdate':
           return async (...args: unknown[]) => {
             const result = await call(...args);
@@ -54,7 +49,12 @@ function faultyJobs(jobs: Collection<JobDocument>, faults: Faults): Collection<J
             return result;
           };
         case 'updateMany':
-          return (...args: unknown[]) => (faults.giveBack ? Promise.reject(injected()) : call(...args));
+          return async (filter: Document, ...rest: unknown[]) => {
+            // The give-back finds its jobs by their lease tokens; the take, by their claimability.
+            if (filter['lease.token']) return faults.giveBack ? Promise.reject(injected()) : call(filter, ...rest);
+            if (takes++ === 0) await faults.beforeTake?.();
+            return call(filter, ...rest);
+          };
         default:
           return value;
       }
@@ -109,9 +109,9 @@ describe('a batch claim that fails after leasing', () => {
       let rival = '';
       const faults: Faults = {
         // A concurrent claimer takes the first candidate between the candidate read and the
-        // bulk update, so a second round looks for one more job; that round's take fails after
-        // the server applied it.
-        beforeBulk: async () => {
+        // update that takes them, so a second round looks for one more job; that round's take
+        // fails after the server applied it.
+        beforeTake: async () => {
           [{ id: rival }] = await store.claim(claimRequest('rival', at(1), 1));
           faults.loneTakeAfterApply = true;
         },

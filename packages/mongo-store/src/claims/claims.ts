@@ -4,12 +4,14 @@ import { assertFlowLimits, type ClaimRequest, type JobRecord } from '@loom/core'
 import { requireDate, requireNumber, requireString, requireStrings } from '../arguments.js';
 import type { JobDocument } from '../schema/documents.js';
 import type { JobsHeldByTransactions } from './held-jobs.js';
-import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter } from '../schema/filters.js';
+import { claimableNames, claimCandidateFilter, CLAIM_SORT, claimFilter, claimRoundFilter } from '../schema/filters.js';
 import { CLAIM_INDEX_KEY } from '../schema/indexes.js';
 import type { StoreLogger } from '../options.js';
 import { isMaxTimeExpired, StoreArgumentError, StoreOperationError } from '../store-errors.js';
 import { toJobRecord } from '../schema/records.js';
-import { claimUpdate, leaseExpiredAt, releaseClaimPipeline } from '../schema/updates.js';
+import { claimRoundPipeline, claimUpdate, leaseExpiredAt, releaseClaimPipeline } from '../schema/updates.js';
+import { isTransientMongoError } from '../connection/transient-errors.js';
+import { ClaimRound } from './claim-round.js';
 
 /** Claims of requests with flow limits (see `flow-claims.ts`). */
 export interface FlowClaims {
@@ -156,8 +158,8 @@ export async function readCandidates(
 
 /**
  * Three commands per round for up to `limit` jobs: read candidate ids in claim order; take them
- * with one unordered bulk `update` whose statements each re-check the claim filter for one
- * document (so concurrent claimers never share a job) and give it its own fresh token; read back
+ * with one `updateMany` that re-checks the claim filter for each document (so concurrent claimers
+ * never share a job) and gives each its own fresh token (see {@link ClaimRound}); read back
  * the ones this round won. Candidates lost to a concurrent claimer are replaced in the next round
  * until `limit` is reached or nothing claimable is left; a lost round means another claimer made
  * progress, so the loop ends. A lone candidate is taken and read back by one `findAndModify`, and
@@ -191,7 +193,8 @@ async function claimBatch(
           ...(await takeCandidates(
             jobs,
             req,
-            candidates.map(({ _id }) => ({ _id, token: randomUUID() })),
+            new ClaimRound(),
+            candidates.map(({ _id }) => _id),
             lease,
             now,
             maxTimeMS,
@@ -212,38 +215,47 @@ async function claimBatch(
 }
 
 /**
- * Leases `candidates` (each re-checked against the claim filter, each with its own token) and
- * returns the ones won: a lone one with one `findAndModify`, more with a bulk update and a read-back.
- * Once the update is sent, jobs may be leased under our tokens whatever happens next; if the update
- * or the read-back fails, those leases are given back before the error surfaces. Otherwise the
- * jobs would stay leased to a claim that returned nothing, run only after the lease expired, and
- * with that attempt spent (a job with `retries: 0` would die without ever running).
+ * Leases the candidates `ids` (each re-checked against the claim filter, each with its own token
+ * of `round`) and returns the ones won: a lone one with one `findAndModify`, more with one
+ * `updateMany` (an update pipeline giving each job its own token) and a read-back. Once the update
+ * is sent, jobs may be leased under our tokens whatever happens next; if the update or the
+ * read-back fails, those leases are given back before the error surfaces. Otherwise the jobs would
+ * stay leased to a claim that returned nothing, run only after the lease expired, and with that
+ * attempt spent (a job with `retries: 0` would die without ever running).
  */
 export async function takeCandidates(
   jobs: Collection<JobDocument>,
   req: Parameters<typeof claimCandidateFilter>[0],
-  candidates: { _id: ObjectId; token: string }[],
+  round: ClaimRound,
+  ids: ObjectId[],
   lease: { owner: string; until: Date },
   now: Date,
   maxTimeMS?: number,
 ): Promise<JobDocument[]> {
-  const leases = candidates.map(({ _id, token }) => ({ _id, lease: { ...lease, token } }));
-  const ours = { _id: { $in: leases.map((l) => l._id) }, 'lease.token': { $in: leases.map((l) => l.lease.token) } };
+  const ours = { _id: { $in: ids }, 'lease.token': { $in: ids.map((id) => round.tokenFor(id)) } };
   try {
-    if (leases.length === 1) {
-      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, leases[0]._id), claimUpdate(leases[0].lease, now), {
+    if (ids.length === 1) {
+      const doc = await jobs.findOneAndUpdate(claimCandidateFilter(req, ids[0]!), claimUpdate({ ...lease, token: round.tokenFor(ids[0]!) }, now), {
         returnDocument: 'after',
         ...bounded(maxTimeMS),
       });
       return doc ? [doc] : [];
     }
-    const taken = await jobs.bulkWrite(
-      leases.map(({ _id, lease: own }) => ({ updateOne: { filter: claimCandidateFilter(req, _id), update: claimUpdate(own, now) } })),
-      { ordered: false, ...bounded(maxTimeMS) },
-    );
-    return taken.modifiedCount > 0 ? await jobs.find(ours).toArray() : [];
+    const take = () => jobs.updateMany(claimRoundFilter(req, ids), claimRoundPipeline(lease, round.tokenExpression(), now), bounded(maxTimeMS));
+    let resent = false;
+    const taken = await take().catch((err: unknown) => {
+      // An updateMany is not a retryable write: sent once more on a transient error, as the driver
+      // would resend a bulk of updateOnes. Safe: a job the first send leased is no longer claimable
+      // at `now`, so it is not matched twice; the read-back then finds it under our token, so it
+      // follows however little the second send modified. A claim past its maxTimeMS is left to
+      // `claimJobs`.
+      if (!isTransientMongoError(err) || isMaxTimeExpired(err)) throw err;
+      resent = true;
+      return take();
+    });
+    return taken.modifiedCount > 0 || resent ? await jobs.find(ours).toArray() : [];
   } catch (err) {
-    throw await giveBack(jobs, ours, `some of jobs ${leases.map((l) => l._id.toHexString()).join(', ')}`, now, err);
+    throw await giveBack(jobs, ours, `some of jobs ${ids.map((id) => id.toHexString()).join(', ')}`, now, err);
   }
 }
 

@@ -3,6 +3,7 @@ import type { Collection, Filter, ObjectId } from 'mongodb';
 import { reportFlowHolds, type ClaimRequest, type FlowHold, type FlowLimits, type JobRecord, type JobStatus } from '@loom/core';
 import { requireStrings } from '../arguments.js';
 import { claimBest, claimGroups, readCandidates, sortForClaim, takeCandidates, type FlowClaims, type SetAside } from './claims.js';
+import { ClaimRound } from './claim-round.js';
 import type { FlowId, JobDocument } from '../schema/documents.js';
 import { claimableNames } from '../schema/filters.js';
 import { flowId, type FlowPermits, type Grant, type PermitRules } from '../flow/flow-permits.js';
@@ -170,13 +171,14 @@ export class MongoFlowClaims implements FlowClaims {
       const candidates = await readCandidates(this.jobs, claimGroups({ queues, names: open, now, setAside: ctx.setAside }), wanted, true);
       if (candidates.length === 0) break;
       const byName = groupBy(candidates, (candidate) => candidate.name);
+      const leaseRound = new ClaimRound();
       const leases: { _id: ObjectId; token: string }[] = [];
       const grants = new RoundGrants();
       const refused = new Map<string, { hold: NonNullable<Grant['hold']>; granted: string[] }>();
       await Promise.all(
         [...byName].map(async ([name, named]) => {
           const ids = named.map((candidate) => candidate._id);
-          const tokens = ids.map(() => randomUUID());
+          const tokens = ids.map((id) => leaseRound.tokenFor(id));
           const limits = limitsOf.get(name);
           if (!limits) {
             ids.forEach((_id, i) => leases.push({ _id, token: tokens[i]! }));
@@ -189,7 +191,7 @@ export class MongoFlowClaims implements FlowClaims {
           if (grant.hold) refused.set(name, { hold: grant.hold, granted: grant.granted });
         }),
       );
-      const won = await this.#take(ctx, { queues, names, now }, leases, grants);
+      const won = await this.#take(ctx, { queues, names, now }, leaseRound, leases, grants);
       const wonTokens = new Set<string>();
       for (const doc of won) {
         wonTokens.add(doc.lease!.token);
@@ -259,7 +261,8 @@ export class MongoFlowClaims implements FlowClaims {
         after = undefined;
         continue;
       }
-      const tokens = candidates.map(() => randomUUID());
+      const leaseRound = new ClaimRound();
+      const tokens = candidates.map((candidate) => leaseRound.tokenFor(candidate._id));
       const nameGrant: Grant = counts(rules) ? await this.permits.acquire(flowId(name), tokens, rules, now, lease.until) : { granted: tokens };
       // The cursor moves to the last key whose candidates got the name's permits: keys the name had
       // no room for keep their turn.
@@ -289,7 +292,7 @@ export class MongoFlowClaims implements FlowClaims {
           if (limits.group && candidate.groupKey !== undefined) groupOf.set(token, flowId(name, { group: candidate.groupKey }));
         }
       });
-      const won = await this.#take(ctx, { queues, names: [name], now }, leases, grants);
+      const won = await this.#take(ctx, { queues, names: [name], now }, leaseRound, leases, grants);
       for (const doc of won) {
         const token = doc.lease!.token;
         if (limits.globalConcurrency !== undefined) this.permits.holding(token, flowId(name), limits.globalConcurrency);
@@ -414,18 +417,20 @@ export class MongoFlowClaims implements FlowClaims {
   }
 
   /**
-   * Leases `leases`; the round's permits of jobs lost to another claim go back. If leasing fails,
-   * every permit of the round goes back before the error surfaces.
+   * Leases `leases` (each token made by `round.tokenFor` of its job); the round's permits of jobs lost to another claim go
+   * back. If leasing fails, every permit of the round goes back before the error surfaces.
    */
   async #take(
     ctx: ClaimContext,
     query: { queues: string[]; names: string[]; now: Date },
+    round: ClaimRound,
     leases: { _id: ObjectId; token: string }[],
     grants: RoundGrants,
   ): Promise<JobDocument[]> {
     let won: JobDocument[] = [];
     try {
-      if (leases.length > 0) won = await takeCandidates(this.jobs, query, leases, ctx.lease, ctx.now, this.maxTimeMS);
+      const ids = leases.map(({ _id }) => _id);
+      if (leases.length > 0) won = await takeCandidates(this.jobs, query, round, ids, ctx.lease, ctx.now, this.maxTimeMS);
     } finally {
       await grants.giveBackUnused(this.permits, new Set(won.map((doc) => doc.lease!.token)));
     }

@@ -57,11 +57,14 @@ export function claimFilter(req: Pick<ClaimRequest, 'queues' | 'names' | 'exclud
  * `now`. `claimAt <= now` alone says so, because `claimAt` is set exactly while a job can become
  * claimable (only in the states of {@link CLAIMABLE}, see `updates.ts`) and a job's queue and name
  * never change, so the candidate read by {@link claimFilter} still has those it was read with.
- * One statement per candidate, so what it leaves out is client CPU saved per claimed job (about
- * 8 % of a batch claim's, see bench/README.md).
  */
 export function claimCandidateFilter(req: Pick<ClaimRequest, 'now'>, id: ObjectId): Filter<JobDocument> {
   return { _id: id, claimAt: { $lte: requireDate(req.now, 'claim now') } };
+}
+
+/** {@link claimCandidateFilter} for all of a round's candidates at once: each still claimable at `now`. */
+export function claimRoundFilter(req: Pick<ClaimRequest, 'now'>, ids: ObjectId[]): Filter<JobDocument> {
+  return { _id: { $in: ids }, claimAt: { $lte: requireDate(req.now, 'claim now') } };
 }
 
 /** Extra conditions a fenced write can carry on top of its row's fence. */
@@ -123,8 +126,8 @@ export function fencedFilter(name: FenceName, id: ObjectId, token: unknown, cond
 
 /**
  * The fence of {@link fencedFilter} for many jobs at once: each of `ids`, under one of `tokens`,
- * as the row `name` requires. As strict as one `fencedFilter` per job, because a token is fresh
- * and random per job and claim: a job's current lease token is among `tokens` only when it is the
+ * as the row `name` requires. As strict as one `fencedFilter` per job, because a token is unique
+ * per job and claim (a random round id and the job's id, see `ClaimRound`): a job's current lease token is among `tokens` only when it is the
  * token its own item was claimed with (no other job or claim ever held it).
  */
 export function fencedManyFilter(name: TransitionName, ids: ObjectId[], tokens: unknown[]): Filter<JobDocument> {

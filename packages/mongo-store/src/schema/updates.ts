@@ -114,6 +114,27 @@ export function claimUpdate(lease: { owner: string; token: string; until: Date }
 }
 
 /**
+ * {@link claimUpdate} as one update pipeline for many jobs: the same fields, with each job's token
+ * computed from its `_id` by `token` (see `ClaimRound`). Every value is a `$literal`, so no owner
+ * string is read as a field path.
+ */
+export function claimRoundPipeline(lease: { owner: string; until: Date }, token: Document, now: Date): Document[] {
+  return [
+    { $unset: ['lease', 'waitingFor', 'debounceKey'] },
+    {
+      $set: {
+        status: { $literal: LIFECYCLE_TO.claim },
+        lease: { owner: { $literal: lease.owner }, token, until: { $literal: lease.until } },
+        claimAt: { $literal: leaseExpiredAt(lease.until) },
+        updatedAt: { $literal: now },
+        attempt: { $add: [{ $ifNull: ['$attempt', 0] }, 1] },
+        startedAt: { $min: ['$startedAt', { $literal: now }] },
+      },
+    },
+  ];
+}
+
+/**
  * A debounced enqueue meeting the queued job of its key: the new payload, start, priority, attempts
  * and flow keys replace the old ones (the job keeps its id and creation time).
  */
