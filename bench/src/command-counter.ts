@@ -1,4 +1,5 @@
-import { MongoClient, type CommandStartedEvent, type CommandSucceededEvent, type Document, type Long } from 'mongodb';
+import { createRequire } from 'node:module';
+import { MongoClient, type Document, type Long, type MongoClientOptions } from 'mongodb';
 
 /** A cursor id as the driver hands it over (a Long from the server, a number or bigint in tests). */
 type CursorId = Long | number | bigint;
@@ -18,9 +19,15 @@ export type CommandCounts = Record<string, number>;
 export type CommandCategory = 'job' | 'changeStream' | 'other';
 
 /**
- * A MongoClient with the driver's command monitoring on, counting every command it sends by name,
- * and by {@link CommandCategory} given the name of the engine's jobs collection. Both engines are
- * handed this client, so their database load is counted the same way.
+ * A MongoClient whose commands are counted by name, and by {@link CommandCategory} given the name
+ * of the engine's jobs collection. Both engines are handed this client, so their database load is
+ * counted the same way.
+ *
+ * Counted where the driver hands a command to a pooled connection (see {@link countPooledCommands}),
+ * not with command monitoring: `monitorCommands` builds a started and a succeeded event per command,
+ * copying the command and deserialising every reply in full a second time (a claim's reply holds
+ * its jobs), work a user's worker does not do and that BullMQ's count (a wrapped `sendCommand`)
+ * does not cost it either.
  */
 export class CommandCounter {
   readonly client: MongoClient;
@@ -28,40 +35,36 @@ export class CommandCounter {
   private readonly categories = new Map<CommandCategory, number>();
   /** Change stream cursors: their getMores are the stream's. */
   private readonly streamCursors = new Set<string>();
-  /** Request ids of change stream aggregates in flight (their reply names the cursor). */
-  private readonly openingStreams = new Set<number>();
 
   constructor(
     uri: string,
     private readonly jobsCollection?: string,
+    clientOptions?: MongoClientOptions,
   ) {
-    this.client = new MongoClient(uri, { monitorCommands: true });
-    this.client.on('commandStarted', (event: CommandStartedEvent) => {
-      this.counts.set(event.commandName, (this.counts.get(event.commandName) ?? 0) + 1);
-      const category = this.categorize(event);
-      this.categories.set(category, (this.categories.get(category) ?? 0) + 1);
-    });
-    this.client.on('commandSucceeded', (event: CommandSucceededEvent) => {
-      if (!this.openingStreams.delete(event.requestId)) return;
-      const id = (event.reply as { cursor?: { id?: CursorId } }).cursor?.id;
-      if (id !== undefined) this.streamCursors.add(String(id));
-    });
+    this.client = new MongoClient(uri, clientOptions);
+    countPooledCommands(this.client, this);
   }
 
-  private categorize(event: CommandStartedEvent): CommandCategory {
-    const command = event.command as Document;
-    if (event.commandName === 'aggregate' && Array.isArray(command.pipeline) && (command.pipeline as Document[])[0]?.$changeStream !== undefined) {
-      this.openingStreams.add(event.requestId);
+  /** Counts one command about to be sent; returns what to do with its reply, if anything. */
+  sent(command: Document): ((reply: unknown) => void) | undefined {
+    const name = Object.keys(command)[0];
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    const opensStream = name === 'aggregate' && Array.isArray(command.pipeline) && (command.pipeline as Document[])[0]?.$changeStream !== undefined;
+    const category = opensStream ? 'changeStream' : this.categorize(name, command);
+    this.categories.set(category, (this.categories.get(category) ?? 0) + 1);
+    return opensStream ? (reply) => this.streamOpened(reply) : undefined;
+  }
+
+  private streamOpened(reply: unknown): void {
+    const id = cursorIdOf(reply);
+    if (id !== undefined) this.streamCursors.add(String(id));
+  }
+
+  private categorize(name: string, command: Document): CommandCategory {
+    if (name === 'getMore' && this.streamCursors.has(String(command.getMore as CursorId))) return 'changeStream';
+    if (name === 'killCursors' && Array.isArray(command.cursors) && (command.cursors as CursorId[]).some((id) => this.streamCursors.has(String(id))))
       return 'changeStream';
-    }
-    if (event.commandName === 'getMore' && this.streamCursors.has(String(command.getMore as CursorId))) return 'changeStream';
-    if (
-      event.commandName === 'killCursors' &&
-      Array.isArray(command.cursors) &&
-      (command.cursors as CursorId[]).some((id) => this.streamCursors.has(String(id)))
-    )
-      return 'changeStream';
-    const collection: unknown = event.commandName === 'getMore' ? command.collection : command[event.commandName];
+    const collection: unknown = name === 'getMore' ? command.collection : command[name];
     return this.jobsCollection !== undefined && collection === this.jobsCollection ? 'job' : 'other';
   }
 
@@ -106,4 +109,62 @@ export function countsSince(now: ReadonlyMap<string, number>, earlier: CommandCo
 /** Sum of all commands in a count. */
 export function totalCommands(counts: CommandCounts): number {
   return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+/** The driver's connection pool and pooled connection, as far as the count needs them (driver internals). */
+interface PooledConnection {
+  command: (ns: unknown, command: Document, options: unknown, responseType: unknown) => Promise<unknown>;
+}
+interface Pool {
+  server?: { topology?: { client?: MongoClient } };
+  checkOut: (options: unknown) => Promise<PooledConnection>;
+}
+
+/** Counters by the client they count. */
+const counters = new WeakMap<MongoClient, CommandCounter>();
+/** Connections whose `command` is already wrapped. */
+const wrapped = new WeakSet<PooledConnection>();
+
+/**
+ * Counts the commands `client` sends through `counter`. Every command the driver sends for an
+ * operation (reads, writes, cursors' getMores, `endSessions`) goes out through a connection checked
+ * out of a server's pool, so the pool's `checkOut` is wrapped once per process and each connection
+ * it hands to a counted client counts its `command`s: the same commands command monitoring reports
+ * (handshakes and server monitoring's heartbeats are neither). A cheap count is what a benchmark
+ * needs; these are the mongodb driver's internals (6.x and 7.x name them so), so the wrap checks
+ * that they are there and says so when they are not.
+ */
+function countPooledCommands(client: MongoClient, counter: CommandCounter): void {
+  counters.set(client, counter);
+  const require = createRequire(import.meta.url);
+  const { ConnectionPool } = require('mongodb/lib/cmap/connection_pool.js') as { ConnectionPool?: { prototype: Pool & { loomCounted?: true } } };
+  const proto = ConnectionPool?.prototype;
+  if (typeof proto?.checkOut !== 'function')
+    throw new Error('bench: the mongodb driver has no ConnectionPool.prototype.checkOut to count commands at; update command-counter.ts for this driver');
+  if (proto.loomCounted) return;
+  proto.loomCounted = true;
+  const checkOut = proto.checkOut;
+  proto.checkOut = async function (this: Pool, options: unknown): Promise<PooledConnection> {
+    const connection = await checkOut.call(this, options);
+    const owner = this.server?.topology?.client;
+    const counted = owner && counters.get(owner);
+    if (counted && !wrapped.has(connection)) {
+      wrapped.add(connection);
+      const command = connection.command;
+      connection.command = function (this: PooledConnection, ns, cmd, opts, responseType) {
+        const onReply = counted.sent(cmd);
+        const reply = command.call(this, ns, cmd, opts, responseType);
+        return onReply ? reply.then((r) => (onReply(r), r)) : reply;
+      };
+    }
+    return connection;
+  };
+}
+
+/** The cursor id of an aggregate's reply: a plain document, or the driver's lazy `CursorResponse`. */
+function cursorIdOf(reply: unknown): CursorId | undefined {
+  const r = reply as { id?: CursorId; cursor?: { id?: CursorId }; toObject?: () => Document };
+  if (r?.cursor?.id !== undefined) return r.cursor.id;
+  if (typeof r?.toObject === 'function') return (r.toObject() as { cursor?: { id?: CursorId } }).cursor?.id;
+  return undefined;
 }
