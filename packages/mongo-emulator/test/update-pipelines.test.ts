@@ -185,6 +185,9 @@ describe('update pipelines', () => {
       { _id: a, lease: { owner: '$w', token: `round:${a.toHexString()}` }, fresh: { token: `round:${a.toHexString()}` } },
       { _id: b, n: 1, lease: { owner: '$w', token: `round:${b.toHexString()}` }, fresh: { token: `round:${b.toHexString()}` } },
     ]);
+    // The same through a stage the emulator leaves to mingo ($replaceWith).
+    await coll.updateOne({ _id: a } as never, [{ $replaceWith: { _id: '$_id', hex: { $toString: '$_id' } } }]);
+    expect(await coll.findOne({ _id: a } as never)).toEqual({ _id: a, hex: a.toHexString() });
     // A missing operand makes $concat null; $toString of a date is its ISO form.
     await coll.updateOne({ _id: b } as never, [{ $set: { none: { $concat: ['x', '$missing'] }, day: { $toString: T(0) } } }]);
     expect(await coll.findOne({ _id: b } as never)).toMatchObject({ none: null, day: '2026-01-01T00:00:00.000Z' });
