@@ -1,7 +1,7 @@
 import type { Loom } from '@loom/core';
 import { totalCommands, type CommandTally, type CommandCounts } from '../command-counter.js';
 import { Countdown } from '../countdown.js';
-import { ServerCpu } from '../process-cpu.js';
+import { ServerCpu, threadCpuNs, type ThreadCpuNs } from '../process-cpu.js';
 import { NoopJob } from '../loom-jobs.js';
 import { openLoomOnMongo } from '../loom-on-mongo.js';
 import { openAgendaOnMongo } from '../agenda-on-mongo.js';
@@ -21,6 +21,8 @@ interface Phases {
   processCpuMs: number;
   /** Of which in the kernel (socket reads and writes, mostly), ms. */
   processSystemCpuMs: number;
+  /** The same CPU split by thread, ns (Linux only): the JavaScript thread and V8's and libuv's others. */
+  processThreadCpuNs?: ThreadCpuNs;
   /** Server CPU per job over both phases, when readable. */
   server: { serverCpuUsPerJob?: number };
   enqueueCommands: CommandCounts;
@@ -40,6 +42,12 @@ export function figures(jobs: number, p: Phases): ScenarioResult {
       processCommandsPerJob: totalCommands(p.processCommands) / jobs,
       workerCpuUsPerJob: (p.processCpuMs * 1000) / jobs,
       workerSystemCpuUsPerJob: (p.processSystemCpuMs * 1000) / jobs,
+      ...(p.processThreadCpuNs === undefined
+        ? {}
+        : {
+            workerMainThreadCpuUsPerJob: p.processThreadCpuNs.main / 1000 / jobs,
+            workerOtherThreadsCpuUsPerJob: p.processThreadCpuNs.other / 1000 / jobs,
+          }),
       ...p.server,
     },
     commands: all,
@@ -62,17 +70,20 @@ export async function measure(
   const enqueueCommands = counter.since(c0);
   const c1 = counter.snapshot();
   const profiler = await WindowProfiler.fromEnv('process');
+  const threads = threadCpuNs();
   const cpu = process.cpuUsage();
   await start();
   await done.wait(spec.timeoutMs);
   const t2 = performance.now();
   const used = process.cpuUsage(cpu);
+  const threadsAfter = threadCpuNs();
   await profiler?.stop();
   return {
     enqueueMs: t1 - t0,
     processMs: t2 - t1,
     processCpuMs: (used.user + used.system) / 1000,
     processSystemCpuMs: used.system / 1000,
+    ...(threads && threadsAfter ? { processThreadCpuNs: { main: threadsAfter.main - threads.main, other: threadsAfter.other - threads.other } } : {}),
     server: server.perJob(spec.jobs),
     enqueueCommands,
     processCommands: counter.since(c1),
