@@ -48,6 +48,11 @@ function bsonTypeOf(v: unknown): string | undefined {
   return typeof v === 'object' && v !== null ? bsonType(v) : undefined;
 }
 
+/** An ObjectId's 24 hex digits (what mongod's `$toString` makes of it); undefined for any other value. */
+export function objectIdHex(v: unknown): string | undefined {
+  return bsonTypeOf(v) === 'ObjectId' ? (v as { toHexString(): string }).toHexString() : undefined;
+}
+
 export function typeRank(v: unknown): TypeRank {
   if (v === undefined || v === null) return TypeRank.Null;
   switch (typeof v) {

@@ -16,7 +16,7 @@ import * as projectionOperators from 'mingo/operators/projection';
 import * as queryOperators from 'mingo/operators/query';
 import * as windowOperators from 'mingo/operators/window';
 import { notImplemented, CommandError } from '../errors.js';
-import { typeRank, TypeRank } from '../bson-order.js';
+import { objectIdHex, typeRank, TypeRank } from '../bson-order.js';
 import { isPlainObject, pathValues, type Doc } from '../values.js';
 
 type Predicate = (doc: unknown) => boolean;
@@ -92,8 +92,7 @@ type ExpressionOperator = (obj: unknown, expr: unknown, options: object) => unkn
 /** mongod's `$toString`: an ObjectId becomes its 24 hex digits; everything else as mingo converts it. */
 const $toString: ExpressionOperator = (obj, expr, options) => {
   const value = evalExpr(obj as never, expr as never, options as never);
-  if (value !== null && typeof value === 'object' && typeRank(value) === TypeRank.ObjectId) return (value as { toHexString(): string }).toHexString();
-  return (expressionOperators.$toString as ExpressionOperator)(obj, { $literal: value }, options);
+  return objectIdHex(value) ?? (expressionOperators.$toString as ExpressionOperator)(obj, { $literal: value }, options);
 };
 
 /** mingo's operators with the emulator's own query operators, plus `extraQuery` ones. */

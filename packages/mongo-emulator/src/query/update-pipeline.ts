@@ -16,7 +16,7 @@
  * mongod rejects) — throws {@link Unhandled}, and the caller runs the whole pipeline through mingo
  * as before. Expressions have no side effects, so running them again there is safe.
  */
-import { compareBson, typeRank, TypeRank } from '../bson-order.js';
+import { compareBson, objectIdHex, typeRank, TypeRank } from '../bson-order.js';
 import { isPlainObject, type Doc } from '../values.js';
 import { Unhandled } from '../errors.js';
 
@@ -306,8 +306,7 @@ function toStringExpr(args: unknown): Expr {
     if (isMissing(v)) return null;
     if (typeof v === 'string') return v;
     if (v instanceof Date) return v.toISOString();
-    if (typeof v === 'object' && typeRank(v) === TypeRank.ObjectId) return (v as { toHexString(): string }).toHexString();
-    return unhandled('$toString of another BSON type');
+    return objectIdHex(v) ?? unhandled('$toString of another BSON type');
   };
 }
 
