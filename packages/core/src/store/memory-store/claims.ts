@@ -9,7 +9,7 @@ import type { TransitionName } from '../lifecycle.js';
 import type { ClaimRequest, HeartbeatItem, HeartbeatOutcome, LeaseExtension } from '../store.js';
 import { assertDate, assertOptionalString, assertString } from './arguments.js';
 import { clonePlain } from './clone.js';
-import { copyDate, copyRecord } from './record-copy.js';
+import { StoredLease, copyDate, copyRecord } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { leased, transition } from './transition.js';
@@ -36,7 +36,7 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
   const leaseUntil = copyDate(req.leaseUntil);
   const startedAt = copyDate(req.now);
   const lease = (record: JobRecord): void => {
-    record.lease = { owner: req.owner, token: state.leaseToken(), until: leaseUntil };
+    record.lease = new StoredLease(req.owner, state.leaseToken(), leaseUntil);
     record.startedAt ??= startedAt;
     if (record.waitingFor !== undefined) record.waitingFor = undefined;
   };
@@ -104,7 +104,7 @@ function extend(state: MemoryState, lease: LeaseRef, until: Date, now: Date): Le
   // another run meanwhile, so reviving it could run the job over its limit (a worker resumed after SIGSTOP).
   if (job.record.lease!.until.getTime() < now.getTime()) throw new LeaseLostError(lease.jobId, LEASE_EXPIRED_BEFORE_HEARTBEAT);
   transition(state, job, 'extendLease', now, (record) => {
-    record.lease = { ...record.lease!, until: copyDate(until) };
+    record.lease = new StoredLease(record.lease!.owner, record.lease!.token, copyDate(until));
   });
   return job.record.cancelRequestedAt === undefined ? 'extended' : 'cancel-requested';
 }
