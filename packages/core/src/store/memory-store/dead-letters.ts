@@ -60,7 +60,7 @@ export function purgeDeadLetters(state: MemoryState, filter: DeadLetterFilter): 
   const doomed = matching(state, filter);
   for (const entry of doomed) {
     state.dead.delete(entry.job.record.id);
-    state.dropWaitTokens(entry.job.record.id);
+    state.forget(entry.job.record.id);
   }
   return doomed.length;
 }

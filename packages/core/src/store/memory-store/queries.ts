@@ -32,13 +32,13 @@ export function listJobs(state: MemoryState, filter: JobFilter): JobRecord[] {
 function candidates(state: MemoryState, filter: JobFilter): Iterable<StoredJob>[] {
   if (filter.idempotencyKey !== undefined) {
     const holder = state.keys.get(filter.idempotencyKey);
-    const job =
-      holder === undefined ? undefined : (state.active.get(holder) ?? state.completed.get(holder) ?? state.held.get(holder) ?? state.cancelled.get(holder));
+    // A dead job never holds its key, so the holder is active, completed, held or cancelled.
+    const job = holder === undefined ? undefined : state.jobs.get(holder);
     return [job ? [job] : []];
   }
   if (filter.parentId !== undefined) return [state.byParent.get(filter.parentId)];
   const onlyActive = filter.status !== undefined && filter.status.every((s) => ACTIVE_STATUSES.includes(s));
-  if (onlyActive) return [filter.name === undefined ? state.active.values() : state.activeByName.get(filter.name)];
+  if (onlyActive) return [filter.name === undefined ? state.active.values() : state.active.named(filter.name)];
   return [state.active.values(), state.completed.values(), state.held.values(), state.cancelled.values()];
 }
 
@@ -56,7 +56,7 @@ export function listJobPage(state: MemoryState, query: JobPageQuery): JobSummary
   const statuses = new Set(query.statuses);
   const sources: Iterable<StoredJob>[] = [];
   if (statuses.has('queued') || statuses.has('running') || statuses.has('waiting')) {
-    sources.push(query.name === undefined ? state.active.values() : state.activeByName.get(query.name));
+    sources.push(query.name === undefined ? state.active.values() : state.active.named(query.name));
   }
   if (statuses.has('completed')) sources.push(state.completed.values(), state.held.values());
   if (statuses.has('cancelled')) sources.push(state.cancelled.values());

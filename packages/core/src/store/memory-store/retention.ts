@@ -34,10 +34,10 @@ export function sweep(state: MemoryState, now: Date): void {
   const { completed, dead } = state.retentionMs;
   if (completed !== undefined) {
     const cutoff = now.getTime() - completed;
-    for (const [id, job] of state.completed) {
+    for (const job of state.completed.values()) {
       if (job.record.finishedAt!.getTime() > cutoff) break;
-      state.completed.delete(id);
-      const { parentId } = job.record;
+      state.completed.remove(job);
+      const { id, parentId } = job.record;
       // A parent still running may wait for this child after sleeping past the retention period;
       // jobs waiting for this one learn of its end only when its dependents are settled.
       if ((parentId !== undefined && state.active.has(parentId)) || state.unsettled.has(id)) state.held.set(id, job);
@@ -49,7 +49,7 @@ export function sweep(state: MemoryState, now: Date): void {
     for (const [id, entry] of state.dead) {
       if (entry.diedAt.getTime() > cutoff) break;
       state.dead.delete(id);
-      state.dropWaitTokens(id);
+      state.forget(id);
     }
   }
 }
@@ -76,7 +76,7 @@ export function releaseSettled(state: MemoryState, id: string): void {
 
 /** Forgets a completed job retention removed: its id, its key, its count and its wait tokens. */
 function removeCompleted(state: MemoryState, job: StoredJob): void {
-  state.dropWaitTokens(job.record.id);
+  state.forget(job.record.id);
   state.byParent.remove(job.record.parentId, job);
   state.freeKey(job.record);
   state.counts.add(job.record.queue, 'completed', -1);

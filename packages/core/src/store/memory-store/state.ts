@@ -7,11 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../job-record.js';
+import { ActiveJobs } from './active-jobs.js';
 import { BatchTable } from './batch-table.js';
 import type { WaitTokenRecord } from '../wait-token.js';
 import { ClaimIndex } from './claim-index.js';
 import { DebounceKeys } from './debounce.js';
 import { FlowTable } from './flow-table.js';
+import { JobList } from './job-list.js';
 import { QueuedListeners } from './queued-listeners.js';
 import { ScheduleTable } from './schedule-table.js';
 import { SeriesBuckets } from '../queue-series.js';
@@ -37,10 +39,12 @@ export interface RetentionMs {
 // about 1 KB of old-space garbage and slower copies. copyRecord drops undefined fields on the way out.
 
 export class MemoryState {
-  /** `queued`, `running` and `waiting` jobs. */
-  readonly active = new Map<string, StoredJob>();
+  /** Every job the store holds, whatever its state, by id. */
+  readonly jobs = new Map<string, StoredJob>();
+  /** `queued`, `running` and `waiting` jobs, by name. */
+  readonly active = new ActiveJobs(this.jobs);
   /** Completed jobs, in completion order (retention removes from the front). */
-  readonly completed = new Map<string, StoredJob>();
+  readonly completed = new JobList<StoredJob>(this.jobs);
   /** Completed children past their retention, kept until their parent finishes (it may still wait for them). */
   readonly held = new Map<string, StoredJob>();
   /** Dead letters, in the order they died. */
@@ -54,8 +58,6 @@ export class MemoryState {
   readonly index = new ClaimIndex();
   readonly flow = new FlowTable();
   readonly debounce = new DebounceKeys();
-  /** Active jobs by name (the scheduler's overlap check). */
-  readonly activeByName = new SecondaryIndex();
   /** Active, completed and cancelled jobs by parent id (a parent's children). */
   readonly byParent = new SecondaryIndex();
   /** Active jobs by parent id (`findActiveChild`). */
@@ -83,9 +85,15 @@ export class MemoryState {
     readonly listeners: QueuedListeners,
   ) {}
 
-  /** A job by id, wherever it is kept. */
+  /** A job by id, whatever its state. */
   find(id: string): StoredJob | undefined {
-    return this.active.get(id) ?? this.completed.get(id) ?? this.held.get(id) ?? this.cancelled.get(id) ?? this.dead.get(id)?.job;
+    return this.jobs.get(id);
+  }
+
+  /** A job leaves the store (removed, purged, or by retention): its id and its wait tokens go. */
+  forget(jobId: string): void {
+    this.jobs.delete(jobId);
+    this.dropWaitTokens(jobId);
   }
 
   /**
@@ -97,8 +105,8 @@ export class MemoryState {
     return this.#tokenPrefix + (++this.#claims).toString(36);
   }
 
-  /** A job left the store (removed, or by retention): its wait tokens go with it. */
-  dropWaitTokens(jobId: string): void {
+  /** A job left the store: its wait tokens go with it. */
+  private dropWaitTokens(jobId: string): void {
     const ids = this.waitTokensByJob.get(jobId);
     if (!ids) return;
     for (const id of ids) this.waitTokens.delete(id);

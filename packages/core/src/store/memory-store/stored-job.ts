@@ -1,4 +1,5 @@
 import type { ErrorRecord, JobRecord, StepRecord } from '../job-record.js';
+import type { ListLinks } from './job-list.js';
 
 /** How many failures a job keeps: the newest {@link MEMORY_STORE_ERROR_HISTORY}, oldest first. */
 export const MEMORY_STORE_ERROR_HISTORY = 25;
@@ -7,7 +8,7 @@ export const MEMORY_STORE_ERROR_HISTORY = 25;
  * A job as the MemoryStore holds it. `record` is private to the store and never handed out
  * (callers get clones).
  */
-export interface StoredJob {
+export interface StoredJob extends ListLinks<StoredJob> {
   record: JobRecord;
   /** Enqueue order (a replay re-enqueues, so it gets a new one): the FIFO tie-breaker of claims. */
   seq: number;

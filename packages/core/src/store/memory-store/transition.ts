@@ -101,9 +101,9 @@ export function insert(state: MemoryState, records: JobRecord[], now: Date): voi
 
 /** A record enters the active maps, `queued` (or `waiting` for dependencies), as a new enqueue (a new `seq`, so it claims last among equals). */
 function enter(state: MemoryState, record: JobRecord, now: Date): void {
-  const job: StoredJob = { record, seq: ++state.seq, version: 0, waitHasTimeout: false, indexed: false };
-  state.active.set(record.id, job);
-  state.activeByName.add(record.name, job);
+  const job: StoredJob = { record, seq: ++state.seq, version: 0, waitHasTimeout: false, indexed: false, list: undefined, prev: undefined, next: undefined };
+  state.jobs.set(record.id, job);
+  state.active.add(job);
   state.byParent.add(record.parentId, job);
   state.activeByParent.add(record.parentId, job);
   if (record.idempotencyKey !== undefined) state.keys.set(record.idempotencyKey, record.id);
@@ -115,8 +115,7 @@ function enter(state: MemoryState, record: JobRecord, now: Date): void {
 /** An active job that finished (`completed`, `cancelled`, `dead`): out of the active maps and the claim index. */
 function finish(state: MemoryState, job: StoredJob, now: Date, at: Date): void {
   const { record } = job;
-  state.active.delete(record.id);
-  state.activeByName.remove(record.name, job);
+  state.active.remove(job);
   state.activeByParent.remove(record.parentId, job);
   record.finishedAt = at;
   job.version += 1;
@@ -126,8 +125,10 @@ function finish(state: MemoryState, job: StoredJob, now: Date, at: Date): void {
     state.byParent.remove(record.parentId, job);
     state.freeKey(record);
     state.dead.set(record.id, { job, reason: record.deadReason!, diedAt: at });
+  } else if (record.status === 'completed') {
+    state.completed.add(job);
   } else {
-    (record.status === 'completed' ? state.completed : state.cancelled).set(record.id, job);
+    state.cancelled.set(record.id, job);
   }
   releaseChildren(state, record.id);
   if (record.dependents !== undefined && record.dependents.length > 0) state.unsettled.add(record.id);
@@ -147,16 +148,16 @@ function reenter(state: MemoryState, job: StoredJob, from: JobStatus, now: Date)
   enter(state, record, now);
 }
 
-/** A finished job removed (`removeJob`): out of its map, its idempotency key freed. */
+/** A finished job removed (`removeJob`): out of the store, its idempotency key freed. */
 function forget(state: MemoryState, job: StoredJob): void {
   const { record } = job;
-  state.dropWaitTokens(record.id);
+  state.forget(record.id);
   if (record.status === 'dead') {
     state.dead.delete(record.id);
     return;
   }
   if (record.status === 'cancelled') state.cancelled.delete(record.id);
-  else if (!state.completed.delete(record.id)) state.held.delete(record.id);
+  else if (!state.completed.remove(job)) state.held.delete(record.id);
   state.byParent.remove(record.parentId, job);
   state.freeKey(record);
 }
