@@ -23,7 +23,7 @@ function storedJob(seq: number, overrides: Partial<JobRecord> = {}): StoredJob {
     updatedAt: new Date(REFERENCE),
     ...overrides,
   };
-  return { record, seq, version: 0, waitHasTimeout: false, indexed: false, list: undefined, prev: undefined, next: undefined };
+  return { record, seq, version: 0, waitHasTimeout: false, indexed: false, laneKey: undefined, list: undefined, prev: undefined, next: undefined };
 }
 
 const take = (index: ClaimIndex, now: number, limit = 1) => index.take({ queues: ['default'], names: ['send'], limit, now });

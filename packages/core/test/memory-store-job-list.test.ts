@@ -24,7 +24,17 @@ function stored(jobs: Map<string, StoredJob>, id: string, name = 'send'): Stored
     createdAt: at,
     updatedAt: at,
   };
-  const job: StoredJob = { record, seq: jobs.size + 1, version: 0, waitHasTimeout: false, indexed: false, list: undefined, prev: undefined, next: undefined };
+  const job: StoredJob = {
+    record,
+    seq: jobs.size + 1,
+    version: 0,
+    waitHasTimeout: false,
+    indexed: false,
+    laneKey: undefined,
+    list: undefined,
+    prev: undefined,
+    next: undefined,
+  };
   jobs.set(id, job);
   return job;
 }

@@ -20,6 +20,11 @@ export function newRecord(job: NewJob, now: Date): JobRecord {
     signals: [],
     createdAt: copyDate(now),
     updatedAt: copyDate(now),
+    // Set by every run (undefined again once it ended): held from the start, so a record keeps one
+    // shape through its life and the engine's hot path sees one hidden class, not one per state.
+    lease: undefined,
+    startedAt: undefined,
+    finishedAt: undefined,
   };
   if (job.idempotencyKey !== undefined) record.idempotencyKey = job.idempotencyKey;
   if (job.parentId !== undefined) record.parentId = job.parentId;

@@ -22,7 +22,7 @@ export interface StoredJob extends ListLinks<StoredJob> {
   /** Owned by the claim index: whether an entry for the current version is in it. */
   indexed: boolean;
   /** Owned by the claim index: the key of the lane it is indexed in (its group or rate-limit key; '' for none). */
-  laneKey?: string;
+  laneKey: string | undefined;
 }
 
 /**

@@ -101,7 +101,17 @@ export function insert(state: MemoryState, records: JobRecord[], now: Date): voi
 
 /** A record enters the active maps, `queued` (or `waiting` for dependencies), as a new enqueue (a new `seq`, so it claims last among equals). */
 function enter(state: MemoryState, record: JobRecord, now: Date): void {
-  const job: StoredJob = { record, seq: ++state.seq, version: 0, waitHasTimeout: false, indexed: false, list: undefined, prev: undefined, next: undefined };
+  const job: StoredJob = {
+    record,
+    seq: ++state.seq,
+    version: 0,
+    waitHasTimeout: false,
+    indexed: false,
+    laneKey: undefined,
+    list: undefined,
+    prev: undefined,
+    next: undefined,
+  };
   state.jobs.set(record.id, job);
   state.active.add(job);
   state.byParent.add(record.parentId, job);
