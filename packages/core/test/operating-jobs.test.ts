@@ -184,6 +184,31 @@ describe('loom.jobs', () => {
     await runner.stop();
   });
 
+  it('ends a job cancelled, not completed, when its cancel lands between the handler returning and the completion', async () => {
+    const memory = new MemoryStore();
+    // Another instance's jobs.cancel arrives just before this engine's completion reaches the store.
+    const store = new Proxy(memory, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop !== 'completeMany') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (items: { lease: { jobId: string } }[], now: Date) => {
+          for (const item of items) await target.cancelJob(item.lease.jobId, { reason: 'too late', now });
+          return target.completeMany(items as Parameters<MemoryStore['completeMany']>[0], now);
+        };
+      },
+    });
+    const t = await createTestLoom({ jobs: JOBS, store });
+    const cancelled = record(t, 'job:cancelled');
+    const completed = record(t, 'job:completed');
+    const { id } = await t.enqueue(Send, { to: 'late' });
+    await t.runUntilIdle();
+    expect(await memory.getJob(id)).toMatchObject({ status: 'cancelled', cancelReason: 'too late' });
+    expect(cancelled).toHaveLength(1);
+    expect(completed).toEqual([]);
+    await t.stop();
+  });
+
   it('keeps the slot of a handler that ignores the signal until it returns, then ends the job cancelled', async () => {
     ran.length = 0;
     const t = await createTestLoom({ jobs: JOBS, lease: '30s', concurrency: 1 });

@@ -433,10 +433,20 @@ export class JobRunner {
   }
 
   /** The handler returned `returned`: the job's completion, group-committed with other runs' by the lease. */
-  private async complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
-    const { lease, log, info } = run;
+  private complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
     const steps = ctx.finishSteps();
-    if (steps) await steps;
+    if (steps) return steps.then(() => this.storeCompletion(run, returned, ctx, startedAt, tail));
+    return this.storeCompletion(run, returned, ctx, startedAt, tail);
+  }
+
+  /**
+   * Stores the completion once the handler's steps are final. Not an async function: its frame,
+   * kept across the store's write, was about 1 KB per run (bench/README.md, "Issue 33 items 2/3:
+   * pretenuring, one map of jobs (7 December)"); a completion that is not stored goes on in
+   * {@link completionNotStored}.
+   */
+  private storeCompletion(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
+    const { lease, log, info } = run;
     let result = returned;
     const limits = payloadLimitsOf(this.deps.store);
     // Over the store's maxPayloadSize a result is not stored, as one that is not plain data.
@@ -449,17 +459,25 @@ export class JobRunner {
       result = undefined;
     }
     const tooLarge = completedJobTooLarge(run.job, ctx.stepBytesAdded, result, limits, run.payloadBytes);
-    if (tooLarge) {
-      await tail?.logs.send(tail.rest);
-      return this.fail(run, tooLarge);
-    }
+    if (tooLarge) return this.failTooLarge(run, tooLarge, tail);
     // Lines of a completion the store refuses (lease lost, cancel requested) are not kept.
-    const written = await lease.complete(result, tail?.rest);
-    if (written.kind === 'written') {
+    return lease.complete(result, tail?.rest).then((written) => {
+      if (written.kind !== 'written') return this.completionNotStored(run, written);
       run.telemetry.end('completed');
       this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(startedAt) });
-    } else if (written.kind === 'cancelled') await this.cancelRefused(run);
-    else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(info.id, 'complete', written.error));
+    });
+  }
+
+  /** The completed job would pass the store's size limits: its last log lines are sent, and the attempt fails. */
+  private async failTooLarge(run: Run, tooLarge: Error, tail?: RunLogTail): Promise<void> {
+    await tail?.logs.send(tail.rest);
+    return this.fail(run, tooLarge);
+  }
+
+  /** The store did not take the completion: its cancel was requested, or it refused it. */
+  private async completionNotStored(run: Run, written: Exclude<WriteResult, { kind: 'written' }>): Promise<void> {
+    if (written.kind === 'cancelled') await this.cancelRefused(run);
+    else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(run.info.id, 'complete', written.error));
   }
 
   /** The shutdown grace ended while the handler ran: the job goes back to the queue, attempt not counted. */

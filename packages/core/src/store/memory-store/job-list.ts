@@ -11,8 +11,9 @@ export interface ListLinks<T extends ListLinks<T>> {
  * themselves: a job moves in and out of a list by a few pointer writes, where a `Map` keyed by id
  * hashed into a table of the whole state. On the 100,000-job MemoryStore bench, moving each
  * completed job from one `Map` to the other was a tenth of the CPU per job (bench/README.md,
- * "MemoryStore: one map of jobs"). Lookups by id go through the store's one map of every job
- * (`MemoryState.jobs`); a list answers for those of its state only. A job is in one list at most.
+ * "Issue 33 items 2/3: pretenuring, one map of jobs (7 December)"). Lookups by id go through the
+ * store's one map of every job (`MemoryState.jobs`); a list answers for those of its state only.
+ * A job is in one list at most.
  */
 export class JobList<T extends ListLinks<T>> {
   #head: T | undefined;

@@ -12,11 +12,11 @@ export const copyDate = (date: Date): Date => new Date(date.getTime());
  * long as their runs, so whether one collection finds most of them alive depends on where it falls
  * (the first claims after a start). Once it did, every later claim's copy was old-generation
  * garbage: on the 100,000-job MemoryStore bench a third of the runs took ~20 µs of CPU per job
- * instead of ~12, and 100 MB more memory (bench/README.md, "MemoryStore: copies V8 kept in the old
- * generation"). V8 never pretenures what a constructor makes. The constructors' prototype is
- * `Object.prototype`, so what they make are plain objects like any literal (`clonePlain`,
- * `toStrictEqual` and users' plain-object checks see no difference); empty arrays are `slice`s, for
- * the same reason (an `[]` literal is tracked too).
+ * instead of ~12, and 100 MB more memory (bench/README.md, "Issue 33 items 2/3: pretenuring, one
+ * map of jobs (7 December)"). V8 never pretenures what a constructor makes. The constructors'
+ * prototype is `Object.prototype`, so what they make are plain objects like any literal
+ * (`clonePlain`, `toStrictEqual` and users' plain-object checks see no difference); empty arrays
+ * are `slice`s, for the same reason (an `[]` literal is tracked too).
  */
 const plainConstructor = <A extends unknown[], T>(init: (this: T, ...args: A) => void): new (...args: A) => T => {
   init.prototype = Object.prototype;
