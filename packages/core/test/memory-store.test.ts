@@ -42,6 +42,20 @@ describe('MemoryStore', () => {
     expect(await store.getJob(id)).toMatchObject({ status: 'completed', result: { ok: true }, attempt: 1, finishedAt: at(1) });
   });
 
+  it('keeps the dates of jobs enqueued together apart as each one moves on', async () => {
+    // The records of one enqueue share their stored Dates: a write must replace a date, never change it in place.
+    const store = new MemoryStore();
+    const [a, b] = await store.enqueue([newJob(), newJob()], { now: at(0) });
+    const { lease } = await claim(store, at(5));
+    await store.complete(lease, { now: at(7) });
+    const ran = await store.getJob(lease.jobId);
+    const waiting = await store.getJob(lease.jobId === a!.id ? b!.id : a!.id);
+    expect(ran).toMatchObject({ createdAt: at(0), runAt: at(0), startedAt: at(5), updatedAt: at(7), finishedAt: at(7) });
+    expect(waiting).toMatchObject({ status: 'queued', createdAt: at(0), runAt: at(0), updatedAt: at(0) });
+    ran!.createdAt.setTime(REFERENCE + HOUR);
+    expect((await store.getJob(waiting!.id))?.createdAt).toEqual(at(0));
+  });
+
   describe('retention', () => {
     it('removes completed jobs once their retention has passed at a later operation, freeing the key', async () => {
       const store = new MemoryStore({ retention: { completed: '1h' } });

@@ -11,6 +11,7 @@ import { assignDependencies, checkDependencies, linkDependents } from './depende
 import { hasDependencies } from '../dependencies.js';
 import { MemoryTransaction } from './memory-transaction.js';
 import { newRecord } from './new-record.js';
+import { copyDate } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { insert, transition } from './transition.js';
@@ -72,6 +73,7 @@ function prepareEnqueue(
   const batch = new Map<string, string>();
   const results: EnqueueResult[] = [];
   const created = new Map<number, JobRecord>();
+  const at = copyDate(now);
   for (const [i, job] of jobs.entries()) {
     const key = job.idempotencyKey;
     const existing = key === undefined ? undefined : (state.keys.get(key) ?? pending?.get(key) ?? batch.get(key));
@@ -79,7 +81,7 @@ function prepareEnqueue(
       results.push({ id: existing, deduplicated: true });
       continue;
     }
-    const record = newRecord(job, now);
+    const record = newRecord(job, now, at);
     if (key !== undefined) batch.set(key, record.id);
     results.push({ id: record.id, deduplicated: false });
     created.set(i, record);
