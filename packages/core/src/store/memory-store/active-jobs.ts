@@ -9,14 +9,13 @@ import type { StoredJob } from './stored-job.js';
  */
 export class ActiveJobs {
   readonly #byName = new Map<string, JobList<StoredJob>>();
-  readonly #lists = new Set<JobList<StoredJob>>();
 
   constructor(private readonly jobs: ReadonlyMap<string, StoredJob>) {}
 
   /** The active job with this id. */
   get(id: string): StoredJob | undefined {
     const job = this.jobs.get(id);
-    return job?.list !== undefined && this.#lists.has(job.list) ? job : undefined;
+    return job?.list?.group === this ? job : undefined;
   }
 
   has(id: string): boolean {
@@ -27,17 +26,14 @@ export class ActiveJobs {
   add(job: StoredJob): void {
     const { name } = job.record;
     let list = this.#byName.get(name);
-    if (list === undefined) {
-      this.#byName.set(name, (list = new JobList<StoredJob>(this.jobs)));
-      this.#lists.add(list);
-    }
+    if (list === undefined) this.#byName.set(name, (list = new JobList<StoredJob>(this.jobs, this)));
     list.add(job);
   }
 
   /** `job` is no longer active; false when it was not. */
   remove(job: StoredJob): boolean {
     const { list } = job;
-    return list !== undefined && this.#lists.has(list) && list.remove(job);
+    return list?.group === this && list.remove(job);
   }
 
   /** The active jobs of one name, in the order they became active. */

@@ -20,7 +20,14 @@ export class JobList<T extends ListLinks<T>> {
   #tail: T | undefined;
   #size = 0;
 
-  constructor(private readonly jobs: ReadonlyMap<string, T>) {}
+  /**
+   * @param jobs every job of the store, by id.
+   * @param group what the list belongs to, when several lists make one state (`ActiveJobs`).
+   */
+  constructor(
+    private readonly jobs: ReadonlyMap<string, T>,
+    readonly group?: object,
+  ) {}
 
   get size(): number {
     return this.#size;
