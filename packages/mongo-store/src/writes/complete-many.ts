@@ -48,9 +48,10 @@ export async function completeMany(deps: CompleteManyDeps, items: CompletionItem
   requireDate(now, 'now');
   const outcomes = new Array<CompletionOutcome | undefined>(items.length);
   const ids = leaseIdsOf(deps.fenced, items, outcomes);
-  // Log lines that are not valid make their item's outcome an error; the others stand.
+  // Each job with a result or log lines gets its own update; log lines that are not valid make
+  // their item's outcome an error, the others stand. The jobs with neither share one (below).
   const updates = items.map((item, i) => {
-    if (ids[i] === undefined) return undefined;
+    if (ids[i] === undefined || (item.result === undefined && item.logs === undefined)) return undefined;
     try {
       return completeUpdate(item.result, now, item.logs);
     } catch (err) {
