@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { JobRecord } from '../src/store/job-record.js';
 import { ClaimIndex } from '../src/store/memory-store/claim-index.js';
-import type { StoredJob } from '../src/store/memory-store/stored-job.js';
+import { newStoredJob, type StoredJob } from '../src/store/memory-store/stored-job.js';
 
 const REFERENCE = Date.parse('2026-01-01T00:00:00.000Z');
 
@@ -23,7 +23,7 @@ function storedJob(seq: number, overrides: Partial<JobRecord> = {}): StoredJob {
     updatedAt: new Date(REFERENCE),
     ...overrides,
   };
-  return { record, seq, version: 0, waitHasTimeout: false, indexed: false, laneKey: undefined, list: undefined, prev: undefined, next: undefined };
+  return newStoredJob(record, seq);
 }
 
 const take = (index: ClaimIndex, now: number, limit = 1) => index.take({ queues: ['default'], names: ['send'], limit, now });

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { JobRecord } from '../src/store/job-record.js';
 import { ActiveJobs } from '../src/store/memory-store/active-jobs.js';
 import { JobList } from '../src/store/memory-store/job-list.js';
-import type { StoredJob } from '../src/store/memory-store/stored-job.js';
+import { newStoredJob, type StoredJob } from '../src/store/memory-store/stored-job.js';
 
 const at = new Date('2026-01-01T00:00:00.000Z');
 
@@ -24,17 +24,7 @@ function stored(jobs: Map<string, StoredJob>, id: string, name = 'send'): Stored
     createdAt: at,
     updatedAt: at,
   };
-  const job: StoredJob = {
-    record,
-    seq: jobs.size + 1,
-    version: 0,
-    waitHasTimeout: false,
-    indexed: false,
-    laneKey: undefined,
-    list: undefined,
-    prev: undefined,
-    next: undefined,
-  };
+  const job = newStoredJob(record, jobs.size + 1);
   jobs.set(id, job);
   return job;
 }

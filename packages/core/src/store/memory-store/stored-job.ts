@@ -26,6 +26,15 @@ export interface StoredJob extends ListLinks<StoredJob> {
 }
 
 /**
+ * A job as it enters the store's state (a new enqueue, or a replay): `seq` its enqueue order,
+ * nothing indexed or listed yet. Every field is set from the start, so all stored jobs share one
+ * hidden class.
+ */
+export function newStoredJob(record: JobRecord, seq: number): StoredJob {
+  return { record, seq, version: 0, waitHasTimeout: false, indexed: false, laneKey: undefined, list: undefined, prev: undefined, next: undefined };
+}
+
+/**
  * The instant (ms) from which a job is claimable, or undefined when it never is in its current
  * state. An expired lease is one with `until < now`, so a running job is claimable from `until + 1`.
  */

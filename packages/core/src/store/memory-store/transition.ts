@@ -13,7 +13,7 @@ import { LIFECYCLE, attemptAfter, holdsLease, refusedAfterCancelRequest, statusA
 import { copyDate } from './record-copy.js';
 import { releaseChildren } from './retention.js';
 import type { MemoryState } from './state.js';
-import type { StoredJob } from './stored-job.js';
+import { newStoredJob, type StoredJob } from './stored-job.js';
 
 const isActive = (status: JobStatus): boolean => status === 'queued' || status === 'running' || status === 'waiting';
 
@@ -101,17 +101,7 @@ export function insert(state: MemoryState, records: JobRecord[], now: Date): voi
 
 /** A record enters the active maps, `queued` (or `waiting` for dependencies), as a new enqueue (a new `seq`, so it claims last among equals). */
 function enter(state: MemoryState, record: JobRecord, now: Date): void {
-  const job: StoredJob = {
-    record,
-    seq: ++state.seq,
-    version: 0,
-    waitHasTimeout: false,
-    indexed: false,
-    laneKey: undefined,
-    list: undefined,
-    prev: undefined,
-    next: undefined,
-  };
+  const job = newStoredJob(record, ++state.seq);
   state.jobs.set(record.id, job);
   state.active.add(job);
   state.byParent.add(record.parentId, job);
