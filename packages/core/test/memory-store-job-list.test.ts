@@ -34,7 +34,7 @@ const ids = (list: Iterable<StoredJob>): string[] => [...list].map((job) => job.
 describe('JobList (the MemoryStore keeps completed jobs in completion order, linked through the jobs)', () => {
   it('keeps the order jobs entered in, through removals at the head, the middle and the tail', () => {
     const jobs = new Map<string, StoredJob>();
-    const list = new JobList<StoredJob>(jobs);
+    const list = new JobList<StoredJob>();
     const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((id) => stored(jobs, id));
     for (const job of [a, b, c, d]) list.add(job!);
     expect(ids(list)).toEqual(['a', 'b', 'c', 'd']);
@@ -44,30 +44,30 @@ describe('JobList (the MemoryStore keeps completed jobs in completion order, lin
     expect(ids(list)).toEqual(['c']);
     list.add(a!);
     expect(ids(list)).toEqual(['c', 'a']);
-    expect(list.size).toBe(2);
+    expect([a, b, c, d].map((job) => job!.list === list)).toEqual([true, false, true, false]);
   });
 
-  it('answers by id for its own jobs only, and refuses to remove a job it does not hold', () => {
+  it('knows which jobs it holds, and refuses to remove a job it does not hold', () => {
     const jobs = new Map<string, StoredJob>();
-    const completed = new JobList<StoredJob>(jobs);
-    const other = new JobList<StoredJob>(jobs);
+    const completed = new JobList<StoredJob>();
+    const other = new JobList<StoredJob>();
     const a = stored(jobs, 'a');
     const b = stored(jobs, 'b');
     completed.add(a);
     other.add(b);
-    expect(completed.get('a')).toBe(a);
-    expect(completed.get('b')).toBeUndefined();
-    expect(completed.has('missing')).toBe(false);
+    expect(a.list).toBe(completed);
+    expect(b.list).toBe(other);
     expect(completed.remove(b)).toBe(false);
     expect(ids(other)).toEqual(['b']);
     expect(completed.remove(a)).toBe(true);
+    expect(a.list).toBeUndefined();
     expect(completed.remove(a)).toBe(false);
-    expect(completed.size).toBe(0);
+    expect(ids(completed)).toEqual([]);
   });
 
   it('lets the job just handed out be removed while iterating (retention sweeps from the front)', () => {
     const jobs = new Map<string, StoredJob>();
-    const list = new JobList<StoredJob>(jobs);
+    const list = new JobList<StoredJob>();
     for (const id of ['a', 'b', 'c']) list.add(stored(jobs, id));
     const seen: string[] = [];
     for (const job of list.values()) {
@@ -83,7 +83,7 @@ describe('ActiveJobs (active jobs, one list per job name)', () => {
   it('finds active jobs by id and by name, and forgets them once they leave', () => {
     const jobs = new Map<string, StoredJob>();
     const active = new ActiveJobs(jobs);
-    const completed = new JobList<StoredJob>(jobs);
+    const completed = new JobList<StoredJob>();
     const s1 = stored(jobs, 's1', 'send');
     const r1 = stored(jobs, 'r1', 'report');
     const s2 = stored(jobs, 's2', 'send');
@@ -96,7 +96,7 @@ describe('ActiveJobs (active jobs, one list per job name)', () => {
     expect(active.get('s1')).toBeUndefined();
     expect(active.has('s1')).toBe(false);
     expect(active.remove(s1)).toBe(false);
-    expect(completed.get('s1')).toBe(s1);
+    expect(s1.list).toBe(completed);
     expect(active.get('s2')).toBe(s2);
     expect(ids(active.named('send'))).toEqual(['s2']);
   });

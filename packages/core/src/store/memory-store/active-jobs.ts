@@ -26,7 +26,7 @@ export class ActiveJobs {
   add(job: StoredJob): void {
     const { name } = job.record;
     let list = this.#byName.get(name);
-    if (list === undefined) this.#byName.set(name, (list = new JobList<StoredJob>(this.jobs, this)));
+    if (list === undefined) this.#byName.set(name, (list = new JobList<StoredJob>(this)));
     list.add(job);
   }
 

@@ -11,37 +11,16 @@ export interface ListLinks<T extends ListLinks<T>> {
  * themselves: a job moves in and out of a list by a few pointer writes, where a `Map` keyed by id
  * hashed into a table of the whole state. On the 100,000-job MemoryStore bench, moving each
  * completed job from one `Map` to the other was a tenth of the CPU per job (bench/README.md,
- * "Issue 33 items 2/3: pretenuring, one map of jobs (7 December)"). Lookups by id go through the
- * store's one map of every job (`MemoryState.jobs`); a list answers for those of its state only.
- * A job is in one list at most.
+ * "Issue 33 items 2/3: pretenuring, one map of jobs (7 December)"). A list has no lookup by id:
+ * that is the store's one map of every job (`MemoryState.jobs`), and a job's `list` tells which
+ * list holds it. A job is in one list at most.
  */
 export class JobList<T extends ListLinks<T>> {
   #head: T | undefined;
   #tail: T | undefined;
-  #size = 0;
 
-  /**
-   * @param jobs every job of the store, by id.
-   * @param group what the list belongs to, when several lists make one state (`ActiveJobs`).
-   */
-  constructor(
-    private readonly jobs: ReadonlyMap<string, T>,
-    readonly group?: object,
-  ) {}
-
-  get size(): number {
-    return this.#size;
-  }
-
-  /** The job with this id, if it is in this list. */
-  get(id: string): T | undefined {
-    const job = this.jobs.get(id);
-    return job !== undefined && job.list === this ? job : undefined;
-  }
-
-  has(id: string): boolean {
-    return this.get(id) !== undefined;
-  }
+  /** @param group what the list belongs to, when several lists make one state (`ActiveJobs`). */
+  constructor(readonly group?: object) {}
 
   /** Appends `job`, which must be in no list. */
   add(job: T): void {
@@ -51,7 +30,6 @@ export class JobList<T extends ListLinks<T>> {
     if (this.#tail === undefined) this.#head = job;
     else this.#tail.next = job;
     this.#tail = job;
-    this.#size += 1;
   }
 
   /** Takes `job` out of this list; false when it was not in it. */
@@ -65,7 +43,6 @@ export class JobList<T extends ListLinks<T>> {
     job.list = undefined;
     job.prev = undefined;
     job.next = undefined;
-    this.#size -= 1;
     return true;
   }
 

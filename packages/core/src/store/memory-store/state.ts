@@ -44,7 +44,7 @@ export class MemoryState {
   /** `queued`, `running` and `waiting` jobs, by name. */
   readonly active = new ActiveJobs(this.jobs);
   /** Completed jobs, in completion order (retention removes from the front). */
-  readonly completed = new JobList<StoredJob>(this.jobs);
+  readonly completed = new JobList<StoredJob>();
   /** Completed children past their retention, kept until their parent finishes (it may still wait for them). */
   readonly held = new Map<string, StoredJob>();
   /** Dead letters, in the order they died. */
