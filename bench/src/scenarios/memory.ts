@@ -4,6 +4,7 @@ import { Countdown } from '../countdown.js';
 import { benchLogger, NoopJob } from '../loom-jobs.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
 import { WindowProfiler } from '../window-profiler.js';
+import { threadCpuNs } from '../process-cpu.js';
 
 type MemorySpec = Extract<ScenarioSpec, { kind: 'memory' }>;
 
@@ -28,10 +29,12 @@ export async function memoryThroughput(spec: MemorySpec): Promise<ScenarioResult
   const t1 = performance.now();
   const profiler = await WindowProfiler.fromEnv('process');
   const cpu1 = process.cpuUsage();
+  const threads1 = threadCpuNs();
   await loom.start();
   await done.wait(spec.timeoutMs);
   const t2 = performance.now();
   const cpu2 = process.cpuUsage();
+  const threads2 = threadCpuNs();
   await profiler?.stop();
   await loom.stop();
   const cpuUs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => b.user - a.user + (b.system - a.system);
@@ -42,6 +45,14 @@ export async function memoryThroughput(spec: MemorySpec): Promise<ScenarioResult
       cpuUsPerJob: cpuUs(cpu1, cpu2) / spec.jobs,
       enqueueJobsPerSec: (spec.jobs / (t1 - t0)) * 1000,
       enqueueCpuUsPerJob: cpuUs(cpu0, cpu1) / spec.jobs,
+      // The processing's CPU by thread: the JavaScript thread's, and V8's others (mostly the
+      // optimising compiler's one-time work on the hot path; bench/README.md, "Issue 33 item 1").
+      ...(threads1 && threads2
+        ? {
+            mainThreadCpuUsPerJob: (threads2.main - threads1.main) / 1000 / spec.jobs,
+            otherThreadsCpuUsPerJob: (threads2.other - threads1.other) / 1000 / spec.jobs,
+          }
+        : {}),
     },
   };
 }

@@ -1,29 +1,21 @@
 import type { RandomSource } from '../jobs/backoff.js';
 import type { StoreOutage } from './store-outage.js';
 import { nowMs, type Clock } from '../support/clock.js';
-import {
-  CancelledError,
-  EngineStoppedError,
-  InvalidJobClassError,
-  JobTimeoutError,
-  LoomError,
-  OutcomeNotStoredError,
-  type RateLimitedError,
-} from '../support/errors.js';
+import { InvalidJobClassError, LoomError, OutcomeNotStoredError, type RateLimitedError } from '../support/errors.js';
 import type { FlowControl } from './flow-control.js';
-import { jobEventInfo, type EventBus, type JobEventInfo } from './events.js';
+import { jobEventInfo, type EventBus } from './events.js';
 import { decideAfterFailure } from './failure-policy.js';
 import type { BatchSummary, JobHandler } from '../jobs/job-class.js';
-import type { JobDefinition } from '../jobs/job-definition.js';
 import { DEFAULT_JOB_LOG_BYTES, DEFAULT_JOB_LOG_LINES, type JobLogLine, type JobRecord } from '../store/job-record.js';
 import type { JobRegistry } from '../jobs/job-registry.js';
-import { LazyAbort, type ShutdownSignal } from '../support/lazy-abort.js';
+import type { ShutdownSignal } from '../support/lazy-abort.js';
 import { LazyChildLogger } from '../support/lazy-child-logger.js';
 import { LogBuffer, LogTail, type JobLogCaps } from './log-tail.js';
 import { afterThisTurn } from '../support/after-this-turn.js';
-import { heartbeatInterval, RunLease, type RunLeaseDeps, type WriteResult } from './lease.js';
+import { heartbeatInterval, type RunLeaseDeps, type WriteResult } from './lease.js';
 import { CompletionBatch } from './completion-batch.js';
-import { RunEnds } from './run-ends.js';
+import type { RunEnds } from './run-ends.js';
+import { JobRun, type RunSteps } from './job-run.js';
 import { HeartbeatBatch } from './heartbeat-batch.js';
 import type { Logger } from '../support/logger.js';
 import { checkSizedPayload } from './payload-check.js';
@@ -38,59 +30,13 @@ import type { WorkflowServices } from '../workflow/run-scope.js';
 import { toError } from '../support/to-error.js';
 import { toErrorRecord } from '../jobs/error-record.js';
 import { completedJobTooLarge } from './outcome-size.js';
-import type { RunTelemetry, Telemetry } from '../observability/telemetry.js';
+import type { Telemetry } from '../observability/telemetry.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 
-/** One settled promise to chain the handler's call on, rather than a new one per run. */
-const RESOLVED = Promise.resolve();
-
-/** How a handler invocation ended. */
-type Outcome =
-  { kind: 'returned'; result: unknown } | { kind: 'threw'; error: Error } | { kind: 'suspended'; suspension: RunSuspension } | { kind: 'released' };
-
-/**
- * A requested cancel of one run, however it was learnt: a heartbeat (the store flags the job), a
- * `jobs.cancel` in this process, or an outcome write the store refused with `CANCELLED`.
- */
-class RunCancel {
-  requested = false;
-  reason: string | undefined;
-  private onRequest: (() => void) | undefined;
-
-  request(reason?: string): void {
-    if (this.requested) return;
-    this.requested = true;
-    this.reason = reason;
-    this.onRequest?.();
-  }
-
-  /** `fn` runs at the request (at once if it already came). */
-  bind(fn: () => void): void {
-    this.onRequest = fn;
-    if (this.requested) fn();
-  }
-}
-
-/** Everything one run needs to write its outcome. */
 /** What is left of a run's `ctx.log` lines for its completion to carry, and the buffer to write them otherwise. */
 interface RunLogTail {
   rest: { lines: JobLogLine[]; keep: number } | undefined;
   logs: LogBuffer;
-}
-
-interface Run {
-  job: JobRecord;
-  def: JobDefinition;
-  info: JobEventInfo;
-  lease: RunLease;
-  log: Logger;
-  /** The attempt's span and metrics: ended with the outcome once it is stored. */
-  telemetry: RunTelemetry;
-  cancel: RunCancel;
-  /** Why the runner stopped waiting for the handler (its timeout, the shutdown grace), if it did. */
-  abandoned?: string;
-  /** The payload's estimated size, measured by its check at the start (the completion counts it again). */
-  payloadBytes?: number;
 }
 
 export interface JobRunnerDeps {
@@ -122,7 +68,7 @@ export interface JobRunnerDeps {
  * or (at shutdown) release. The run's lease — heartbeats, the outcome write's budget, lost or
  * released — is a {@link RunLease}; a write it reports lost is logged and not counted.
  */
-export class JobRunner {
+export class JobRunner implements RunSteps {
   /** One group commit of completions for every run of this engine. */
   private readonly completions: CompletionBatch;
   /** The shared beat of every run's heartbeats: those due at one instant go as one batch. */
@@ -153,43 +99,34 @@ export class JobRunner {
    * `onDone` is called once the outcome is stored and the handler has returned (the slot is free).
    */
   run(job: JobRecord, shutdown: ShutdownSignal, onDone: () => void): RunEnds {
-    const cancel = new RunCancel();
-    const ends = new RunEnds(onDone, (reason) => cancel.request(reason));
-    void this.runClaimed(job, shutdown, cancel, ends);
-    return ends;
+    const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
+    const run = new JobRun(this, job, this.leaseDeps, log, onDone);
+    this.begin(run, shutdown);
+    return run;
   }
 
-  /** The whole run, one async function: never rejects (an unexpected failure is logged); `ends` hears when it settles. */
-  private async runClaimed(job: JobRecord, shutdown: ShutdownSignal, cancel: RunCancel, ends: RunEnds): Promise<void> {
+  /**
+   * The run up to its handler's call: the job's definition, its start, its payload (and a batch
+   * callback's batch). A run that ends before its handler is called ends through {@link endAfter};
+   * never throws (an unexpected failure is logged and the run ends).
+   */
+  private begin(run: JobRun, shutdown: ShutdownSignal): void {
     const { store, clock, events, registry, instances } = this.deps;
-    const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
-    const controller = new LazyAbort();
-    const lease = new RunLease(
-      this.leaseDeps,
-      job,
-      log,
-      (err) => controller.abort(err),
-      () => cancel.request(),
-    );
-    let run: Run | undefined;
-    let logs: LogBuffer | undefined;
+    const { job, lease } = run;
     try {
-      cancel.bind(() => {
-        log.info({ jobId: job.id }, `Job ${job.id}: its cancel was requested; aborting ctx.signal (the run ends cancelled once the handler returns)`);
-        controller.abort(new CancelledError(job.id, cancel.reason ?? job.cancelReason));
-      });
       const def = registry.byName(job.name);
       const instance = def?.sandbox && this.deps.sandbox ? this.deps.sandbox.handlerFor(def, job) : instances.get(job.name);
       if (!def || !instance) {
-        log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
-        await lease.write('release', () => store.release(lease.ref, clock.now()));
-        return;
+        run.log.error({}, `Job ${job.id}: claimed a job named "${job.name}" that this engine does not know; releasing it`);
+        return this.endAfter(
+          run,
+          lease.write('release', () => store.release(lease.ref, clock.now())),
+        );
       }
-      run = { job, def, info: jobEventInfo(job), lease, log, telemetry: this.deps.telemetry.startRun(job), cancel };
-      lease.start();
+      run.started(def, jobEventInfo(job), this.deps.telemetry.startRun(job));
       // Reclaimed after its holder died with the cancel requested: end it, never run it.
-      if (job.cancelRequestedAt !== undefined) return await this.endCancelled(run);
-      if (job.attempt > job.maxAttempts) return await this.deadLetterAfterLeaseExpiries(run);
+      if (job.cancelRequestedAt !== undefined) return this.endAfter(run, this.endCancelled(run));
+      if (job.attempt > job.maxAttempts) return this.endAfter(run, this.deadLetterAfterLeaseExpiries(run));
       events.emit('job:started', { job: run.info });
       let payload: unknown;
       try {
@@ -197,64 +134,96 @@ export class JobRunner {
         payload = checked.value;
         run.payloadBytes = checked.size;
       } catch (err) {
-        return await this.fail(run, toError(err));
+        return this.endAfter(run, this.fail(run, toError(err)));
       }
-      let batch: BatchSummary | undefined;
-      try {
-        if (job.batchCallback !== undefined) batch = await readBatchSummary(store, job.batchCallback.batchId);
-      } catch (err) {
-        return await this.fail(run, toError(err));
-      }
-      // The log tail's buffer is made on the handler's first ctx.log line: most runs log nothing.
-      // Once the handler returned it is closed, so a line logged later (a handler still running
-      // after its timeout) is not kept, as by a buffer made before.
-      let logsClosed = false;
-      const logBuffer = (): LogBuffer => {
-        if (logs === undefined) {
-          logs = this.logBuffer(run!);
-          if (logsClosed) logs.discard();
-        }
-        return logs;
-      };
-      const ctx = new RunContext({
-        ...(batch ? { batch } : {}),
-        job,
-        lease,
-        store,
-        clock,
-        logger: new LogTail(log, logBuffer),
-        abort: controller,
-        workflow: this.deps.workflow,
-        telemetry: run.telemetry,
-        events,
-        info: run.info,
-      });
-      const startedAt = nowMs(clock);
-      const outcome = await this.invoke(run, instance, payload, ctx, controller, shutdown, ends);
-      // The last lines go with the completion (one write); any other outcome writes them first.
-      logsClosed = true;
-      const drained = logs?.drain();
-      const rest = drained instanceof Promise ? await drained : drained;
-      const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
-      if (!completes) await logs?.send(rest);
-      await this.settle(run, outcome, ctx, startedAt, completes && logs !== undefined ? { rest, logs } : undefined);
-      if (ctx.usedWaitTokens && outcome.kind !== 'suspended') await this.endWaitTokens(run);
+      if (job.batchCallback === undefined) return this.call(run, instance, payload, shutdown);
+      const batchRead = readBatchSummary(store, job.batchCallback.batchId).then(
+        (batch) => this.call(run, instance, payload, shutdown, batch),
+        (err: unknown) => this.endAfter(run, this.fail(run, toError(err))),
+      );
+      batchRead.catch((err: unknown) => this.endUnexpectedly(run, err));
     } catch (err) {
-      this.failedUnexpectedly(job, err);
-    } finally {
-      try {
-        lease.stop();
-        // A run that ended unexpectedly leaves no flush timer behind (a no-op after drain).
-        logs?.discard();
-        // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
-        run?.telemetry.end('lost');
-      } catch (err) {
-        this.failedUnexpectedly(job, err);
-      }
-      if (run?.abandoned !== undefined) await this.warnIfHandlerIgnoresSignal(run, ends);
-      // Whatever happened above, the slot must be given back.
-      ends.settle();
+      this.endUnexpectedly(run, err);
     }
+  }
+
+  /** Calls the handler with the run's context ({@link JobRun.invoke}); {@link afterHandler} follows. */
+  private call(run: JobRun, instance: JobHandler, payload: unknown, shutdown: ShutdownSignal, batch?: BatchSummary): void {
+    const { store, clock, events } = this.deps;
+    run.ctx = new RunContext({
+      job: run.job,
+      lease: run.lease,
+      store,
+      clock,
+      logger: new LogTail(run.log, run),
+      abort: run.abort,
+      workflow: this.deps.workflow,
+      telemetry: run.telemetry,
+      events,
+      info: run.info,
+      batch,
+    });
+    run.startedAt = nowMs(clock);
+    run.invoke(instance, payload, clock, shutdown);
+  }
+
+  /**
+   * The handler's outcome is decided: its last `ctx.log` lines go with a completion (one write),
+   * any other outcome writes them first; then the outcome is stored and the run ends.
+   */
+  afterHandler(run: JobRun): void {
+    try {
+      const drained = run.logs?.drain();
+      if (drained instanceof Promise)
+        this.endAfter(
+          run,
+          drained.then((rest) => this.storeOutcome(run, rest)),
+        );
+      else this.endAfter(run, this.storeOutcome(run, drained));
+    } catch (err) {
+      this.endUnexpectedly(run, err);
+    }
+  }
+
+  /** Stores the decided outcome (with `rest`, the log lines still to write), then ends the run's wait tokens if the job ended. */
+  private storeOutcome(run: JobRun, rest: RunLogTail['rest']): Promise<void> {
+    const { outcome, ctx, logs } = run;
+    const completes = outcome.kind === 'returned' && !ctx.completedInTransaction;
+    const stored =
+      completes || logs === undefined
+        ? this.settle(run, completes && logs !== undefined ? { rest, logs } : undefined)
+        : logs.send(rest).then(() => this.settle(run));
+    if (!ctx.usedWaitTokens || outcome.kind === 'suspended') return stored;
+    return stored.then(() => this.endWaitTokens(run));
+  }
+
+  /** The run ends once `step` settles; a rejection is an unexpected failure, logged. */
+  private endAfter(run: JobRun, step: Promise<unknown>): void {
+    step.then(
+      () => this.end(run),
+      (err: unknown) => this.endUnexpectedly(run, err),
+    );
+  }
+
+  private endUnexpectedly(run: JobRun, err: unknown): void {
+    this.failedUnexpectedly(run.job, err);
+    this.end(run);
+  }
+
+  /** Whatever happened, the run ends: its lease, log buffer and span are closed, and its slot is given back. */
+  private end(run: JobRun): void {
+    try {
+      run.lease.stop();
+      // A run that ended unexpectedly leaves no flush timer behind (a no-op after drain).
+      run.logs?.discard();
+      // Ends the span of a run whose outcome was not stored (a no-op after a stored one).
+      run.telemetry.end('lost');
+    } catch (err) {
+      this.failedUnexpectedly(run.job, err);
+    }
+    if (run.abandoned === undefined) return run.settle();
+    // Whatever the warning's check does, the slot must be given back.
+    void this.warnIfHandlerIgnoresSignal(run).finally(() => run.settle());
   }
 
   /**
@@ -265,9 +234,9 @@ export class JobRunner {
    * I/O had as long as the engine's own outcome write took. Not clock time: `stop()` resolves, and
    * tests see the warning, without the clock moving past the timeout or the grace.
    */
-  private async warnIfHandlerIgnoresSignal(run: Run, ends: RunEnds): Promise<void> {
+  private async warnIfHandlerIgnoresSignal(run: JobRun): Promise<void> {
     await afterThisTurn();
-    if (!ends.handlerRunning) return;
+    if (!run.handlerRunning) return;
     const { job, log, abandoned } = run;
     log.warn(
       { jobId: job.id },
@@ -276,7 +245,7 @@ export class JobRunner {
   }
 
   /** The run's kept `ctx.log` lines, written under its lease (best effort: a lost lease or a store error loses only those lines). */
-  private logBuffer(run: Run): LogBuffer {
+  logBuffer(run: JobRun): LogBuffer {
     const { store, clock } = this.deps;
     const { job, lease } = run;
     return new LogBuffer({
@@ -295,7 +264,7 @@ export class JobRunner {
    * when the job did not end (a retry); a failure here is logged, and the store still refuses to
    * complete such a token later (`settleWaitToken` checks the job).
    */
-  private async endWaitTokens(run: Run): Promise<void> {
+  private async endWaitTokens(run: JobRun): Promise<void> {
     try {
       await this.deps.store.endWaitTokens(run.job.id, this.deps.clock.now());
     } catch (err) {
@@ -309,91 +278,9 @@ export class JobRunner {
     this.deps.events.emit('worker:error', { error, operation: 'run', jobId: job.id });
   }
 
-  /**
-   * Calls the handler. Resolves when it settles, when the timeout fires (even if the handler
-   * ignores `ctx.signal`), or when the engine's shutdown grace is over. A lost lease aborts
-   * `ctx.signal` but the runner keeps waiting, so the handler's outcome reaches the store and is
-   * refused there. `ends` hears when the handler returns: until then it holds the worker slot.
-   */
-  private invoke(
-    run: Run,
-    instance: JobHandler & { abandon?(why: string): void },
-    payload: unknown,
-    ctx: RunContext,
-    controller: LazyAbort,
-    shutdown: ShutdownSignal,
-    ends: RunEnds,
-  ): Promise<Outcome> {
-    const { job, def } = run;
-    return new Promise<Outcome>((resolve) => {
-      let done = false;
-      let handlerReturned = false;
-      const cleanups: Array<() => void> = [];
-      const finish = (outcome: Outcome): void => {
-        if (done) return;
-        done = true;
-        for (const cleanup of cleanups) cleanup();
-        resolve(outcome);
-      };
-      // The outcome is decided now; whether the handler ignores the signal is decided once that
-      // outcome is stored (warnIfHandlerIgnoresSignal), so a handler winding down is not blamed.
-      const abandon = (why: string, outcome: Outcome): void => {
-        if (done) return;
-        if (!handlerReturned) {
-          run.abandoned = why;
-          // A sandboxed run ends its thread here: nothing of it outlives the outcome.
-          instance.abandon?.(why);
-        }
-        finish(outcome);
-      };
-      if (def.timeoutMs !== undefined) {
-        const timeoutMs = def.timeoutMs;
-        cleanups.push(
-          this.deps.clock.setTimer(() => {
-            const error = new JobTimeoutError(job.id, timeoutMs);
-            controller.abort(error);
-            // Give the handler a turn to honour the abort before calling it stuck.
-            void Promise.resolve().then(() => abandon(`timed out after ${timeoutMs} ms`, { kind: 'threw', error }));
-          }, timeoutMs),
-        );
-      }
-      cleanups.push(
-        shutdown.onAbort(() => {
-          controller.abort(new EngineStoppedError(job.id));
-          void Promise.resolve().then(() => abandon('the shutdown grace ended', { kind: 'released' }));
-        }),
-      );
-      const suspendedOr = (other: Outcome): Outcome => (ctx.suspension ? { kind: 'suspended', suspension: ctx.suspension } : other);
-      const returned = (result: unknown): void => {
-        handlerReturned = true;
-        ends.handlerReturned();
-        finish(suspendedOr({ kind: 'returned', result }));
-      };
-      const threw = (err: unknown): void => {
-        handlerReturned = true;
-        ends.handlerReturned();
-        finish(suspendedOr({ kind: 'threw', error: toError(err) }));
-      };
-      // Called in a microtask, not inside the claim that started this run; its slot is taken until it returns.
-      ends.handlerCalled();
-      void RESOLVED.then(() => {
-        if (done) return returned(undefined);
-        let result: unknown;
-        try {
-          result = this.callHandler(run, instance, payload, ctx);
-        } catch (err) {
-          return threw(err);
-        }
-        // A handler's promise is waited for with one `then` (chaining the call's own promise on
-        // it cost two more promises per run); a value or another thenable as before, a turn later.
-        if (result instanceof Promise) result.then(returned, threw);
-        else Promise.resolve(result).then(returned, threw);
-      });
-    });
-  }
-
   /** The job's `run`, or — for a batch handler — its place in its name's next `runBatch` call (batch-calls.ts). */
-  private callHandler(run: Run, instance: JobHandler, payload: unknown, ctx: RunContext): unknown {
+  callHandler(run: JobRun, instance: JobHandler, payload: unknown): unknown {
+    const { ctx } = run;
     if (run.def.batch && 'runBatch' in instance) {
       return this.batchCalls.add(run.def, instance, { jobId: run.job.id, payload, attempt: run.job.attempt }, () => ctx.signal);
     }
@@ -403,11 +290,12 @@ export class JobRunner {
   }
 
   /** Stores the outcome of a run whose handler has returned (or was abandoned). */
-  private settle(run: Run, outcome: Outcome, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
+  private settle(run: JobRun, tail?: RunLogTail): Promise<void> {
     const { events } = this.deps;
+    const { outcome, ctx, startedAt } = run;
     // A cancel requested while the handler ran discards whatever it came to (unless a
     // ctx.transaction had completed the job before: then the store kept the completion).
-    if (run.cancel.requested && !ctx.completedInTransaction) return this.endCancelled(run);
+    if (run.cancelRequested && !ctx.completedInTransaction) return this.endCancelled(run);
     switch (outcome.kind) {
       case 'released':
         return this.released(run);
@@ -428,15 +316,15 @@ export class JobRunner {
           events.emit('job:completed', { job: run.info, result: undefined, durationMs: this.since(startedAt) });
           return Promise.resolve();
         }
-        return this.complete(run, outcome.result, ctx, startedAt, tail);
+        return this.complete(run, outcome.result, tail);
     }
   }
 
   /** The handler returned `returned`: the job's completion, group-committed with other runs' by the lease. */
-  private complete(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
-    const steps = ctx.finishSteps();
-    if (steps) return steps.then(() => this.storeCompletion(run, returned, ctx, startedAt, tail));
-    return this.storeCompletion(run, returned, ctx, startedAt, tail);
+  private complete(run: JobRun, returned: unknown, tail?: RunLogTail): Promise<void> {
+    const steps = run.ctx.finishSteps();
+    if (steps) return steps.then(() => this.storeCompletion(run, returned, tail));
+    return this.storeCompletion(run, returned, tail);
   }
 
   /**
@@ -445,8 +333,8 @@ export class JobRunner {
    * pretenuring, one map of jobs (7 December)"); a completion that is not stored goes on in
    * {@link completionNotStored}.
    */
-  private storeCompletion(run: Run, returned: unknown, ctx: RunContext, startedAt: number, tail?: RunLogTail): Promise<void> {
-    const { lease, log, info } = run;
+  private storeCompletion(run: JobRun, returned: unknown, tail?: RunLogTail): Promise<void> {
+    const { lease, log, info, ctx } = run;
     let result = returned;
     const limits = payloadLimitsOf(this.deps.store);
     // Over the store's maxPayloadSize a result is not stored, as one that is not plain data.
@@ -464,24 +352,24 @@ export class JobRunner {
     return lease.complete(result, tail?.rest).then((written) => {
       if (written.kind !== 'written') return this.completionNotStored(run, written);
       run.telemetry.end('completed');
-      this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(startedAt) });
+      this.deps.events.emit('job:completed', { job: info, result, durationMs: this.since(run.startedAt) });
     });
   }
 
   /** The completed job would pass the store's size limits: its last log lines are sent, and the attempt fails. */
-  private async failTooLarge(run: Run, tooLarge: Error, tail?: RunLogTail): Promise<void> {
+  private async failTooLarge(run: JobRun, tooLarge: Error, tail?: RunLogTail): Promise<void> {
     await tail?.logs.send(tail.rest);
     return this.fail(run, tooLarge);
   }
 
   /** The store did not take the completion: its cancel was requested, or it refused it. */
-  private async completionNotStored(run: Run, written: Exclude<WriteResult, { kind: 'written' }>): Promise<void> {
+  private async completionNotStored(run: JobRun, written: Exclude<WriteResult, { kind: 'written' }>): Promise<void> {
     if (written.kind === 'cancelled') await this.cancelRefused(run);
     else if (written.kind === 'refused') await this.fail(run, new OutcomeNotStoredError(run.info.id, 'complete', written.error));
   }
 
   /** The shutdown grace ended while the handler ran: the job goes back to the queue, attempt not counted. */
-  private async released(run: Run): Promise<void> {
+  private async released(run: JobRun): Promise<void> {
     const { store, clock } = this.deps;
     const { lease } = run;
     if ((await this.write(run, 'release', () => store.release(lease.ref, clock.now()))).kind !== 'written') return;
@@ -490,7 +378,7 @@ export class JobRunner {
   }
 
   /** The run parked itself (a durable sleep or wait). */
-  private async suspended(run: Run, suspension: RunSuspension): Promise<void> {
+  private async suspended(run: JobRun, suspension: RunSuspension): Promise<void> {
     const { lease, info } = run;
     if ((await this.write(run, 'suspend', () => suspension.commit(lease.ref, this.deps.clock.now()))).kind !== 'written') return;
     run.log.debug({ until: suspension.until }, `Job ${info.id}: suspended (${suspension.reason})`);
@@ -512,7 +400,7 @@ export class JobRunner {
    * attempt given back. Should the hold not be stored, the job still goes back (the others then
    * learn nothing, but no attempt is lost).
    */
-  private async rateLimited(run: Run, error: RateLimitedError): Promise<void> {
+  private async rateLimited(run: JobRun, error: RateLimitedError): Promise<void> {
     const { store, clock, events, flow } = this.deps;
     const { job, def, lease, log, info } = run;
     const now = clock.now();
@@ -530,7 +418,7 @@ export class JobRunner {
   }
 
   /** Records a failed attempt: a retry after backoff, or the dead letters (permanent or out of attempts). */
-  private async fail(run: Run, error: Error): Promise<void> {
+  private async fail(run: JobRun, error: Error): Promise<void> {
     const { store, clock, events, random } = this.deps;
     const { job, def, lease, log, info } = run;
     const now = clock.now();
@@ -564,7 +452,7 @@ export class JobRunner {
    * A job claimed beyond its attempts got there by reclaims after expired leases: it crashed or
    * stalled its worker every time. Running it again would loop forever, so it goes to the dead letters.
    */
-  private async deadLetterAfterLeaseExpiries(run: Run): Promise<void> {
+  private async deadLetterAfterLeaseExpiries(run: JobRun): Promise<void> {
     const { job, lease, log, info } = run;
     const now = this.deps.clock.now();
     const thisRound = job.errors.filter((e) => e.attempt > (job.priorAttempts ?? 0)).length;
@@ -579,24 +467,24 @@ export class JobRunner {
   }
 
   /** An outcome write through the run's lease; refused because the job's cancel was requested, it ends the job cancelled. */
-  private async write(run: Run, op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
+  private async write(run: JobRun, op: string, fn: () => Promise<unknown>): Promise<WriteResult> {
     const written = await run.lease.write(op, fn);
     if (written.kind === 'cancelled') await this.cancelRefused(run);
     return written;
   }
 
   /** The store refused an outcome write because the job's cancel was requested: the run ends the job cancelled. */
-  private cancelRefused(run: Run): Promise<void> {
-    run.cancel.request();
+  private cancelRefused(run: JobRun): Promise<void> {
+    run.requestCancel();
     return this.endCancelled(run);
   }
 
   /** `running → cancelled` with this run's lease (the handler has returned, or never ran), then `job:cancelled`. */
-  private async endCancelled(run: Run): Promise<void> {
+  private async endCancelled(run: JobRun): Promise<void> {
     const { store, clock, events } = this.deps;
     const { lease, log, info } = run;
     if ((await lease.write('cancel', () => store.completeCancel(lease.ref, clock.now()))).kind !== 'written') return;
-    const reason = run.cancel.reason ?? run.job.cancelReason;
+    const reason = run.cancelReason ?? run.job.cancelReason;
     run.telemetry.end('cancelled');
     log.info({ jobId: info.id }, `Job ${info.id}: cancelled${reason ? ` (${reason})` : ''}; this run's outcome was discarded`);
     events.emit('job:cancelled', reason === undefined ? { job: info } : { job: info, reason });

@@ -20,9 +20,9 @@ import type { HeartbeatBatch } from './heartbeat-batch.js';
  * 2. **heartbeats** — {@link RunLease.start} extends the lease every third of it while the handler
  *    runs, on the engine's shared beat: a {@link HeartbeatBatch} sends the heartbeats of every run
  *    due at one instant as one `store.heartbeatMany`, still fenced per job. A watchdog armed while an extension is in flight declares the lease lost at its end
- *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → `onLost`
- *    (the runner aborts `ctx.signal`). An extension that reports a requested cancel (`jobs.cancel`)
- *    calls `onCancelRequested` once and goes on beating: the lease is held until the handler returns.
+ *    if the store hangs; a refused extension (`LEASE_LOST`) is lost at once. Lost → the owner's
+ *    `leaseLost` (the run aborts `ctx.signal`). An extension that reports a requested cancel (`jobs.cancel`)
+ *    calls its `leaseCancelRequested` once and goes on beating: the lease is held until the handler returns.
  * 3. **held** — {@link RunLease.holding} renews the lease to two lengths, then holds heartbeats
  *    back while a `ctx.transaction` runs (until a third of a lease is left): a heartbeat would
  *    conflict with the transaction, whose last write is the fenced completion, and make the
@@ -100,6 +100,14 @@ export function releaseUnstarted(deps: LeaseDeps, job: JobRecord, log: Logger): 
   });
 }
 
+/** Whom a run's lease tells what it learns while the handler runs (the run itself: no closures per run). */
+export interface RunLeaseOwner {
+  /** The lease was lost (taken over, run out, or refused): the run aborts `ctx.signal` with `error`. */
+  leaseLost(error: LeaseLostError): void;
+  /** A heartbeat reported the job's cancel requested (once per run). */
+  leaseCancelRequested(): void;
+}
+
 /** The lease of one run: heartbeats while the handler runs, then the budget of its outcome write. */
 export class RunLease {
   readonly ref: LeaseRef;
@@ -117,8 +125,7 @@ export class RunLease {
     private readonly deps: RunLeaseDeps,
     job: JobRecord,
     private readonly log: Logger,
-    private readonly onLost: (error: LeaseLostError) => void,
-    private readonly onCancelRequested: () => void = () => {},
+    private readonly owner: RunLeaseOwner,
   ) {
     this.ref = leaseRef(job);
     this.leaseUntil = job.lease!.until.getTime();
@@ -397,12 +404,12 @@ export class RunLease {
   private cancelRequested(): void {
     if (this.cancelReported) return;
     this.cancelReported = true;
-    this.onCancelRequested();
+    this.owner.leaseCancelRequested();
   }
 
   private lost(error: LeaseLostError): void {
     this.stop();
     this.log.warn({ jobId: this.ref.jobId }, error.message);
-    this.onLost(error);
+    this.owner.leaseLost(error);
   }
 }

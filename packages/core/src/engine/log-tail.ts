@@ -149,39 +149,44 @@ export class LogBuffer {
   }
 }
 
+/** Where a {@link LogTail} finds its run's buffer: made on the first line (a run object, not a closure per run). */
+export interface LogBufferSource {
+  logBuffer(): LogBuffer;
+}
+
 /**
  * `ctx.log` of one run: every line goes to the engine's logger as before and to the run's
- * {@link LogBuffer}, which `buffer` gives (the runner makes it on the first line).
+ * {@link LogBuffer}, which `source` gives (the runner makes it on the first line).
  */
 export class LogTail implements Logger {
   constructor(
     private readonly target: Logger,
-    private readonly buffer: () => LogBuffer,
+    private readonly source: LogBufferSource,
     private readonly bindings?: Record<string, unknown>,
   ) {}
 
   debug(obj: Record<string, unknown>, msg?: string): void {
     this.target.debug(obj, msg);
-    this.buffer().add('debug', obj, msg, this.bindings);
+    this.source.logBuffer().add('debug', obj, msg, this.bindings);
   }
 
   info(obj: Record<string, unknown>, msg?: string): void {
     this.target.info(obj, msg);
-    this.buffer().add('info', obj, msg, this.bindings);
+    this.source.logBuffer().add('info', obj, msg, this.bindings);
   }
 
   warn(obj: Record<string, unknown>, msg?: string): void {
     this.target.warn(obj, msg);
-    this.buffer().add('warn', obj, msg, this.bindings);
+    this.source.logBuffer().add('warn', obj, msg, this.bindings);
   }
 
   error(obj: Record<string, unknown>, msg?: string): void {
     this.target.error(obj, msg);
-    this.buffer().add('error', obj, msg, this.bindings);
+    this.source.logBuffer().add('error', obj, msg, this.bindings);
   }
 
   child(bindings: Record<string, unknown>): Logger {
-    return new LogTail(this.target.child(bindings), this.buffer, { ...this.bindings, ...bindings });
+    return new LogTail(this.target.child(bindings), this.source, { ...this.bindings, ...bindings });
   }
 }
 

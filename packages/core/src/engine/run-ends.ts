@@ -20,18 +20,17 @@ function waiter(): Waiter {
  * only its `stop` waits for one, so the promises are made on demand. Chained promises per run for
  * these two ends were a measurable part of a no-op job's CPU (bench/README.md, "MemoryStore").
  */
-export class RunEnds {
+export abstract class RunEnds {
   private outcomeSettled = false;
   private running = false;
   private finished = false;
   private settledWaiter: Waiter | undefined;
   private doneWaiter: Waiter | undefined;
 
-  constructor(
-    private readonly onDone: () => void,
-    /** Aborts the run for a cancel of its job requested through this process (`jobs.cancel`). */
-    readonly cancel: (reason?: string) => void,
-  ) {}
+  constructor(private readonly onDone: () => void) {}
+
+  /** Aborts the run for a cancel of its job requested through this process (`jobs.cancel`). */
+  abstract cancel(reason?: string): void;
 
   /** Resolves when the run's outcome is stored (or given up on). Never rejects. */
   get settled(): Promise<void> {
