@@ -20,11 +20,14 @@ describe('LazyChildLogger', () => {
   it('makes the child only on the first entry, once, and writes through it with the bindings', () => {
     const entries: unknown[][] = [];
     const children: Record<string, unknown>[] = [];
-    const log = new LazyChildLogger(recordingLogger(entries, children), { jobId: 'j1' });
+    let made = 0;
+    const log = new LazyChildLogger(recordingLogger(entries, children), () => (made++, { jobId: 'j1' }));
     expect(children).toEqual([]);
+    expect(made).toBe(0);
     log.warn({ a: 1 }, 'first');
     log.error({}, 'second');
     expect(children).toEqual([{ jobId: 'j1' }]);
+    expect(made).toBe(1);
     expect(entries).toEqual([
       ['warn', { jobId: 'j1', a: 1 }, 'first'],
       ['error', { jobId: 'j1' }, 'second'],

@@ -4,17 +4,29 @@ import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
 import { withDeadline } from './store-deadline.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
+import { plainConstructor } from '../support/plain-constructor.js';
 
-interface Waiting {
-  item: CompletionItem;
-  /** The clock's instant (ms) after which this caller stops waiting; Infinity: never. */
-  due: number;
+/** A completion waiting for its batch: a class, not a literal (it points to its run's promise; see support/plain-constructor.ts). */
+class Waiting {
   /** Resolved, rejected or timed out: later answers about it are ignored. */
-  settled: boolean;
-  deadlineMs: number | undefined;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+  settled = false;
+
+  constructor(
+    readonly item: CompletionItem,
+    /** The clock's instant (ms) after which this caller stops waiting; Infinity: never. */
+    readonly due: number,
+    readonly deadlineMs: number | undefined,
+    readonly resolve: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
 }
+
+/** A batch's item for the store: a plain object (the store's contract), made by a constructor for the same reason. */
+const Item = plainConstructor(function (this: CompletionItem, lease: LeaseRef, result: unknown, logs: CompletionItem['logs'] | undefined) {
+  this.lease = lease;
+  if (result !== undefined) this.result = result;
+  if (logs !== undefined) this.logs = logs;
+});
 
 /**
  * Group commit of completions, just below {@link RunLease}: each run's fenced completion goes
@@ -60,9 +72,7 @@ export class CompletionBatch {
   complete(lease: LeaseRef, result: unknown, deadlineMs?: number, logs?: CompletionItem['logs']): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const due = deadlineMs === undefined ? Infinity : nowMs(this.deps.clock) + deadlineMs;
-      const item: CompletionItem = result === undefined ? { lease } : { lease, result };
-      if (logs !== undefined) item.logs = logs;
-      this.waiting.push({ item, due, settled: false, deadlineMs, resolve, reject });
+      this.waiting.push(new Waiting(new Item(lease, result, logs), due, deadlineMs, resolve, reject));
       if (due < this.timerDue) this.armTimer(due);
       if (!this.writing) this.writeAfterThisTurn();
     });

@@ -1,6 +1,7 @@
 import type { JobRecord } from '../store/job-record.js';
 import type { ScheduleEventMap } from '../cron/schedule-events.js';
 import type { Logger } from '../support/logger.js';
+import { plainConstructor } from '../support/plain-constructor.js';
 
 /** The identity of a job as events report it. */
 export interface JobEventInfo {
@@ -54,13 +55,24 @@ export type LoomEventListener<E extends LoomEventName> = (event: LoomEventMap[E]
 export function jobEventInfo(
   job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId' | 'dependents'>,
 ): JobEventInfo {
-  const info: JobEventInfo = { id: job.id, name: job.name, queue: job.queue, attempt: job.attempt, maxAttempts: job.maxAttempts };
-  if (job.idempotencyKey !== undefined) info.idempotencyKey = job.idempotencyKey;
-  if (job.scheduledFor !== undefined) info.scheduledFor = job.scheduledFor;
-  if (job.parentId !== undefined) info.parentId = job.parentId;
-  if (job.dependents !== undefined && job.dependents.length > 0) info.dependents = [...job.dependents];
-  return info;
+  return new EventInfo(job);
 }
+
+/** A run's {@link JobEventInfo}, made by a constructor: it lives as long as its run (see support/plain-constructor.ts). */
+const EventInfo = plainConstructor(function (
+  this: JobEventInfo,
+  job: Pick<JobRecord, 'id' | 'name' | 'queue' | 'attempt' | 'maxAttempts' | 'idempotencyKey' | 'scheduledFor' | 'parentId' | 'dependents'>,
+) {
+  this.id = job.id;
+  this.name = job.name;
+  this.queue = job.queue;
+  this.attempt = job.attempt;
+  this.maxAttempts = job.maxAttempts;
+  if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
+  if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
+  if (job.parentId !== undefined) this.parentId = job.parentId;
+  if (job.dependents !== undefined && job.dependents.length > 0) this.dependents = [...job.dependents];
+});
 
 /**
  * A typed event emitter whose `emit` never throws: a listener that throws (or rejects) is logged

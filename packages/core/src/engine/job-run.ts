@@ -17,9 +17,26 @@ import { toError } from '../support/to-error.js';
 /** One settled promise to chain the handler's call on, rather than a new one per run. */
 const RESOLVED = Promise.resolve();
 
-/** How a handler invocation ended. */
-export type Outcome =
-  { kind: 'returned'; result: unknown } | { kind: 'threw'; error: Error } | { kind: 'suspended'; suspension: RunSuspension } | { kind: 'released' };
+/** How a handler invocation ended: classes, not literals, since an outcome holds its run's result (see support/plain-constructor.ts). */
+export type Outcome = Returned | Threw | Suspended | typeof RELEASED;
+
+class Returned {
+  readonly kind = 'returned';
+  constructor(readonly result: unknown) {}
+}
+
+class Threw {
+  readonly kind = 'threw';
+  constructor(readonly error: Error) {}
+}
+
+class Suspended {
+  readonly kind = 'suspended';
+  constructor(readonly suspension: RunSuspension) {}
+}
+
+/** The shutdown grace ended while the handler ran: the job goes back to the queue. */
+const RELEASED = Object.freeze({ kind: 'released' as const });
 
 /** What a run asks of its runner: the run's log buffer, the handler's call, and the steps after the handler. */
 export interface RunSteps {
@@ -142,12 +159,12 @@ export class JobRun extends RunEnds implements RunLeaseOwner {
         const error = new JobTimeoutError(this.job.id, timeoutMs);
         this.abort.abort(error);
         // Give the handler a turn to honour the abort before calling it stuck.
-        void RESOLVED.then(() => this.abandonHandler(`timed out after ${timeoutMs} ms`, { kind: 'threw', error }));
+        void RESOLVED.then(() => this.abandonHandler(`timed out after ${timeoutMs} ms`, new Threw(error)));
       }, timeoutMs);
     }
     this.stopShutdown = shutdown.onAbort(() => {
       this.abort.abort(new EngineStoppedError(this.job.id));
-      void RESOLVED.then(() => this.abandonHandler('the shutdown grace ended', { kind: 'released' }));
+      void RESOLVED.then(() => this.abandonHandler('the shutdown grace ended', RELEASED));
     });
     this.handlerCalled();
     void RESOLVED.then(() => {
@@ -171,18 +188,18 @@ export class JobRun extends RunEnds implements RunLeaseOwner {
   private returned(result: unknown): void {
     this.handlerSettled = true;
     this.handlerReturned();
-    this.decide(this.suspendedOr({ kind: 'returned', result }));
+    this.decide(this.suspendedOr(new Returned(result)));
   }
 
   private threw(err: unknown): void {
     this.handlerSettled = true;
     this.handlerReturned();
-    this.decide(this.suspendedOr({ kind: 'threw', error: toError(err) }));
+    this.decide(this.suspendedOr(new Threw(toError(err))));
   }
 
   private suspendedOr(other: Outcome): Outcome {
     const { suspension } = this.ctx;
-    return suspension ? { kind: 'suspended', suspension } : other;
+    return suspension ? new Suspended(suspension) : other;
   }
 
   /**

@@ -20,7 +20,7 @@ import { HeartbeatBatch } from './heartbeat-batch.js';
 import type { Logger } from '../support/logger.js';
 import { checkSizedPayload } from './payload-check.js';
 import { findPlainDataProblem } from '../support/plain-data.js';
-import { RunContext } from './run-context.js';
+import { RunContext, type RunContextServices } from './run-context.js';
 import { readBatchSummary } from './batch-summary.js';
 import { BatchCalls } from './batch-calls.js';
 import type { JobStore } from '../store/store.js';
@@ -75,6 +75,8 @@ export class JobRunner implements RunSteps {
   private readonly heartbeats: HeartbeatBatch;
   /** What every run's lease needs, made once rather than per run. */
   private readonly leaseDeps: RunLeaseDeps;
+  /** What every run's context shares. */
+  private readonly contextServices: RunContextServices;
 
   /** The open and running calls of batch handlers (`@Job({ batch })`); the worker pool reads their room. */
   readonly batchCalls: BatchCalls;
@@ -92,6 +94,7 @@ export class JobRunner implements RunSteps {
       heartbeats: this.heartbeats,
       ...(deps.outage ? { outage: deps.outage } : {}),
     };
+    this.contextServices = { store: deps.store, clock: deps.clock, workflow: deps.workflow, events: deps.events };
   }
 
   /**
@@ -99,7 +102,7 @@ export class JobRunner implements RunSteps {
    * `onDone` is called once the outcome is stored and the handler has returned (the slot is free).
    */
   run(job: JobRecord, shutdown: ShutdownSignal, onDone: () => void): RunEnds {
-    const log = new LazyChildLogger(this.deps.logger, { jobId: job.id, job: job.name, attempt: job.attempt });
+    const log = new LazyChildLogger(this.deps.logger, () => ({ jobId: job.id, job: job.name, attempt: job.attempt }));
     const run = new JobRun(this, job, this.leaseDeps, log, onDone);
     this.begin(run, shutdown);
     return run;
@@ -149,20 +152,8 @@ export class JobRunner implements RunSteps {
 
   /** Calls the handler with the run's context ({@link JobRun.invoke}); {@link afterHandler} follows. */
   private call(run: JobRun, instance: JobHandler, payload: unknown, shutdown: ShutdownSignal, batch?: BatchSummary): void {
-    const { store, clock, events } = this.deps;
-    run.ctx = new RunContext({
-      job: run.job,
-      lease: run.lease,
-      store,
-      clock,
-      logger: new LogTail(run.log, run),
-      abort: run.abort,
-      workflow: this.deps.workflow,
-      telemetry: run.telemetry,
-      events,
-      info: run.info,
-      batch,
-    });
+    const { clock } = this.deps;
+    run.ctx = new RunContext(run, this.contextServices, new LogTail(run.log, run), batch);
     run.startedAt = nowMs(clock);
     run.invoke(instance, payload, clock, shutdown);
   }

@@ -4,6 +4,7 @@ import { clockDelay } from '../support/clock-delay.js';
 import { LeaseLostError, LoomError } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
 import { toError } from '../support/to-error.js';
+import { plainConstructor } from '../support/plain-constructor.js';
 import type { JobRecord, LeaseRef } from '../store/job-record.js';
 import type { ClaimRequest, CompletionItem, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
@@ -75,8 +76,14 @@ export interface RunLeaseDeps extends LeaseDeps {
 
 /** The fence of a claimed job's lease: what every write of its run presents to the store. */
 function leaseRef(job: JobRecord): LeaseRef {
-  return { jobId: job.id, token: job.lease!.token };
+  return new RunLeaseRef(job.id, job.lease!.token);
 }
+
+/** A constructor, not a literal: a lease's fence lives as long as its run (see support/plain-constructor.ts). */
+const RunLeaseRef = plainConstructor(function (this: LeaseRef, jobId: string, token: string) {
+  this.jobId = jobId;
+  this.token = token;
+});
 
 /**
  * Claims with a deadline of one lease: a claim still unanswered by then may have leased jobs this

@@ -31,6 +31,26 @@ import type {
   WaitToken,
 } from '../jobs/workflow-options.js';
 
+/** What a {@link RunContext} reads of its run (the runner's `JobRun`). */
+export interface RunOfContext {
+  readonly job: JobRecord;
+  readonly lease: RunLease;
+  /** Made into `ctx.signal` only if the handler reads it. */
+  readonly abort: LazyAbort;
+  /** Puts each executed step in a span of its own, under the attempt's. */
+  readonly telemetry: RunTelemetry;
+  /** For `job:progress`. */
+  readonly info: JobEventInfo;
+}
+
+/** What every run's context shares: made once per engine. */
+export interface RunContextServices {
+  store: JobStore;
+  clock: Clock;
+  workflow: WorkflowServices;
+  events: EventBus;
+}
+
 /** The {@link JobContext} of one run. The runner reads `suspension` and `completedInTransaction` afterwards. */
 export class RunContext implements JobContext {
   readonly jobId: string;
@@ -53,32 +73,21 @@ export class RunContext implements JobContext {
   private transactionStarted = false;
 
   constructor(
-    private readonly deps: {
-      job: JobRecord;
-      lease: RunLease;
-      store: JobStore;
-      clock: Clock;
-      logger: Logger;
-      /** Made into `ctx.signal` only if the handler reads it. */
-      abort: LazyAbort;
-      workflow: WorkflowServices;
-      /** Puts each executed step in a span of its own, under the attempt's. */
-      telemetry: RunTelemetry;
-      /** For `job:progress`. */
-      events: EventBus;
-      info: JobEventInfo;
-      /** A batch callback's batch (read by the runner before the run). */
-      batch?: BatchSummary;
-    },
+    /** The run this is the context of: its job, lease, `ctx.signal`'s controller, telemetry and event info. */
+    private readonly run: RunOfContext,
+    private readonly services: RunContextServices,
+    logger: Logger,
+    /** A batch callback's batch (read by the runner before the run). */
+    batch?: BatchSummary,
   ) {
-    const { job } = deps;
+    const { job } = run;
     this.jobId = job.id;
     this.name = job.name;
     this.attempt = job.attempt;
     if (job.idempotencyKey !== undefined) this.idempotencyKey = job.idempotencyKey;
     if (job.scheduledFor !== undefined) this.scheduledFor = job.scheduledFor;
-    if (deps.batch !== undefined) this.batch = deps.batch;
-    this.log = deps.logger;
+    if (batch !== undefined) this.batch = batch;
+    this.log = logger;
   }
 
   /**
@@ -94,18 +103,18 @@ export class RunContext implements JobContext {
   }
 
   private buildScope(): RunScope {
-    const { deps } = this;
-    const { job } = deps;
+    const { run, services } = this;
+    const { job } = run;
     const steps = new StepLog(job.id, job.steps);
-    const record = (step: StepRecord): Promise<StepRecord> => deps.store.recordStep(deps.lease.ref, steps.stamp(step), deps.clock.now());
+    const record = (step: StepRecord): Promise<StepRecord> => services.store.recordStep(run.lease.ref, steps.stamp(step), services.clock.now());
     return {
       jobId: job.id,
       attempt: job.attempt,
-      lease: deps.lease.ref,
-      store: deps.store,
-      clock: deps.clock,
-      log: deps.logger,
-      services: deps.workflow,
+      lease: run.lease.ref,
+      store: services.store,
+      clock: services.clock,
+      log: this.log,
+      services: services.workflow,
       steps,
       budget: new StepBudget(job.steps),
       outcomes: new WaitOutcomes(record),
@@ -117,7 +126,7 @@ export class RunContext implements JobContext {
   }
 
   get signal(): AbortSignal {
-    return this.deps.abort.signal;
+    return this.run.abort.signal;
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
@@ -127,13 +136,13 @@ export class RunContext implements JobContext {
     await this.moveOn();
     let result: T;
     try {
-      result = await this.deps.telemetry.step(name, () => stepNesting.run(this, name, fn));
+      result = await this.run.telemetry.step(name, () => stepNesting.run(this, name, fn));
       this.scope.budget.admit(`The result of step "${name}"`, name, result);
     } catch (err) {
       await recordStepFailure(this.scope, name, 'step', err);
       throw err;
     }
-    const step: StepRecord = { name, kind: 'step', status: 'completed', at: this.deps.clock.now() };
+    const step: StepRecord = { name, kind: 'step', status: 'completed', at: this.services.clock.now() };
     if (result !== undefined) step.result = result;
     const stored = await this.scope.record(step);
     // First write wins: a concurrent run that recorded it first decides the result.
@@ -152,14 +161,14 @@ export class RunContext implements JobContext {
     } catch (err) {
       throw new InvalidArgumentError(`ctx.sleep("${name}") duration`, (err as Error).message);
     }
-    return this.sleepUntil(name, new Date(this.deps.clock.now().getTime() + ms));
+    return this.sleepUntil(name, new Date(this.services.clock.now().getTime() + ms));
   }
 
   async sleepUntil(name: string, at: Date): Promise<void> {
     const recorded = this.claimName(name, 'sleep');
     if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw new InvalidArgumentError(`ctx.sleepUntil("${name}")`, 'needs a valid Date');
     await this.moveOn();
-    const now = this.deps.clock.now();
+    const now = this.services.clock.now();
     // A recorded sleep keeps its first wake time: re-running the code before it must not push it back.
     const wakeAt = recorded?.wakeAt ?? at;
     if (wakeAt.getTime() <= now.getTime()) {
@@ -168,7 +177,7 @@ export class RunContext implements JobContext {
       return;
     }
     const step: StepRecord | undefined = recorded ? undefined : this.steps.stamp({ name, kind: 'sleep', status: 'pending', wakeAt, at: now });
-    const store = this.deps.store;
+    const store = this.services.store;
     this.suspend(
       new RunSuspension(
         `sleep "${name}"`,
@@ -183,8 +192,8 @@ export class RunContext implements JobContext {
   }
 
   async dependencyResults<R = unknown>(): Promise<Record<string, R>> {
-    const ids = this.deps.job.dependsOn ?? [];
-    const jobs = await Promise.all(ids.map((id) => this.deps.store.getJob(id)));
+    const ids = this.run.job.dependsOn ?? [];
+    const jobs = await Promise.all(ids.map((id) => this.services.store.getJob(id)));
     const results: Record<string, R> = {};
     for (const job of jobs) if (job?.status === 'completed') results[job.id] = (job.result ?? null) as R;
     return results;
@@ -214,9 +223,9 @@ export class RunContext implements JobContext {
   async progress(value: number | Record<string, unknown>): Promise<void> {
     const problem = findPlainDataProblem(value);
     if (problem) throw new NotPlainDataError('Progress', problem.path, problem.reason);
-    const { deps } = this;
-    await deps.store.progress(deps.lease.ref, value, deps.clock.now());
-    deps.events.emit('job:progress', { job: deps.info, progress: value });
+    const { run, services } = this;
+    await services.store.progress(run.lease.ref, value, services.clock.now());
+    services.events.emit('job:progress', { job: run.info, progress: value });
   }
 
   /**
@@ -227,7 +236,8 @@ export class RunContext implements JobContext {
    * when it finishes within one lease.
    */
   async transaction<T>(fn: (session?: unknown) => Promise<T>): Promise<T> {
-    const { store, lease, clock } = this.deps;
+    const { store, clock } = this.services;
+    const { lease } = this.run;
     if (!store.withTransaction) throw new TransactionsUnsupportedError('ctx.transaction');
     if (this.transactionStarted) throw new InvalidArgumentError('ctx.transaction', 'it completes the job, so it can be used once per run');
     this.transactionStarted = true;

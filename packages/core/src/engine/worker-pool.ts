@@ -23,14 +23,21 @@ export interface InFlightRun {
   attempt: number;
 }
 
-interface Slot extends InFlightRun {
-  /** The run's two ends (outcome stored; handler returned too) and its cancel. */
-  ends: RunEnds;
-  /** A batch handler's run: its call, not the run, takes a unit of the engine's concurrency. */
-  batched: boolean;
+/** One run in flight: a class, not a literal (it points to the whole run; see support/plain-constructor.ts). */
+class Slot implements InFlightRun {
+  /** The run's two ends (outcome stored; handler returned too) and its cancel; set once the run is started. */
+  ends!: RunEnds;
   /** Its neighbours in {@link SlotList} (undefined at the ends, and once removed). */
-  prev: Slot | undefined;
-  next: Slot | undefined;
+  prev: Slot | undefined = undefined;
+  next: Slot | undefined = undefined;
+
+  constructor(
+    readonly jobId: string,
+    readonly name: string,
+    readonly attempt: number,
+    /** A batch handler's run: its call, not the run, takes a unit of the engine's concurrency. */
+    readonly batched: boolean,
+  ) {}
 }
 
 /**
@@ -428,7 +435,7 @@ export class WorkerPool {
   private startRun(job: JobRecord): void {
     this.runningByName.set(job.name, (this.runningByName.get(job.name) ?? 0) + 1);
     const batched = this.o.registry.byName(job.name)?.batch !== undefined;
-    const slot = { jobId: job.id, name: job.name, attempt: job.attempt, batched, prev: undefined, next: undefined } as Slot;
+    const slot = new Slot(job.id, job.name, job.attempt, batched);
     if (batched) this.batchedRuns++;
     this.slots.add(slot);
     slot.ends = this.o.runner.run(job, this.shutdown, () => this.runDone(slot));

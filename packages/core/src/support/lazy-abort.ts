@@ -28,11 +28,14 @@ export class LazyAbort {
   }
 }
 
-/** One registration of {@link ShutdownSignal}: a node of its doubly linked list. */
-interface ShutdownWaiter {
-  fn: (() => void) | undefined;
-  prev: ShutdownWaiter | undefined;
-  next: ShutdownWaiter | undefined;
+/** One registration of {@link ShutdownSignal}: a node of its doubly linked list (a class: see support/plain-constructor.ts). */
+class ShutdownWaiter {
+  prev: ShutdownWaiter | undefined = undefined;
+
+  constructor(
+    public fn: (() => void) | undefined,
+    public next: ShutdownWaiter | undefined,
+  ) {}
 }
 
 /**
@@ -55,7 +58,7 @@ export class ShutdownSignal {
       fn();
       return () => {};
     }
-    const waiter: ShutdownWaiter = { fn, prev: undefined, next: this.head };
+    const waiter = new ShutdownWaiter(fn, this.head);
     if (this.head) this.head.prev = waiter;
     this.head = waiter;
     return () => this.remove(waiter);

@@ -1,20 +1,20 @@
 import type { Logger } from './logger.js';
 
 /**
- * `parent.child(bindings)`, made on the first entry. A run's logger is usually never written to
+ * `parent.child(bindings())`, made on the first entry. A run's logger is usually never written to
  * (a job that succeeds logs nothing), and with pino a child logger serialises its bindings at
- * creation, which would be paid on every run.
+ * creation, which would be paid on every run; the bindings themselves are made then too.
  */
 export class LazyChildLogger implements Logger {
   private made: Logger | undefined;
 
   constructor(
     private readonly parent: Logger,
-    private readonly bindings: Record<string, unknown>,
+    private readonly bindings: () => Record<string, unknown>,
   ) {}
 
   private get logger(): Logger {
-    return (this.made ??= this.parent.child(this.bindings));
+    return (this.made ??= this.parent.child(this.bindings()));
   }
 
   debug(obj: Record<string, unknown>, msg?: string): void {

@@ -1,28 +1,15 @@
 import type { JobRecord, Lease } from '../job-record.js';
 import { clonePlain } from './clone.js';
+import { plainConstructor } from '../../support/plain-constructor.js';
 
 /** A Date of the same instant: stored Dates never leave or enter the store as the same object. */
 export const copyDate = (date: Date): Date => new Date(date.getTime());
 
 /**
- * Why the objects a claim makes per job come from constructors, not object literals: V8 watches
- * each object literal's allocations and, if at one young-generation collection nearly every object
- * the literal made since the previous one is still alive, allocates all its later objects in the
- * old generation ("pretenuring"), for the life of the process. A claim's copies and leases live as
- * long as their runs, so whether one collection finds most of them alive depends on where it falls
- * (the first claims after a start). Once it did, every later claim's copy was old-generation
- * garbage: on the 100,000-job MemoryStore bench a third of the runs took ~20 µs of CPU per job
- * instead of ~12, and 100 MB more memory (bench/README.md, "Issue 33 items 2/3: pretenuring, one
- * map of jobs (7 December)"). V8 never pretenures what a constructor makes. The constructors'
- * prototype is `Object.prototype`, so what they make are plain objects like any literal
- * (`clonePlain`, `toStrictEqual` and users' plain-object checks see no difference); empty arrays
- * are `slice`s, for the same reason (an `[]` literal is tracked too).
+ * The objects a claim makes per job come from constructors, not object literals (V8 may decide to
+ * allocate a literal's objects in the old generation for good; see support/plain-constructor.ts).
+ * Empty arrays are `slice`s, for the same reason (an `[]` literal is tracked too).
  */
-const plainConstructor = <A extends unknown[], T>(init: (this: T, ...args: A) => void): new (...args: A) => T => {
-  init.prototype = Object.prototype;
-  return init as unknown as new (...args: A) => T;
-};
-
 /** A lease as the store keeps it: the claim's, or a heartbeat's with a new `until` (not copied: the caller gives an owned Date). */
 export const StoredLease = plainConstructor(function (this: Lease, owner: string, token: string, until: Date) {
   this.owner = owner;
