@@ -5,6 +5,7 @@ import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store
 import { withDeadline } from './store-deadline.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
 import { plainConstructor } from '../support/plain-constructor.js';
+import { mapPacked } from '../support/packed-map.js';
 
 /** A completion waiting for its batch: a class, not a literal (it points to its run's promise; see support/plain-constructor.ts). */
 class Waiting {
@@ -89,7 +90,7 @@ export class CompletionBatch {
     let outcomes: Promise<CompletionOutcome[]>;
     try {
       outcomes = this.deps.store.completeMany(
-        batch.map((w) => w.item),
+        mapPacked(batch, (w) => w.item),
         this.deps.clock.now(),
       );
     } catch (err) {

@@ -74,10 +74,11 @@ export function resolvePayloadLimits(store: string, options: { offloadThreshold?
  * The refusal of a value over `limits.maxPayloadSize`, or null. `size` is the value's size when the
  * caller measured it already (a store measures BSON); otherwise the plain-data estimate is used.
  */
-export function payloadTooLarge(subject: string, value: unknown, limits: PayloadLimits, size?: number): PayloadTooLargeError | null {
+export function payloadTooLarge(subject: string | (() => string), value: unknown, limits: PayloadLimits, size?: number): PayloadTooLargeError | null {
   if (value === undefined) return null;
   const bytes = size ?? plainDataSize(value);
-  return bytes !== null && bytes > limits.maxPayloadSize ? new PayloadTooLargeError(subject, bytes, limits.maxPayloadSize) : null;
+  if (bytes === null || bytes <= limits.maxPayloadSize) return null;
+  return new PayloadTooLargeError(typeof subject === 'string' ? subject : subject(), bytes, limits.maxPayloadSize);
 }
 
 /** What a value of `size` bytes weighs in its job's record under `limits`: its reference when it is offloaded. */

@@ -119,6 +119,8 @@ export function describePayloads(ctx: ConformanceContext, opts: { transactions: 
       expect(outcomes[2]).toBe('completed');
       const refused = outcomes[1] as { error: unknown };
       expect(LoomError.is(refused.error, 'PAYLOAD_TOO_LARGE')).toBe(true);
+      // The refusal names the job whose result it was (built only for a refused item).
+      expect((refused.error as Error).message).toMatch(new RegExp(`^The result of job ${b} is \\d+ bytes`));
       expect((await mustGet(ctx.store, a)).result).toEqual(result);
       expect(await mustGet(ctx.store, b)).toMatchObject({ status: 'running' });
       expect((await mustGet(ctx.store, b)).result).toBeUndefined();

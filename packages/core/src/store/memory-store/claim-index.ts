@@ -20,6 +20,8 @@ function claimsFirst(a: IndexEntry, b: IndexEntry): boolean {
 }
 
 const isStale = (entry: IndexEntry): boolean => entry.version !== entry.job.version;
+/** One function for every compaction: a closure made per call is a new call target each time, and optimised code deoptimises on it. */
+const isLive = (entry: IndexEntry): boolean => !isStale(entry);
 
 /** A lane is compacted once it holds more than twice its live entries plus this slack. */
 const COMPACTION_SLACK = 64;
@@ -58,9 +60,8 @@ class Lane {
    */
   compactIfBloated(): void {
     if (this.ready.size + this.timers.size <= 2 * this.live + COMPACTION_SLACK) return;
-    const live = (entry: IndexEntry): boolean => !isStale(entry);
-    this.ready.retain(live);
-    this.timers.retain(live);
+    this.ready.retain(isLive);
+    this.timers.retain(isLive);
   }
 }
 

@@ -13,6 +13,7 @@ import { StoredLease, copyDate, copyRecord } from './record-copy.js';
 import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { leased, transition } from './transition.js';
+import { mapPacked } from '../../support/packed-map.js';
 
 export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
   if (!Number.isInteger(req.limit) || req.limit < 1) {
@@ -40,7 +41,7 @@ export function claim(state: MemoryState, req: ClaimRequest): JobRecord[] {
     record.startedAt ??= startedAt;
     if (record.waitingFor !== undefined) record.waitingFor = undefined;
   };
-  const claimed = jobs.map((job) => {
+  const claimed = mapPacked(jobs, (job) => {
     transition(state, job, claimOf(job.record.status), req.now, lease, startedAt);
     const { record } = job;
     state.series.add(record.queue, req.now, { started: 1, waitMs: Math.max(0, now - record.runAt.getTime()) });

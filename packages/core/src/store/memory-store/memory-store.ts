@@ -68,6 +68,7 @@ import type { WaitTokenRecord, WaitTokenSettlement, WaitTokenSettleOutcome } fro
 import type { WorkerPresence } from '../presence.js';
 import { PresenceTable } from './presence-table.js';
 import { payloadTooLarge, resolvePayloadLimits, type PayloadLimits } from '../payload-limits.js';
+import { mapPacked } from '../../support/packed-map.js';
 import { checkSeriesQuery, type QueueSeriesBucket, type QueueSeriesQuery } from '../queue-series.js';
 
 export { MEMORY_STORE_ERROR_HISTORY } from './stored-job.js';
@@ -147,7 +148,7 @@ export class MemoryStore implements JobStore {
   /** Refuses (nothing stored) jobs of which a payload is over `maxPayloadSize`. */
   #refuseLarge(jobs: readonly (NewJob | undefined)[]): void {
     for (const job of jobs) {
-      const tooLarge = payloadTooLarge(`The payload of job "${String(job?.name)}"`, job?.payload, this.payloadLimits);
+      const tooLarge = payloadTooLarge(() => `The payload of job "${String(job?.name)}"`, job?.payload, this.payloadLimits);
       if (tooLarge) throw tooLarge;
     }
   }
@@ -182,7 +183,7 @@ export class MemoryStore implements JobStore {
   // ---- outcomes of runs ------------------------------------------------------------------------
 
   async complete(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): Promise<void> {
-    const tooLarge = payloadTooLarge(`The result of job ${String(lease?.jobId)}`, outcome?.result, this.payloadLimits);
+    const tooLarge = payloadTooLarge(() => `The result of job ${String(lease?.jobId)}`, outcome?.result, this.payloadLimits);
     if (tooLarge) throw tooLarge;
     writes.complete(this.#state, lease, outcome);
   }
@@ -190,7 +191,7 @@ export class MemoryStore implements JobStore {
   async completeMany(items: CompletionItem[], now: Date): Promise<CompletionOutcome[]> {
     // An item whose result is over maxPayloadSize is refused alone; the others are written.
     const refused = Array.isArray(items)
-      ? items.map((item) => payloadTooLarge(`The result of job ${String(item?.lease?.jobId)}`, item?.result, this.payloadLimits))
+      ? mapPacked(items, (item) => payloadTooLarge(() => `The result of job ${String(item?.lease?.jobId)}`, item?.result, this.payloadLimits))
       : [];
     if (!refused.some((error) => error !== null)) return writes.completeMany(this.#state, items, now);
     const written = writes.completeMany(

@@ -25,6 +25,7 @@ import { sweep } from './retention.js';
 import type { MemoryState } from './state.js';
 import { appendError, putStep, type StoredJob } from './stored-job.js';
 import { leased, transition } from './transition.js';
+import { mapPacked } from '../../support/packed-map.js';
 
 export function complete(state: MemoryState, lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown }): void {
   assertDate(outcome.now, 'complete now');
@@ -56,7 +57,7 @@ export function completeMany(state: MemoryState, items: CompletionItem[], now: D
   assertDate(now, 'completeMany now');
   sweep(state, now);
   const finishedAt = copyDate(now); // one for the batch, as in claim
-  return items.map(({ lease, result, logs }) => {
+  return mapPacked(items, ({ lease, result, logs }) => {
     try {
       const lines = logs === undefined ? undefined : checkedLogs(logs.lines, logs.keep, 'completeMany logs');
       const job = leased(state, lease, 'complete');
