@@ -363,6 +363,7 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
     want.push(
       ['loom', 'latencyP50Ms'],
       ['loom', 'latencyP99Ms'],
+      ['loom', 'coldRoundTripP50Ms'],
       ['loom', 'lifecycleCommandsPerJob'],
       ['loom', 'lifecycleJobCommandsPerJob'],
       ['agenda', 'latencyP50Ms'],

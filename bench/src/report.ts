@@ -33,6 +33,10 @@ function rows(c: BenchConfig): Row[] {
     { label: `  enqueueMany by ${c.memoryChunk} (jobs/s)`, cells: { 'loom-memory': 'enqueueJobsPerSec' } },
     { label: `enqueue→start p50 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP50Ms', agenda: 'latencyP50Ms', bullmq: 'latencyP50Ms' } },
     { label: `enqueue→start p99 at ${c.latencyRatePerSec}/s (ms)`, cells: { loom: 'latencyP99Ms', agenda: 'latencyP99Ms', bullmq: 'latencyP99Ms' } },
+    {
+      label: `  one no-op command through the engine's client, ${1000 / c.latencyRatePerSec} ms after the last: p50 (ms)`,
+      cells: { loom: 'coldRoundTripP50Ms', bullmq: 'coldRoundTripP50Ms' },
+    },
     { label: `  with ${c.latencyHogs} CPU hogs running: p50 (ms)`, cells: { loom: 'loadedLatencyP50Ms', bullmq: 'loadedLatencyP50Ms' } },
     { label: `  with ${c.latencyHogs} CPU hogs running: p99 (ms)`, cells: { loom: 'loadedLatencyP99Ms', bullmq: 'loadedLatencyP99Ms' } },
     { label: `  Agenda processEvery ${c.agendaFastPollMs} ms: p50 (ms)`, cells: { agenda: 'fastPollLatencyP50Ms' } },

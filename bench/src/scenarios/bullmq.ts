@@ -1,9 +1,10 @@
 import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Countdown } from '../countdown.js';
 import { RedisCommandCounter } from '../redis-command-counter.js';
 import type { ScenarioResult, ScenarioSpec } from '../scenario.js';
 import { figures, measure } from './throughput.js';
-import { completionCounters, steadyRate } from './latency.js';
+import { coldRoundTripMs, completionCounters, steadyRate } from './latency.js';
 
 type BullThroughputSpec = Extract<ScenarioSpec, { kind: 'bullmq-throughput' }>;
 type BullLatencySpec = Extract<ScenarioSpec, { kind: 'bullmq-latency' }>;
@@ -65,6 +66,10 @@ export async function bullmqLatency(spec: BullLatencySpec): Promise<ScenarioResu
   h.worker.on('completed', counters.onCompleted);
   await h.start();
   const result = await steadyRate({ ...spec, serverPid: spec.redisPid }, h.counter, samples, counters, (t0) => h.queue.add('bench-latency', { t0 }));
+  // A client of BullMQ's own kind (ioredis), apart from the queue's, for the no-op round trips.
+  const probe = new Redis({ host: '127.0.0.1', port: spec.redisPort });
+  result.metrics.coldRoundTripP50Ms = await coldRoundTripMs(spec, () => probe.ping());
+  probe.disconnect();
   await h.close();
   return result;
 }

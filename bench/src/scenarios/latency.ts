@@ -74,6 +74,29 @@ export async function steadyRate(
   };
 }
 
+/** No-op round trips timed by {@link coldRoundTripMs}: enough for a steady p50, ~5 s at 20 jobs/s' pace. */
+const COLD_ROUND_TRIPS = 100;
+
+/**
+ * The p50 of `roundTrip` (a no-op command through the engine's own client), each after the pause
+ * between two of the scenario's jobs: what one command costs when client and server were asleep,
+ * as every command on the enqueue → start path is at this pace. Measured after the jobs (their
+ * command counts are taken), so it adds nothing to them. Loom's path is an insert, the change
+ * stream's event and a claim in a row, so about two of these bound its p50 from below
+ * (bench/README.md, "what bounds enqueue → start here").
+ */
+export async function coldRoundTripMs(spec: Pick<LatencySpec, 'ratePerSec'>, roundTrip: () => Promise<unknown>): Promise<number> {
+  const pause = 1000 / spec.ratePerSec;
+  const times: number[] = [];
+  for (let i = 0; i < COLD_ROUND_TRIPS; i++) {
+    await sleepUntil(performance.now() + pause);
+    const t0 = performance.now();
+    await roundTrip();
+    times.push(performance.now() - t0);
+  }
+  return percentile(times, 50);
+}
+
 export async function loomLatency(spec: LatencySpec): Promise<ScenarioResult> {
   const h = await openLoomOnMongo(spec, [LatencyJob], 50);
   const samples: number[] = [];
@@ -82,6 +105,8 @@ export async function loomLatency(spec: LatencySpec): Promise<ScenarioResult> {
   h.loom.on('job:completed', counters.onCompleted);
   await h.loom.start();
   const result = await steadyRate(spec, h.counter, samples, counters, (t0) => h.loom.enqueue(LatencyJob, { t0 }));
+  const admin = h.counter.client.db('admin');
+  result.metrics.coldRoundTripP50Ms = await coldRoundTripMs(spec, () => admin.command({ ping: 1 }));
   await h.close();
   return result;
 }
