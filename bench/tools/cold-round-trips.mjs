@@ -6,14 +6,16 @@
 //   - `ping` through the MongoDB driver to the emulator (the driver's cold path on top);
 //   - with redis-server on PATH: a raw `PING` to Redis, and `PING` through ioredis (BullMQ's client).
 // The latency scenario's enqueue → start needs an insert, the change stream's event and a claim
-// in a row, so two of the driver's round trips bound it from below. Run `npm run build` first.
+// in a row, so two of the driver's round trips bound it from below. Run `npm run build` and
+// `npx tsc -p bench/tsconfig.json` first (it starts Redis as the bench does).
 //
 // usage: node bench/tools/cold-round-trips.mjs [N=200]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BSON, MongoClient } from 'mongodb';
 import { startEmulatorProcess } from '../../packages/mongo-emulator/bench/emulator-process.mjs';
+import { openRedis } from '../dist/redis-target.js';
 
 const N = Number(process.argv[2] ?? 200);
 const PAUSE_MS = 50;
@@ -93,10 +95,9 @@ await cold('emulator: ping through the MongoDB driver', () => admin.command({ pi
 await client.close();
 emulator.stop();
 
-if (spawnSync('redis-server', ['--version']).status === 0) {
-  const redisPort = 20_000 + Math.floor(Math.random() * 20_000);
-  const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await sleep(300);
+const redis = await openRedis(process.env);
+if (redis.available) {
+  const redisPort = redis.target.port;
   const rawRedis = await rawClient(redisPort, (b) => (b.includes('\r\n') ? b.indexOf('\r\n') + 2 : 0));
   await cold('Redis: raw PING', () => rawRedis.ask(Buffer.from('PING\r\n')));
   rawRedis.close();
@@ -104,7 +105,7 @@ if (spawnSync('redis-server', ['--version']).status === 0) {
   const ioredis = new Redis({ port: redisPort });
   await cold('Redis: PING through ioredis', () => ioredis.ping());
   ioredis.disconnect();
-  redis.kill();
+  await redis.target.stop();
 } else {
-  console.log('(no redis-server on PATH: the Redis lines are left out)');
+  console.log(`(the Redis lines are left out: ${redis.reason})`);
 }
