@@ -137,6 +137,7 @@ const SERVED_BY_SECONDARY = new Set([
   'getCmdLineOpts',
   'endSessions',
   'refreshSessions',
+  'killSessions',
   'killAllSessions',
   'killCursors',
   'getMore',

@@ -454,6 +454,24 @@ export class SessionRegistry {
     }
   }
 
+  /**
+   * killSessions: aborts the open transaction of each of those sessions (all sessions when the list
+   * is empty), as mongod does for a client that died inside one and would otherwise hold its locks
+   * until transactionLifetimeLimitSeconds. Unlike endSessions the sessions stay known: a later
+   * command of the killed transaction gets NoSuchTransaction. (mongod also interrupts the sessions'
+   * running operations; here a session's command runs to its end before the next one is read.)
+   */
+  kill(lsids: unknown[]): void {
+    if (lsids.length === 0) {
+      this.abortAll();
+      return;
+    }
+    for (const lsid of lsids) {
+      const txn = this.sessions.get(SessionRegistry.sessionKey(lsid))?.txn;
+      if (txn) this.abort(txn);
+    }
+  }
+
   /** Aborts every open transaction; returns how many were open. */
   abortAll(): number {
     let open = 0;

@@ -108,3 +108,41 @@ describe('a write blocked by a transaction', () => {
     ]);
   });
 });
+
+// A client that dies inside a transaction leaves it open, holding its locks, until the server aborts
+// it (transactionLifetimeLimitSeconds, 60 s by default). Whoever knows its session id can end it at
+// once with killSessions (a user may kill the sessions of their own user): `loom selftest` does so
+// for the engine it SIGKILLs.
+describe('a transaction whose session is killed', () => {
+  it('is aborted: the write it blocked goes through at once, and its own write is gone', async () => {
+    const s = await lockedByTransaction(1);
+    const waiting = coll.updateOne({ _id: 1 as never }, { $inc: { n: 10 } }, { maxTimeMS: 5_000 });
+    await t.client.db('admin').command({ killSessions: [s.id] });
+    await waiting;
+    expect(await values()).toEqual([
+      [1, 10],
+      [2, 0],
+      [3, 0],
+    ]);
+    const err = await serverError(s.commitTransaction());
+    expect(err.code).toBe(251);
+  });
+
+  it('stays open when another session is killed', async () => {
+    const s = await lockedByTransaction(1);
+    const other = t.client.startSession();
+    try {
+      await t.client.db('admin').command({ killSessions: [other.id] });
+    } finally {
+      await other.endSession();
+    }
+    const err = await serverError(coll.updateOne({ _id: 1 as never }, { $inc: { n: 10 } }, { maxTimeMS: 150 }));
+    expect(err.code).toBe(50);
+    await s.commitTransaction();
+    expect(await values()).toEqual([
+      [1, 1],
+      [2, 0],
+      [3, 0],
+    ]);
+  });
+});

@@ -1,12 +1,22 @@
-/** endSessions, refreshSessions, killAllSessions, commitTransaction and abortTransaction. */
+/** endSessions, refreshSessions, killSessions, killAllSessions, commitTransaction and abortTransaction. */
 import { CommandError } from '../errors.js';
 import type { Doc } from '../values.js';
 import type { CommandContext, CommandTable } from './context.js';
 
-function endSessions(ctx: CommandContext): Doc {
+/** The command's list of session ids (`{ id: UUID }` each), as endSessions and killSessions take it. */
+function sessionIds(ctx: CommandContext): unknown[] {
   const lsids = ctx.body[ctx.name];
   if (!Array.isArray(lsids)) throw new CommandError('TypeMismatch', `BSON field '${ctx.name}' is the wrong type, expected type 'array'`);
-  ctx.engine.sessions.end(lsids);
+  return lsids;
+}
+
+function endSessions(ctx: CommandContext): Doc {
+  ctx.engine.sessions.end(sessionIds(ctx));
+  return { ok: 1 };
+}
+
+function killSessions(ctx: CommandContext): Doc {
+  ctx.engine.sessions.kill(sessionIds(ctx));
   return { ok: 1 };
 }
 
@@ -25,6 +35,7 @@ function abortTransaction(ctx: CommandContext): Doc {
 export const sessionCommands: CommandTable = {
   endSessions: { run: endSessions, fields: [] },
   refreshSessions: { run: () => ({ ok: 1 }), fields: [] },
+  killSessions: { run: killSessions, fields: [] },
   killAllSessions: {
     run: (ctx) => {
       // Test runners use it to end whatever transactions a previous test left open.
