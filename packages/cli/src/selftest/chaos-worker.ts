@@ -7,8 +7,10 @@
  * It works `selftest-chaos` jobs: each waits 50-200 ms (so a SIGKILL finds runs in
  * flight), then records its effect, inside `ctx.transaction` where transactions exist (the effect
  * then commits with the completion, so one job has exactly one effect however often it runs).
- * Prints READY once it claims, and stops gracefully on SIGTERM.
+ * Prints READY once it claims, `SESSION <hex>` for each session it first runs a transaction in (so
+ * that the parent can end them with killSessions after killing it), and stops gracefully on SIGTERM.
  */
+import type { ClientSession } from 'mongodb';
 import { Job, Loom, type JobContext } from '@loom/core';
 import { MongoStore } from '@loom/mongo-store';
 import { CHAOS_JOB, CHAOS_LEASE, effectsCollection, type ChaosEffect } from './chaos-job.js';
@@ -37,6 +39,15 @@ const store = new MongoStore({
 });
 const effects = store.client.db(database).collection<ChaosEffect>(effectsCollection(prefix));
 
+/** Sessions announced so far (the driver reuses a few pooled sessions for all transactions). */
+const announced = new Set<string>();
+function announce(session: ClientSession): void {
+  const id = session.id?.id.toString('hex');
+  if (id === undefined || announced.has(id)) return;
+  announced.add(id);
+  process.stdout.write(`SESSION ${id}\n`);
+}
+
 @Job({ name: CHAOS_JOB, retries: 10 })
 class ChaosJob {
   async run(payload: { key: string }, ctx: JobContext): Promise<void> {
@@ -44,6 +55,7 @@ class ChaosJob {
     const effect: ChaosEffect = { key: payload.key, jobId: ctx.jobId, attempt: ctx.attempt, owner };
     if (transactions) {
       await ctx.transaction(async (session) => {
+        announce(session as ClientSession);
         await effects.insertOne(effect, { session: session as never });
       });
     } else {

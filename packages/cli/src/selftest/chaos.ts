@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { MongoClient } from 'mongodb';
+import { Binary, type MongoClient } from 'mongodb';
 import { MongoStore } from '@loom/mongo-store';
 import { CHAOS_JOB, effectsCollection } from './chaos-job.js';
 
@@ -48,6 +49,11 @@ export interface ChaosSummary {
   kills: number;
   /** Jobs the killed engine held when it died. */
   runningAtKill: number;
+  /**
+   * Sessions of the killed engine ended with killSessions after its death (see
+   * {@link endSessionsOf}); 0 when it had run no transaction, or when the server refused.
+   */
+  sessionsKilled: number;
   /** Engines that exited without being told to, with their last stderr lines. */
   engineErrors: string[];
   passed: boolean;
@@ -60,6 +66,8 @@ interface Engine {
   exited: Promise<number | null>;
   stderr: string[];
   expectedExit: boolean;
+  /** Ids (hex) of the sessions it ran transactions in, as it announced them. */
+  sessions: Set<string>;
 }
 
 function startEngine(o: ChaosOptions, name: string, errors: string[]): Engine {
@@ -74,15 +82,16 @@ function startEngine(o: ChaosOptions, name: string, errors: string[]): Engine {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const engine: Engine = { name, child, ready: false, stderr: [], expectedExit: false, exited: Promise.resolve(null) };
+  const engine: Engine = { name, child, ready: false, stderr: [], expectedExit: false, exited: Promise.resolve(null), sessions: new Set() };
   engine.exited = new Promise((resolve) => {
     child.once('exit', (code, signal) => {
       if (!engine.expectedExit) errors.push(`${name} exited by itself (${signal ?? `code ${code}`}): ${engine.stderr.slice(-5).join(' | ') || 'no output'}`);
       resolve(code);
     });
   });
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    if (text.includes('READY')) engine.ready = true;
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line === 'READY') engine.ready = true;
+    else if (line.startsWith('SESSION ')) engine.sessions.add(line.slice('SESSION '.length));
   });
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     engine.stderr.push(...text.split('\n').filter((l) => l.trim() !== ''));
@@ -101,6 +110,29 @@ async function stopEngine(engine: Engine): Promise<void> {
 }
 
 /**
+ * Ends the sessions a SIGKILLed engine ran transactions in. A transaction it was inside when it died
+ * stays open on the server, holding its job's document (and the collections selftest drops at the
+ * end) until the server aborts it after transactionLifetimeLimitSeconds, 60 s by default (on the
+ * emulator that wait made 5 of 37 runs a minute longer). killSessions ends
+ * it at once, and a user may kill the sessions of their own user. When the server refuses, the run
+ * goes on and the job waits out the transaction's lifetime. Resolves with how many were ended.
+ */
+async function endSessionsOf(o: ChaosOptions, engine: Engine): Promise<number> {
+  if (engine.sessions.size === 0) return 0;
+  const ids = [...engine.sessions].map((hex) => ({ id: new Binary(Buffer.from(hex, 'hex'), Binary.SUBTYPE_UUID) }));
+  try {
+    await o.client.db('admin').command({ killSessions: ids });
+  } catch (err) {
+    o.log(
+      `chaos: could not end ${engine.name}'s sessions with killSessions (${(err as Error).message}): a transaction it died inside holds its job until the server aborts it (transactionLifetimeLimitSeconds, 60 s by default)`,
+    );
+    return 0;
+  }
+  o.log(`chaos: ended ${engine.name}'s ${ids.length} session(s) with killSessions, so that no transaction it died inside holds its job`);
+  return ids.length;
+}
+
+/**
  * Two engine processes work a steady stream of jobs for `durationMs`; one is SIGKILLed part way
  * (once it holds running jobs) and a new one started in its place. Then the engines get {@link DRAIN_MS} to
  * finish, and the database is counted: every job completed once, none lost or dead.
@@ -116,6 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   let enqueued = 0;
   let kills = 0;
   let runningAtKill = 0;
+  let sessionsKilled = 0;
   const started = performance.now();
   const killAfter = o.durationMs * 0.4;
   try {
@@ -128,6 +161,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       kills++;
       o.log(`chaos: SIGKILLed ${victim.name} holding ${runningAtKill} running job(s); started engine-c in its place`);
       engines[0] = startEngine(o, 'engine-c', errors);
+      sessionsKilled = await endSessionsOf(o, victim);
     };
     while (performance.now() - started < o.durationMs) {
       const now = new Date();
@@ -186,6 +220,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     reruns: o.transactions ? 0 : extra,
     kills,
     runningAtKill,
+    sessionsKilled,
     engineErrors: errors,
     passed: lost === 0 && dead === 0 && duplicateCompletions === 0 && errors.length === 0,
   };
