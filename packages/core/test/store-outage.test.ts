@@ -26,7 +26,7 @@ class Quick {
 
 /**
  * A store that fails every operation with a network-style error while `down`, except the reads the
- * test kit itself makes to find what is due next (`listJobs`, `getJob`).
+ * test kit itself makes to find what is due next (`nextClaimableAt`, `listJobs`, `getJob`).
  */
 function switchableStore(store: JobStore): { store: JobStore; down: boolean; failed: number } {
   const state = { store: undefined as unknown as JobStore, down: false, failed: 0 };
@@ -34,7 +34,7 @@ function switchableStore(store: JobStore): { store: JobStore; down: boolean; fai
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function' || typeof prop !== 'string') return value;
-      if (['isTransientError', 'listJobs', 'getJob'].includes(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
+      if (['isTransientError', 'nextClaimableAt', 'listJobs', 'getJob'].includes(prop)) return (value as (...a: unknown[]) => unknown).bind(target);
       return (...args: unknown[]) => {
         if (state.down) {
           state.failed++;

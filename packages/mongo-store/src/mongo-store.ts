@@ -62,6 +62,7 @@ import { enqueueJobs } from './enqueue/enqueue.js';
 import { enqueueWithDependencies, settleDependents, type DependentRoutes } from './dependencies/dependencies.js';
 import { FlowPermits } from './flow/flow-permits.js';
 import { countFinished } from './operations/finished-counts.js';
+import { nextClaimableAt } from './operations/next-claimable.js';
 import { completeCancelUpdate, JobControl, retryCancelledUpdate } from './operations/job-control.js';
 import { QueueRepository } from './operations/queues.js';
 import { CompletedCounts, COUNTS_RETENTION_INDEX, countsIndexPlan } from './operations/completed-counts.js';
@@ -763,6 +764,10 @@ export class MongoStore implements JobStore {
 
   countFinished(req: FinishedCountQuery): Promise<number | null> {
     return countFinished(this.collections, this.options, req);
+  }
+
+  nextClaimableAt(now: Date): Promise<Date | null> {
+    return nextClaimableAt(this.collections.jobs, now);
   }
 
   // ---- dead letters ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { describeDeadLetters } from './conformance/dead-letters.js';
 import { describeDependencies } from './conformance/dependencies.js';
 import { describeEnqueue } from './conformance/enqueue.js';
 import { describeFinishedCounts } from './conformance/finished-counts.js';
+import { describeNextClaimable } from './conformance/next-claimable.js';
 import { describeFlow } from './conformance/flow.js';
 import { describeFencing } from './conformance/fencing.js';
 import type { ConformanceContext } from './conformance/harness.js';
@@ -141,6 +142,7 @@ export function describeStoreConformance(name: string, factory: () => Promise<Co
     describeServerTime(ctx);
     describeOperations(ctx);
     describeFinishedCounts(ctx);
+    describeNextClaimable(ctx);
     describeFlow(ctx);
     describePresence(ctx);
     describeQueueSeries(ctx);

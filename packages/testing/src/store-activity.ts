@@ -28,6 +28,7 @@ const READS = new Set<string | symbol>([
   'pausedQueues',
   'listQueues',
   'countFinished',
+  'nextClaimableAt',
   'queueSeries',
   'getBatch',
   'batchFailures',

@@ -73,8 +73,8 @@ export interface TestLoom extends Omit<Loom, 'stop'> {}
 export class TestLoom {
   /** Entries logged by the default CaptureLogger (empty with your own logger). */
   readonly logs: LogEntry[];
-  /** The jobs' due times as last read, and the count of settled store writes then (see nextDue). */
-  private due: { writes: number; times: number[] } | undefined;
+  /** The next job due time as last read, the instant it was read at, and the count of settled store writes then (see nextJobDue). */
+  private due: { writes: number; at: number; next: number | null } | undefined;
 
   constructor(
     readonly loom: Loom,
@@ -209,29 +209,36 @@ export class TestLoom {
   /** The earliest instant after now when something is due: a timer, a job's runAt, or a lease expiry. */
   private async nextDue(): Promise<number | null> {
     const now = this.clock.now().getTime();
-    let next = this.clock.nextTimerAt()?.getTime() ?? null;
-    for (const t of await this.dueTimes()) if (t > now && (next === null || t < next)) next = t;
-    return next;
+    const timer = this.clock.nextTimerAt()?.getTime() ?? null;
+    const job = await this.nextJobDue(now);
+    return timer === null ? job : job === null ? timer : Math.min(timer, job);
   }
 
   /**
-   * When each live job is due (its runAt; a running job's lease expiry). Read from the
-   * store again only after a write settled through a tracked store ({@link storeWritesSettled}) or
-   * at the start of an {@link TestLoom.advance}: most steps of an advance are polls that change
-   * nothing, and listing every live job at each one made long advances over big stores slow.
+   * The earliest instant after `now` when a job becomes due (its runAt; a running job's lease
+   * expiry). Read from the store again only after a write settled through a tracked store
+   * ({@link storeWritesSettled}), at the start of an {@link TestLoom.advance}, or once the clock
+   * has passed the instant read: most steps of an advance are polls that change nothing. A store
+   * with `nextClaimableAt` answers in one bounded read; others list every live job.
    */
-  private async dueTimes(): Promise<number[]> {
+  private async nextJobDue(now: number): Promise<number | null> {
     const writes = storeWritesSettled();
-    if (this.due?.writes === writes) return this.due.times;
-    const times: number[] = [];
-    for (const job of await this.store.listJobs({ status: ['queued', 'running', 'waiting'] })) {
-      if (job.status === 'running') {
-        if (job.lease) times.push(job.lease.until.getTime() + 1);
-      } else times.push(job.runAt.getTime());
-    }
+    const cached = this.due;
+    if (cached?.writes === writes && now >= cached.at && (cached.next === null || cached.next > now)) return cached.next;
+    const next = this.store.nextClaimableAt ? ((await this.store.nextClaimableAt(new Date(now)))?.getTime() ?? null) : await this.listedJobDue(now);
     // The count from before the read: a write that settles during it makes the next step read again.
-    this.due = { writes, times };
-    return times;
+    this.due = { writes, at: now, next };
+    return next;
+  }
+
+  /** {@link nextJobDue} for a store without `nextClaimableAt`: every live job listed. */
+  private async listedJobDue(now: number): Promise<number | null> {
+    let next: number | null = null;
+    for (const job of await this.store.listJobs({ status: ['queued', 'running', 'waiting'] })) {
+      const t = job.status === 'running' ? (job.lease ? job.lease.until.getTime() + 1 : undefined) : job.runAt.getTime();
+      if (t !== undefined && t > now && (next === null || t < next)) next = t;
+    }
+    return next;
   }
 }
 

@@ -428,6 +428,16 @@ export interface JobStore {
   countFinished?(req: FinishedCountQuery): Promise<number | null>;
 
   /**
+   * The earliest instant after `now` at which a job that is not claimable at `now` becomes
+   * claimable with time alone: a `queued` job's `runAt` (delayed, backing off, asleep), a `waiting`
+   * job's timeout, a `running` job's lease expiry (`lease.until` + 1 ms); null when none will.
+   * A store may answer earlier than that (an instant at which nothing becomes claimable after all),
+   * never later. Optional. For harnesses that move a fake clock from one due instant to the next
+   * (`TestLoom.advance`): one bounded read instead of listing every live job.
+   */
+  nextClaimableAt?(now: Date): Promise<Date | null>;
+
+  /**
    * One queue's time series (the dashboard's 24-hour and 7-day charts): the buckets of `resolution`
    * starting in `[from, to)` that hold anything, oldest first. Stores add to them in the writes runs
    * make anyway: a claim counts a start and its wait (`now - runAt`), a completion counts

@@ -312,6 +312,10 @@ export class MemoryStore implements JobStore {
     return queries.countFinished(this.#state, req);
   }
 
+  async nextClaimableAt(now: Date): Promise<Date | null> {
+    return queries.nextClaimableAt(this.#state, now);
+  }
+
   async stats(): Promise<StoreStats> {
     return queries.stats(this.#state);
   }

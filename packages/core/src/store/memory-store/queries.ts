@@ -14,7 +14,7 @@ import { clonePlain } from './clone.js';
 import { matchesJobFilter, matchesJobPageQuery, takeLimit } from './filters.js';
 import { copyDate, copyRecord } from './record-copy.js';
 import type { MemoryState } from './state.js';
-import type { StoredJob } from './stored-job.js';
+import { claimableFrom, type StoredJob } from './stored-job.js';
 
 export function getJob(state: MemoryState, id: string): JobRecord | null {
   const job = state.find(id);
@@ -118,6 +118,18 @@ export function countFinished(state: MemoryState, req: FinishedCountQuery): numb
   if (req.status === 'dead') for (const entry of state.dead.values()) n += inRange(entry.diedAt) ? 1 : 0;
   else for (const job of state.completed.values()) n += inRange(job.record.finishedAt) ? 1 : 0;
   return n;
+}
+
+/** See `JobStore.nextClaimableAt`: the least instant after `now` from which a live job is claimable. */
+export function nextClaimableAt(state: MemoryState, now: Date): Date | null {
+  assertDate(now, 'nextClaimableAt now');
+  const after = now.getTime();
+  let next: number | undefined;
+  for (const job of state.active.values()) {
+    const at = claimableFrom(job);
+    if (at !== undefined && at > after && (next === undefined || at < next)) next = at;
+  }
+  return next === undefined ? null : new Date(next);
 }
 
 export function stats(state: MemoryState): StoreStats {
