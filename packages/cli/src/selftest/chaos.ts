@@ -113,9 +113,9 @@ async function stopEngine(engine: Engine): Promise<void> {
  * Ends the sessions a SIGKILLed engine ran transactions in. A transaction it was inside when it died
  * stays open on the server, holding its job's document (and the collections selftest drops at the
  * end) until the server aborts it after transactionLifetimeLimitSeconds, 60 s by default (on the
- * emulator that wait made 5 of 37 runs a minute longer). killSessions ends
- * it at once, and a user may kill the sessions of their own user. When the server refuses, the run
- * goes on and the job waits out the transaction's lifetime. Resolves with how many were ended.
+ * emulator that wait made 5 of 37 runs a minute longer). killSessions ends it at once, and a user
+ * may kill the sessions of their own user. When the server refuses, the run goes on and the job
+ * waits out the transaction's lifetime. Resolves with how many were ended.
  */
 async function endSessionsOf(o: ChaosOptions, engine: Engine): Promise<number> {
   if (engine.sessions.size === 0) return 0;
