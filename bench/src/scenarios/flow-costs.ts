@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Job, type FlowNode, type Loom } from '@loom/core';
-import { totalCommands } from '../command-counter.js';
+import { totalCommands, type CommandCounts } from '../command-counter.js';
 import { Countdown } from '../countdown.js';
 import { NoopJob } from '../loom-jobs.js';
 import { openLoomOnMongo } from '../loom-on-mongo.js';
@@ -33,6 +33,8 @@ interface Cost {
   processCommands: number;
   processServerUs: number;
   processMs: number;
+  /** The processing's commands by name. */
+  processByName: CommandCounts;
 }
 
 /** Enqueues with `enqueue` on a fresh engine, then runs it until `completions` jobs completed. */
@@ -51,10 +53,12 @@ async function cost(spec: FlowCostsSpec, completions: number, enqueue: (loom: Lo
   await h.loom.start();
   await done.wait(spec.timeoutMs);
   const processMs = performance.now() - t0;
+  const processed = h.counter.since(c1);
   const result: Cost = {
     enqueueCommands,
     enqueueServerUs: (s1 - s0) * 1000,
-    processCommands: totalCommands(h.counter.since(c1)),
+    processCommands: totalCommands(processed),
+    processByName: processed,
     processServerUs: (server() - s1) * 1000,
     processMs,
   };
@@ -105,8 +109,8 @@ export async function flowCosts(spec: FlowCostsSpec): Promise<ScenarioResult> {
   });
   const batchHandler = await cost(spec, n, (loom) => inChunks(loom, NoopBatchJob));
 
-  const perEdge = (k: keyof Cost): number => (withEdges[k] - noEdges[k]) / linked.edges;
-  const perMember = (k: keyof Cost): number => (batch[k] - plain[k]) / n;
+  const perEdge = (k: Exclude<keyof Cost, 'processByName'>): number => (withEdges[k] - noEdges[k]) / linked.edges;
+  const perMember = (k: Exclude<keyof Cost, 'processByName'>): number => (batch[k] - plain[k]) / n;
   return {
     metrics: {
       flowCostEdges: linked.edges,
@@ -125,6 +129,17 @@ export async function flowCosts(spec: FlowCostsSpec): Promise<ScenarioResult> {
     },
     notes: [
       `flow costs: DAG of ${n} nodes with ${linked.edges} edges vs none; ${n} batch members vs enqueueMany; batch handler of size 100 vs single jobs (concurrency ${spec.concurrency})`,
+      `flow costs: commands per batch member through processing, by name (members minus plain jobs): ${perName(batch.processByName, plain.processByName, n)}`,
     ],
   };
+}
+
+/** `name count` pairs of what `more` sent beyond `base`, per unit of `n`, largest first. */
+function perName(more: CommandCounts, base: CommandCounts, n: number): string {
+  return Object.keys({ ...more, ...base })
+    .map((name): [string, number] => [name, ((more[name] ?? 0) - (base[name] ?? 0)) / n])
+    .filter(([, per]) => Math.abs(per) >= 0.005)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, per]) => `${name} ${per.toFixed(2)}`)
+    .join(', ');
 }
