@@ -75,7 +75,7 @@ import { toDeadJobRecord, toJobRecord } from './schema/records.js';
 import { completeUpdate, extendLeaseUpdate, appendLogsUpdate, progressUpdate, requeueUpdate, retryUpdate, waitUpdate, wakeUpdate } from './schema/updates.js';
 import { StoreArgumentError, transactionsUnsupported } from './store-errors.js';
 import { completeMany } from './writes/complete-many.js';
-import { completeKeepingHolds } from './writes/completions.js';
+import { completeKeepingHolds, type CompletionFacts } from './writes/completions.js';
 import { FencedWrites } from './writes/fenced-writes.js';
 import { heartbeatMany } from './writes/heartbeat-many.js';
 import { releaseChildren, releaseChildrenOfRun, releaseIfParentFinished } from './writes/retention-holds.js';
@@ -366,7 +366,11 @@ export class MongoStore implements JobStore {
   }
 
   /** `complete`, with the run's last log lines in the same write (a `completeMany` item's `logs`). */
-  private async completeWithLogs(lease: LeaseRef, outcome: { result?: unknown; now: Date; session?: unknown; logs?: CompletionItem['logs'] }): Promise<void> {
+  private async completeWithLogs(
+    lease: LeaseRef,
+    outcome: { result?: unknown; now: Date; session?: unknown; logs?: CompletionItem['logs'] },
+    known?: CompletionFacts,
+  ): Promise<void> {
     const session = await this.sessionOf(outcome?.session, 'complete({ session })');
     requireDate(outcome.now, 'now');
     // A large result goes to the payload bucket first (in the session's transaction, if any). Should
@@ -374,7 +378,7 @@ export class MongoStore implements JobStore {
     // that did reference it.
     const value = await this.values.offloadResult(this.fenced.jobIdOf(lease), outcome.result, outcome.now, session);
     const update = completeUpdate(value.result, outcome.now, outcome.logs, value.ref);
-    await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, update, session, this.batches));
+    await this.ending(lease, () => completeKeepingHolds(this.collections.jobs, this.fenced, lease, update, session, this.batches, known));
     await this.countCompleted([lease], outcome.now);
     await this.permits.release(lease.token, lease.jobId, session, () => this.fenced.holds(lease));
   }
@@ -454,12 +458,17 @@ export class MongoStore implements JobStore {
       {
         jobs: this.collections.jobs,
         fenced: this.fenced,
-        completeOne: (item, at) =>
-          this.completeWithLogs(item.lease, {
-            now: at,
-            ...(item.result === undefined ? {} : { result: item.result }),
-            ...(item.logs === undefined ? {} : { logs: item.logs }),
-          }),
+        completeOne: (item, at, known) =>
+          this.completeWithLogs(
+            item.lease,
+            {
+              now: at,
+              ...(item.result === undefined ? {} : { result: item.result }),
+              ...(item.logs === undefined ? {} : { logs: item.logs }),
+            },
+            known,
+          ),
+        batches: this.batches,
         settleSlots: async (completed, lost) => {
           for (const item of lost) this.permits.forget(item.lease.token);
           for (const item of lost) this.runEnded(item.lease);

@@ -312,6 +312,29 @@ describe('MongoDB commands per job', () => {
     }
   });
 
+  it('completeMany of 40 members of one batch: one transaction for all of them, 7 commands, not ~3 per member', async () => {
+    const { store, commands } = await monitoredStore();
+    try {
+      const batch = await store.createBatch({ jobs: Array.from({ length: 50 }, (_, i) => newJob({ payload: { i } })), callbacks: {} }, { now: at(0) });
+      const jobs = await store.claim(claimRequest('w', at(1), 40));
+      expect(jobs).toHaveLength(40);
+      commands.length = 0;
+      const outcomes = await store.completeMany(
+        jobs.map((job) => ({ lease: { jobId: job.id, token: job.lease!.token } })),
+        at(2),
+      );
+      expect(outcomes).toEqual(jobs.map(() => 'completed'));
+      // The group commit's bulk write matches no member (a member's end moves its batch's counts in
+      // a transaction) and its read finds them members. Then one transaction: their completions,
+      // one $inc of every stripe they fall in, one read of those stripes, and the batch's count of
+      // complete stripes (40 of 50 members over at most 32 stripes leave some stripe complete).
+      expect(commands).toEqual(['update', 'find', 'update', 'update', 'find', 'findAndModify', 'commitTransaction']);
+      expect(await store.getBatch(batch.id)).toMatchObject({ completed: 40, pending: 10 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('long jobs at concurrency 50, started at different times: one heartbeat command per beat interval for all of them', async () => {
     const { store: monitored, commands } = await monitoredStore();
     const { store, inFlight } = watchHeartbeats(monitored);

@@ -15,7 +15,7 @@ import { inTransaction, type StoreCollections } from '../connection/collections.
 import type { BatchDocument, BatchStripeDocument, JobDocument } from '../schema/documents.js';
 import { newJobDocument } from '../schema/updates.js';
 import type { OffloadedValues } from '../payloads/offloaded-values.js';
-import { StoreArgumentError } from '../store-errors.js';
+import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
 
 /**
  * Batches on MongoDB (see `BatchRecord` in `@loom/core`): one document per batch in the batches
@@ -50,6 +50,20 @@ export function stripeOf(memberId: string): number {
 /** The `_id` of a batch's stripe document (a string: it never meets a batch's ObjectId). */
 function stripeId(batchId: string, stripe: number): string {
   return `${batchId}/${stripe}`;
+}
+
+/** The stripe number in a stripe document's `_id`. */
+function stripeNumberOf(id: string): number {
+  return Number(id.slice(id.lastIndexOf('/') + 1));
+}
+
+/**
+ * How a stripe's completeness changed when `delta` members ended (negative: queued again), read on
+ * the stripe after the change: 1 if it became complete, -1 if it stopped being so, else 0.
+ */
+function doneChange(stripe: BatchStripeDocument, delta: number): number {
+  const ended = stripe.completed + stripe.dead + stripe.cancelled;
+  return Number(ended === stripe.total) - Number(ended - delta === stripe.total);
 }
 
 type Counter = 'completed' | 'dead' | 'cancelled';
@@ -194,18 +208,58 @@ export class MongoBatches {
       if (after && after.completed + after.dead + after.cancelled === after.total) await this.finish(after, now, session);
       return;
     }
-    const ended = stripe.completed + stripe.dead + stripe.cancelled;
     const delta = (entered === undefined ? 0 : 1) - (left === undefined ? 0 : 1);
-    const wasDone = ended - delta === stripe.total;
-    const isDone = ended === stripe.total;
-    if (wasDone === isDone) return;
+    await this.stripesDone(_id, doneChange(stripe, delta), now, session);
+  }
+
+  /**
+   * {@link moved} for several members of one batch that made the same move, in one transaction
+   * (`session`'s): one `$inc` per stripe they fall in, sent as one bulk write, one read of those
+   * stripes, and at most one write of the batch. What the group commit of completions uses for the
+   * members of one batch it completes together (complete-many.ts).
+   */
+  async movedMany(batchId: string, memberIds: ObjectId[], from: JobStatus, to: JobStatus, now: Date, session: ClientSession): Promise<void> {
+    const _id = batchObjectId(batchId);
+    const left = batchCounterOf(from);
+    const entered = batchCounterOf(to);
+    if (!_id || left === entered) return;
+    const perStripe = new Map<number, number>();
+    for (const id of memberIds) {
+      const k = stripeOf(id.toHexString());
+      perStripe.set(k, (perStripe.get(k) ?? 0) + 1);
+    }
+    const incOf = (n: number): Partial<Record<Counter, number>> => ({
+      ...(left === undefined ? {} : { [left]: -n }),
+      ...(entered === undefined ? {} : { [entered]: n }),
+    });
+    const written = await this.stripes.bulkWrite(
+      [...perStripe].map(([k, n]) => ({ updateOne: { filter: { _id: stripeId(batchId, k), finished: { $exists: false } }, update: { $inc: incOf(n) } } })),
+      { session, ordered: true },
+    );
+    if (written.matchedCount === 0) {
+      // Finished (every stripe says so at once), or a batch stored before stripes: one at a time.
+      for (const id of memberIds) await this.moved(batchId, id, from, to, now, session);
+      return;
+    }
+    if (written.matchedCount !== perStripe.size)
+      throw new StoreOperationError(`batch ${batchId} has stripes that are finished and stripes that are not; its members were not counted`);
+    const stripes = await this.stripes.find({ _id: { $in: [...perStripe.keys()].map((k) => stripeId(batchId, k)) } }, { session }).toArray();
+    const perMember = (entered === undefined ? 0 : 1) - (left === undefined ? 0 : 1);
+    let change = 0;
+    for (const stripe of stripes) change += doneChange(stripe, perMember * perStripe.get(stripeNumberOf(stripe._id))!);
+    await this.stripesDone(_id, change, now, session);
+  }
+
+  /** Adds `change` stripes to those of batch `_id` that are complete; the one that makes them all finishes it. */
+  private async stripesDone(_id: ObjectId, change: number, now: Date, session: ClientSession): Promise<void> {
+    if (change === 0) return;
     const after = await this.batches.findOneAndUpdate(
       { _id, finishedAt: { $exists: false } },
-      { $inc: { stripesDone: isDone ? 1 : -1 } },
+      { $inc: { stripesDone: change } },
       { session, returnDocument: 'after' },
     );
     if (after?.stripes && after.stripesDone === after.stripes.length)
-      await this.finish({ ...after, ...(await this.counts(batchId, after.stripes, session)) }, now, session);
+      await this.finish({ ...after, ...(await this.counts(_id.toHexString(), after.stripes, session)) }, now, session);
   }
 
   /** Marks the batch finished and inserts its callbacks (the unique key index refuses a second one). */

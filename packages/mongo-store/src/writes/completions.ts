@@ -58,9 +58,34 @@ export function completionStatements(
 }
 
 /**
+ * What a completion's slow path needs to know of its job: its batch, and whether the run enqueued
+ * children (its steps say so). Neither changes while the run holds its lease — a job's batch is set
+ * at enqueue, and only the lease holder adds steps — so facts read under the lease stay true until
+ * the completion's fenced write, which is refused anyway if the lease was lost since.
+ */
+export interface CompletionFacts {
+  batchId: string | undefined;
+  parent: boolean;
+}
+
+/** The projection that {@link factsOf} reads. */
+export const FACTS_PROJECTION = { batchId: 1, 'steps.kind': 1 } as const;
+
+/** The {@link CompletionFacts} of a job document read with {@link FACTS_PROJECTION}. */
+export function factsOf(job: Pick<JobDocument, 'batchId' | 'steps'>): CompletionFacts {
+  // Children are found by parent id, a command that reaches every shard of a partitioned
+  // deployment: sent only by a run that enqueued some.
+  return { batchId: job.batchId, parent: job.steps?.some((step) => step.kind === 'enqueue') === true };
+}
+
+/**
  * `running → completed`, fenced, keeping retention holds. A job with children first releases
  * them ({@link releaseChildren}), then completes. Refused as every fenced write is (`LEASE_LOST`,
  * or `CANCELLED` once its cancel was requested), changing nothing.
+ *
+ * `known`: the job's facts as a read under this lease found them (the group commit's own read, see
+ * complete-many.ts). The fast path, which only a job in no batch and without children takes, and
+ * the read of the first round are then skipped: a batch member's completion is its transaction.
  */
 export async function completeKeepingHolds(
   jobs: Collection<JobDocument>,
@@ -69,19 +94,17 @@ export async function completeKeepingHolds(
   update: UpdateFilter<JobDocument> & { $set: Partial<JobDocument> },
   session: ClientSession | undefined,
   batches: MongoBatches,
+  known?: CompletionFacts,
 ): Promise<void> {
   const id = fenced.jobIdOf(lease);
   const fence = fencedFilter('complete', id, lease.token);
-  if (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN, ...NOT_IN_BATCH }, update, session)) return;
+  if (!known && (await completeHeldOrNot(jobs, { ...fence, ...NO_CHILDREN, ...NOT_IN_BATCH }, update, session))) return;
   for (let round = 0; round < MAX_CONDITIONAL_ROUNDS; round++) {
     // Not completed: the lease is lost (or the job's cancel was requested), it has children to
     // release first, or it is a batch member (its batch's counts move in the same transaction).
-    const job = await jobs.findOne(fence, { projection: { _id: 1, batchId: 1, 'steps.kind': 1 }, ...withSession(session) });
-    if (!job) throw await fenced.refusal(lease, session);
-    const { batchId } = job;
-    // Children are found by parent id, a command that reaches every shard of a partitioned
-    // deployment: sent only by a run that enqueued some (its steps say so).
-    const parent = job.steps?.some((step) => step.kind === 'enqueue') === true;
+    const facts = round === 0 && known ? known : await readFacts(jobs, fence, session);
+    if (!facts) throw await fenced.refusal(lease, session);
+    const { batchId, parent } = facts;
     if (batchId !== undefined) {
       return batches.within(session, async (s) => {
         if (parent) await releaseChildren(jobs, id, s);
@@ -93,4 +116,10 @@ export async function completeKeepingHolds(
     if (await completeHeldOrNot(jobs, fence, update, session)) return;
   }
   throw tooManyRounds('complete', lease.jobId);
+}
+
+/** The facts of the job `fence` finds (still running under the lease), or null when it finds none. */
+async function readFacts(jobs: Collection<JobDocument>, fence: Filter<JobDocument>, session: ClientSession | undefined): Promise<CompletionFacts | null> {
+  const job = await jobs.findOne(fence, { projection: { _id: 1, ...FACTS_PROJECTION }, ...withSession(session) });
+  return job && factsOf(job);
 }

@@ -160,6 +160,55 @@ export function describeBatches(ctx: ConformanceContext, atomic: boolean): void 
     );
 
     it(
+      'completeMany of many members from two stores at once: each item its own outcome, every end counted once',
+      async () => {
+        // More members than a store may spread its counts over (MongoStore: 32 stripes), completed
+        // by group commits of two stores at once. In one of them some items cannot complete: a
+        // cancel was requested, or the token is not the lease's.
+        const n = 40;
+        const batch = await create(n);
+        const jobs = await claimAll(n);
+        const peer = await ctx.peer();
+        const cancelling = jobs.slice(0, 3);
+        for (const job of cancelling) expect(await ctx.store.cancelJob(job.id, { now: at(5) })).toMatchObject({ outcome: 'requested' });
+        const stale = jobs[3]!;
+        const mine = jobs.slice(3, 20);
+        const theirs = jobs.slice(20);
+        const [own, other] = await Promise.all([
+          ctx.store.completeMany(
+            [...cancelling, ...mine].map((job) => ({ lease: job === stale ? { jobId: job.id, token: 'not-the-lease' } : leaseOf(job), result: job.id })),
+            at(10),
+          ),
+          peer.completeMany(
+            theirs.map((job) => ({ lease: leaseOf(job) })),
+            at(10),
+          ),
+        ]);
+        expect(own).toEqual([...cancelling.map(() => 'cancelled'), 'lost', ...mine.slice(1).map(() => 'completed')]);
+        expect(other).toEqual(theirs.map(() => 'completed'));
+        expect(await ctx.store.getBatch(batch.id)).toMatchObject({ completed: n - 4, cancelled: 0, pending: 4 });
+        expect(await callbacks()).toEqual([]);
+        for (const job of cancelling) await ctx.store.completeCancel(leaseOf(job), at(11));
+        expect(await ctx.store.completeMany([{ lease: leaseOf(stale) }], at(12))).toEqual(['completed']);
+        const finished = await ctx.store.getBatch(batch.id);
+        expect(finished).toMatchObject({ total: n, completed: n - 3, cancelled: 3, pending: 0, finishedAt: at(12) });
+        expect((await callbacks()).map((j) => j.name).sort()).toEqual(['on-complete', 'on-failure']);
+        // Cancelled members run again after the end and completed together change nothing of it.
+        for (const job of cancelling.slice(0, 2)) expect(await ctx.store.retryJob(job.id, at(13))).toMatchObject({ outcome: 'retried' });
+        const again = await claimAll(2, at(14));
+        expect(
+          await ctx.store.completeMany(
+            again.map((job) => ({ lease: leaseOf(job) })),
+            at(15),
+          ),
+        ).toEqual(['completed', 'completed']);
+        expect(await ctx.store.getBatch(batch.id)).toEqual(finished);
+        expect(await callbacks()).toHaveLength(2);
+      },
+      HEAVY_TEST_MS,
+    );
+
+    it(
       'many members ending at once, some dead and replayed meanwhile: the batch ends once, when the last one ends',
       async () => {
         // More members than a store may spread its counts over (MongoStore: 32 stripes), so ends
