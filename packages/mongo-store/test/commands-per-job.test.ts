@@ -335,6 +335,28 @@ describe('MongoDB commands per job', () => {
     }
   });
 
+  it('a completed dependency of 4 jobs is settled in 3 commands: its read, one write for every dependent, its close', async () => {
+    const { store, commands } = await monitoredStore();
+    try {
+      const [a] = await store.enqueue([newJob({ name: 'dep' })], { now: at(0) });
+      const dependents = await store.enqueue(
+        Array.from({ length: 4 }, (_, i) => newJob({ payload: { i }, dependsOn: [a!.id] })),
+        { now: at(0) },
+      );
+      const [running] = await store.claim({ ...claimRequest('w', at(1)), names: ['dep'] });
+      await store.complete({ jobId: running!.id, token: running!.lease!.token }, { now: at(2) });
+      commands.length = 0;
+      expect(await store.settleDependents({ now: at(3), jobIds: [a!.id] })).toBe(1);
+      // Per dependent, two statements (drop the dependency from its unmet list; queue it if none
+      // is left) in one ordered bulk write for all of them: not two round trips each.
+      expect(commands).toEqual(['find', 'update', 'update']);
+      const ready = await store.claim(claimRequest('w', at(4), 10));
+      expect(ready.map((job) => job.id).sort()).toEqual(dependents.map((d) => d.id).sort());
+    } finally {
+      await store.close();
+    }
+  });
+
   it('long jobs at concurrency 50, started at different times: one heartbeat command per beat interval for all of them', async () => {
     const { store: monitored, commands } = await monitoredStore();
     const { store, inFlight } = watchHeartbeats(monitored);
