@@ -335,20 +335,27 @@ describe('MongoDB commands per job', () => {
     }
   });
 
-  it('a completed dependency of 4 jobs is settled in 3 commands: its read, one write for every dependent, its close', async () => {
+  it('3 completed dependencies of 7 jobs are settled in 3 commands: one read, one write for every edge, one close', async () => {
     const { store, commands } = await monitoredStore();
     try {
-      const [a] = await store.enqueue([newJob({ name: 'dep' })], { now: at(0) });
-      const dependents = await store.enqueue(
-        Array.from({ length: 4 }, (_, i) => newJob({ payload: { i }, dependsOn: [a!.id] })),
+      const deps = await store.enqueue(
+        Array.from({ length: 3 }, (_, i) => newJob({ name: 'dep', payload: { i } })),
         { now: at(0) },
       );
-      const [running] = await store.claim({ ...claimRequest('w', at(1)), names: ['dep'] });
-      await store.complete({ jobId: running!.id, token: running!.lease!.token }, { now: at(2) });
+      // Two dependents of each, and one of all three.
+      const dependents = await store.enqueue(
+        [
+          ...deps.flatMap((d, i) => [0, 1].map((k) => newJob({ payload: { i, k }, dependsOn: [d.id] }))),
+          newJob({ payload: 'all', dependsOn: deps.map((d) => d.id) }),
+        ],
+        { now: at(0) },
+      );
+      const running = await store.claim({ ...claimRequest('w', at(1), 3), names: ['dep'] });
+      for (const job of running) await store.complete({ jobId: job.id, token: job.lease!.token }, { now: at(2) });
       commands.length = 0;
-      expect(await store.settleDependents({ now: at(3), jobIds: [a!.id] })).toBe(1);
-      // Per dependent, two statements (drop the dependency from its unmet list; queue it if none
-      // is left) in one ordered bulk write for all of them: not two round trips each.
+      expect(await store.settleDependents({ now: at(3), jobIds: deps.map((d) => d.id) })).toBe(3);
+      // Per edge, two statements (drop the dependency from the job's unmet list; queue the job if
+      // none is left), all in one ordered bulk write: not two round trips each, one after the other.
       expect(commands).toEqual(['find', 'update', 'update']);
       const ready = await store.claim(claimRequest('w', at(4), 10));
       expect(ready.map((job) => job.id).sort()).toEqual(dependents.map((d) => d.id).sort());

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, ClientSession, Filter, ObjectId, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Collection, Filter, ObjectId, UpdateFilter } from 'mongodb';
 import {
   InvalidDependenciesError,
   LIFECYCLE,
@@ -17,7 +17,7 @@ import type { DeadLetterDocument, JobDocument } from '../schema/documents.js';
 import { deadLetterDocument } from '../schema/updates.js';
 import { DEAD_DEPENDENTS_OPEN_INDEX, DEPENDENTS_OPEN_INDEX } from '../schema/indexes.js';
 import { StoreArgumentError } from '../store-errors.js';
-import { releaseHolds } from '../writes/retention-holds.js';
+import { releaseStatements } from '../writes/retention-holds.js';
 import type { Route } from '../partitions/partitions.js';
 
 /**
@@ -195,15 +195,31 @@ interface Finished {
 
 const FINISHED: JobStatus[] = ['completed', 'cancelled'];
 
-async function readFinished(collections: StoreCollections, id: ObjectId): Promise<Finished | null> {
-  const job = await collections.jobs.findOne({ _id: id }, { projection: { status: 1, dependents: 1, dependentsOpen: 1, dependentRoutes: 1 } });
-  if (job)
-    return FINISHED.includes(job.status) && job.dependentsOpen === true
-      ? { id, status: job.status, dependents: job.dependents ?? [], dependentRoutes: job.dependentRoutes, dead: false }
-      : null;
-  const letter = await collections.deadLetters.findOne({ _id: id }, { projection: { 'job.dependents': 1, 'job.dependentsOpen': 1, 'job.dependentRoutes': 1 } });
-  if (letter?.job.dependentsOpen !== true) return null;
-  return { id, status: 'dead', dependents: letter.job.dependents ?? [], dependentRoutes: letter.job.dependentRoutes, dead: true };
+/**
+ * The jobs of `ids` that finished with their end not yet applied to their dependents
+ * (`dependentsOpen`): one read of the jobs, and one of the dead letters for those not found there.
+ */
+async function readFinished(collections: StoreCollections, ids: ObjectId[]): Promise<Finished[]> {
+  const finished: Finished[] = [];
+  const seen = new Set<string>();
+  const jobs = await collections.jobs
+    .find({ _id: { $in: ids } }, { projection: { status: 1, dependents: 1, dependentsOpen: 1, dependentRoutes: 1 } })
+    .toArray();
+  for (const job of jobs) {
+    seen.add(job._id.toHexString());
+    if (FINISHED.includes(job.status) && job.dependentsOpen === true)
+      finished.push({ id: job._id, status: job.status, dependents: job.dependents ?? [], dependentRoutes: job.dependentRoutes, dead: false });
+  }
+  const rest = ids.filter((id) => !seen.has(id.toHexString()));
+  if (rest.length === 0) return finished;
+  const letters = await collections.deadLetters
+    .find({ _id: { $in: rest } }, { projection: { 'job.dependents': 1, 'job.dependentsOpen': 1, 'job.dependentRoutes': 1 } })
+    .toArray();
+  for (const letter of letters) {
+    if (letter.job.dependentsOpen === true)
+      finished.push({ id: letter._id, status: 'dead', dependents: letter.job.dependents ?? [], dependentRoutes: letter.job.dependentRoutes, dead: true });
+  }
+  return finished;
 }
 
 /** `settleDependents` (see `JobStore`). */
@@ -229,43 +245,99 @@ export async function settleDependents(
   }
   let settled = 0;
   const rounds = new Map<string, number>();
+  // In rounds: the jobs of a round are read together, their completed ones' dependents met in one
+  // write, and they are closed together; the jobs a round ended (dependents of a dead or
+  // cancelled job, under their policy) and those that gained dependents meanwhile make the next.
   while (work.length > 0) {
-    const id = work.shift()!;
-    const finished = await readFinished(collections, id);
-    if (!finished) continue;
-    if (routes) for (const [dependent, route] of Object.entries(finished.dependentRoutes ?? {})) routes.learn(dependent, route);
-    if (dependencyOutcome(finished.status, undefined) === 'met') await meetAll(collections, finished, now);
-    else
-      for (const dependent of finished.dependents) {
-        const ended = await settleOne(collections, finished, dependent, now);
+    const finished = await readFinished(collections, uniqueIds(work.splice(0)));
+    if (routes) for (const job of finished) for (const [dependent, route] of Object.entries(job.dependentRoutes ?? {})) routes.learn(dependent, route);
+    await meetAll(
+      collections,
+      finished.filter((job) => job.status === 'completed'),
+      now,
+    );
+    for (const job of finished) {
+      if (job.status === 'completed') continue;
+      for (const dependent of job.dependents) {
+        const ended = await settleOne(collections, job, dependent, now);
         if (ended) work.push(ended);
       }
-    // Only if no dependent was added meanwhile (an enqueue committed since the read): else read again.
-    const closed = finished.dead
-      ? await collections.deadLetters.updateOne({ _id: id, 'job.dependents': { $size: finished.dependents.length } }, { $unset: { 'job.dependentsOpen': '' } })
-      : { matchedCount: await releaseHolds(collections.jobs, { _id: id, dependents: { $size: finished.dependents.length } }, 'dependentsOpen') };
-    if (closed.matchedCount === 1) settled += 1;
-    else {
-      const round = (rounds.get(id.toHexString()) ?? 0) + 1;
-      rounds.set(id.toHexString(), round);
-      if (round < MAX_SETTLE_ROUNDS) work.push(id);
+    }
+    const open = await closeAll(collections, finished);
+    settled += finished.length - open.length;
+    for (const job of open) {
+      // It gained a dependent since the read (an enqueue committed meanwhile): read it again.
+      const round = (rounds.get(job.id.toHexString()) ?? 0) + 1;
+      rounds.set(job.id.toHexString(), round);
+      if (round < MAX_SETTLE_ROUNDS) work.push(job.id);
     }
   }
   return settled;
 }
 
+/** `ids` without repeats (a job ended by a round may also have been asked for). */
+function uniqueIds(ids: ObjectId[]): ObjectId[] {
+  const seen = new Set<string>();
+  return ids.filter((id) => !seen.has(id.toHexString()) && Boolean(seen.add(id.toHexString())));
+}
+
+/**
+ * Closes the settled jobs (`dependentsOpen` goes, and with it their retention hold), each only if
+ * no dependent was added since the read (its `dependents` has the length read). One write for the
+ * jobs and one for the dead letters. Returns the jobs left open.
+ */
+async function closeAll(collections: StoreCollections, finished: Finished[]): Promise<Finished[]> {
+  const sized = (job: Finished) => ({ $size: job.dependents.length });
+  return [
+    ...(await closeIn(
+      collections.jobs,
+      finished.filter((job) => !job.dead),
+      (job) => releaseStatements({ _id: job.id, dependents: sized(job) }, 'dependentsOpen'),
+      { dependentsOpen: true },
+    )),
+    ...(await closeIn(
+      collections.deadLetters,
+      finished.filter((job) => job.dead),
+      (job) => [{ updateOne: { filter: { _id: job.id, 'job.dependents': sized(job) }, update: { $unset: { 'job.dependentsOpen': '' as const } } } }],
+      { 'job.dependentsOpen': true },
+    )),
+  ];
+}
+
+/**
+ * {@link closeAll} in one collection: the statements of every job in one ordered write, each job
+ * matched by at most one of its statements; when fewer matched than jobs were sent, one read of
+ * those still `open` tells which.
+ */
+async function closeIn<T extends { _id: ObjectId }>(
+  collection: Collection<T>,
+  jobs: Finished[],
+  statementsOf: (job: Finished) => AnyBulkWriteOperation<T>[],
+  open: Filter<T>,
+): Promise<Finished[]> {
+  if (jobs.length === 0) return [];
+  const { matchedCount } = await collection.bulkWrite(jobs.flatMap(statementsOf), { ordered: true });
+  if (matchedCount === jobs.length) return [];
+  const ids = jobs.map((job) => job.id);
+  const found = await collection.find({ _id: { $in: ids }, ...open } as Filter<T>, { projection: { _id: 1 } }).toArray();
+  const still = new Set(found.map((doc) => (doc._id as ObjectId).toHexString()));
+  return jobs.filter((job) => still.has(job.id.toHexString()));
+}
+
 /**
  * A completed dependency is met whatever a dependent's policy: for each dependent still waiting
  * for it, the dependency leaves its unmet list, and a list left empty makes the job queued. Two
- * statements per dependent, in that order, all in one ordered bulk write (one command however many
- * dependents; before, two round trips each, one after the other).
+ * statements per edge, in that order, for every edge of the `completed` jobs in one ordered bulk
+ * write (before, two round trips per edge, one after the other).
  */
-async function meetAll(collections: StoreCollections, dep: Finished, now: Date): Promise<void> {
-  const depId = dep.id.toHexString();
+async function meetAll(collections: StoreCollections, completed: Finished[], now: Date): Promise<void> {
   const statements: AnyBulkWriteOperation<JobDocument>[] = [];
-  for (const dependentId of dep.dependents) {
-    const _id = parseJobId(dependentId);
-    if (_id) statements.push(...meetStatements(_id, depId, now));
+  for (const dep of completed) {
+    const depId = dep.id.toHexString();
+    for (const dependentId of dep.dependents) {
+      const _id = parseJobId(dependentId);
+      if (_id) statements.push(...meetStatements(_id, depId, now));
+    }
   }
   if (statements.length > 0) await collections.jobs.bulkWrite(statements, { ordered: true });
 }

@@ -43,10 +43,19 @@ export async function releaseChildren(jobs: Collection<JobDocument>, parentId: O
  * its `finishedAt` back, and from then on retention counts from it. One `update` command.
  */
 export async function releaseHolds(jobs: Collection<JobDocument>, where: Filter<JobDocument>, field: HoldField, session?: ClientSession): Promise<number> {
+  return (await jobs.bulkWrite(releaseStatements(where, field), { ordered: true, ...withSession(session) })).matchedCount;
+}
+
+/**
+ * The two statements of {@link releaseHolds}, whose filters exclude each other: a job matching
+ * `where` and holding `field` is matched by exactly one, so the matched count of several releases
+ * sent together is the number of jobs released.
+ */
+export function releaseStatements(where: Filter<JobDocument>, field: HoldField): AnyBulkWriteOperation<JobDocument>[] {
   const others = HOLDS.filter((h) => h !== field);
   const holding = { ...where, [field]: { $exists: true } } as Filter<JobDocument>;
   const free = Object.fromEntries(others.map((other) => [other, { $exists: false }]));
-  const operations: AnyBulkWriteOperation<JobDocument>[] = [
+  return [
     // Not completed yet, or still held otherwise: only the hold goes.
     {
       updateMany: {
@@ -62,7 +71,6 @@ export async function releaseHolds(jobs: Collection<JobDocument>, where: Filter<
       },
     },
   ];
-  return (await jobs.bulkWrite(operations, { ordered: true, ...withSession(session) })).matchedCount;
 }
 
 /**
