@@ -405,8 +405,12 @@ function expectedMetrics(c: Pick<BenchConfig, 'groups'> & { bullmqSkipped: boole
       ['loom', 'flowCostProcessServerUsPerEdge'],
       ['loom', 'flowCostEnqueueCommandsPerMember'],
       ['loom', 'flowCostProcessServerUsPerMember'],
+      ['loom', 'flowCostProcessCommandsPerEdge'],
+      ['loom', 'flowCostProcessCommandsPerMember'],
       ['loom', 'flowCostBatchHandlerJobsPerSec'],
       ['loom', 'flowCostSingleJobsPerSec'],
+      ['loom', 'flowCostDagJobsPerSec'],
+      ['loom', 'flowCostBatchMembersPerSec'],
     );
   return want;
 }

@@ -123,6 +123,8 @@ export async function flowCosts(spec: FlowCostsSpec): Promise<ScenarioResult> {
       flowCostProcessCommandsPerMember: perMember('processCommands'),
       flowCostProcessServerUsPerMember: perMember('processServerUs'),
       flowCostSingleJobsPerSec: (n / plain.processMs) * 1000,
+      flowCostDagJobsPerSec: (n / withEdges.processMs) * 1000,
+      flowCostBatchMembersPerSec: (n / batch.processMs) * 1000,
       flowCostBatchHandlerJobsPerSec: (n / batchHandler.processMs) * 1000,
       flowCostSingleProcessCommandsPerJob: plain.processCommands / n,
       flowCostBatchHandlerProcessCommandsPerJob: batchHandler.processCommands / n,
