@@ -325,30 +325,36 @@ async function closeIn<T extends { _id: ObjectId }>(
 }
 
 /**
- * A completed dependency is met whatever a dependent's policy: for each dependent still waiting
- * for it, the dependency leaves its unmet list, and a list left empty makes the job queued. Two
- * statements per edge, in that order, for every edge of the `completed` jobs in one ordered bulk
- * write (before, two round trips per edge, one after the other).
+ * A completed dependency is met whatever a dependent's policy: each dependent still waiting for
+ * some of the `completed` jobs drops them from its unmet list, and a list left empty makes it
+ * queued. Two statements per dependent, in that order, for all of them in one ordered bulk write
+ * (before, two round trips per edge, one after the other).
  */
 async function meetAll(collections: StoreCollections, completed: Finished[], now: Date): Promise<void> {
-  const statements: AnyBulkWriteOperation<JobDocument>[] = [];
+  const met = new Map<string, string[]>();
   for (const dep of completed) {
     const depId = dep.id.toHexString();
     for (const dependentId of dep.dependents) {
-      const _id = parseJobId(dependentId);
-      if (_id) statements.push(...meetStatements(_id, depId, now));
+      const ids = met.get(dependentId);
+      if (ids) ids.push(depId);
+      else met.set(dependentId, [depId]);
     }
+  }
+  const statements: AnyBulkWriteOperation<JobDocument>[] = [];
+  for (const [dependentId, depIds] of met) {
+    const _id = parseJobId(dependentId);
+    if (_id) statements.push(...meetStatements(_id, depIds, now));
   }
   if (statements.length > 0) await collections.jobs.bulkWrite(statements, { ordered: true });
 }
 
-/** The two writes that meet dependency `depId` of the job `_id`, if it still waits for it. */
-function meetStatements(_id: ObjectId, depId: string, now: Date): AnyBulkWriteOperation<JobDocument>[] {
+/** The two writes that meet the dependencies `depIds` of the job `_id`, those it still waits for. */
+function meetStatements(_id: ObjectId, depIds: string[], now: Date): AnyBulkWriteOperation<JobDocument>[] {
   return [
     {
       updateOne: {
-        filter: { _id, status: 'waiting', 'waitingFor.dependencies': depId } as Filter<JobDocument>,
-        update: { $pull: { 'waitingFor.dependencies': depId }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>,
+        filter: { _id, status: 'waiting', 'waitingFor.dependencies': { $in: depIds } } as Filter<JobDocument>,
+        update: { $pull: { 'waitingFor.dependencies': { $in: depIds } }, $set: { updatedAt: now } } as UpdateFilter<JobDocument>,
       },
     },
     {
@@ -360,21 +366,22 @@ function meetStatements(_id: ObjectId, depId: string, now: Date): AnyBulkWriteOp
   ];
 }
 
-/** Applies `dep`'s end to the job `dependentId`, if it still waits for it; returns its id when that ended it (its own dependents are next). */
+/**
+ * Applies the end of `dep`, dead or cancelled, to the job `dependentId` if it still waits for it;
+ * returns its id when that ended it (its own dependents are next).
+ */
 async function settleOne(collections: StoreCollections, dep: Finished, dependentId: string, now: Date): Promise<ObjectId | null> {
   const { jobs } = collections;
   const _id = parseJobId(dependentId);
   if (!_id) return null;
   const depId = dep.id.toHexString();
   const waiting = { _id, status: 'waiting', 'waitingFor.dependencies': depId } as Filter<JobDocument>;
-  let outcome = dependencyOutcome(dep.status, undefined);
-  if (outcome !== 'met') {
-    const job = await jobs.findOne(waiting, { projection: { onDependencyFailure: 1 } });
-    if (!job) return null;
-    outcome = dependencyOutcome(dep.status, job.onDependencyFailure);
-  }
+  // Dead or cancelled (the dependents of a completed one are met by meetAll): its policy decides.
+  const job = await jobs.findOne(waiting, { projection: { onDependencyFailure: 1 } });
+  if (!job) return null;
+  const outcome = dependencyOutcome(dep.status, job.onDependencyFailure);
   if (outcome === 'met') {
-    await jobs.bulkWrite(meetStatements(_id, depId, now), { ordered: true });
+    await jobs.bulkWrite(meetStatements(_id, [depId], now), { ordered: true });
     return null;
   }
   const reason = dependencyFailedReason(depId, dep.status);
