@@ -41,7 +41,8 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
       .join(' ');
     log(`${label} ${r === undefined ? `(${c.runs} rounds)` : `run ${r + 1}/${c.runs}`}: ${shown} maxRSS=${report.maxRssMb.toFixed(0)}MB`);
     if (report.commands) breakdown[label] = report.commands;
-    for (const note of report.notes ?? []) collector.notes.push(`${label}: ${note}`);
+    // Each run gives its notes again; a note the same in every run is kept once.
+    for (const note of report.notes ?? []) if (!collector.notes.includes(`${label}: ${note}`)) collector.notes.push(`${label}: ${note}`);
     return report;
   };
   const timeoutMs = c.timeoutMs;
