@@ -23,10 +23,11 @@ import type { Route } from '../partitions/partitions.js';
 /**
  * Job dependencies on MongoDB. A job lists its dependencies (`dependsOn`) and the unmet ones
  * (`waitingFor.dependencies`); each dependency lists its dependents (`dependents`) and carries
- * `dependentsOpen` until a settle has applied its end to them. Settling reads the finished job and
- * writes each dependent by `_id`: O(edges), no scan (a completed dependency: one bulk write of two
- * statements per edge, plus one read and one update per finished job). `dependentsOpen` is in a partial index, so the
- * settle of what a crash left undone finds exactly those jobs.
+ * `dependentsOpen` until a settle has applied its end to them. Settling reads the finished jobs and
+ * writes each dependent by `_id`: O(edges), no scan (for completed dependencies, three commands
+ * however many are settled together: one read, one bulk write of two statements per dependent, one
+ * close). `dependentsOpen` is in a partial index, so the settle of what a crash left undone finds
+ * exactly those jobs.
  *
  * An enqueue with dependencies is one transaction (a replica set is required): its read of the
  * dependencies' statuses and its write of their `dependents` conflict with a concurrent end of a
