@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Job, type BatchContext, type BatchItem } from '@loom/core';
+import { Job, MemoryStore, type BatchContext, type BatchItem } from '@loom/core';
 import { createTestLoom } from '@loom/testing';
 
 // @Job({ batch }) with runBatch (FLOWS.md, issue 31 item 3), on a MemoryStore and a FakeClock.
@@ -77,6 +77,41 @@ describe('batch handlers', () => {
     await t.runUntilIdle(); // the FakeClock stands still: no poll fires
     expect(calls.map((c) => c.length)).toEqual([5, 5, 5, 5, 3]);
     expect((await t.jobs.list({ status: 'completed', limit: 100 })).jobs).toHaveLength(23);
+    await t.stop();
+  });
+
+  it('a call holds its unit of concurrency until its jobs’ outcomes are stored, not only until runBatch answers', async () => {
+    calls.length = 0;
+    // A store whose completions wait until the test lets them through (a slow database).
+    const memory = new MemoryStore();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const store = new Proxy(memory, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop !== 'completeMany' && prop !== 'complete') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          await gate;
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const t = await createTestLoom({ jobs: [IndexDoc], store, start: false, concurrency: 1, hungStoreCall: '50ms' });
+    await t.enqueueMany(
+      IndexDoc,
+      Array.from({ length: 20 }, (_, i) => ({ n: 10 + i })),
+    );
+    await t.start();
+    await t.settle();
+    // The first call answered; its five jobs wait for their outcomes to be stored. With concurrency
+    // 1, no second call starts meanwhile: at most concurrency x size jobs are in flight.
+    expect(calls.map((c) => c.length)).toEqual([5]);
+    expect((await t.jobs.list({ status: 'running', limit: 100 })).jobs).toHaveLength(5);
+    release();
+    await t.runUntilIdle();
+    expect(calls.map((c) => c.length)).toEqual([5, 5, 5, 5]);
+    expect((await t.jobs.list({ status: 'completed', limit: 100 })).jobs).toHaveLength(20);
     await t.stop();
   });
 

@@ -348,11 +348,17 @@ export class WorkerPool {
 
   /**
    * The units of the engine's concurrency in use: one per run, but a batch handler's runs take one
-   * per call (open or waiting for its answer), however many jobs it holds.
+   * per call (open or waiting for its answer), however many jobs it holds — and one per `size` of
+   * its runs still in flight after their call answered (their outcomes not stored yet), so that at
+   * most `concurrency` x `size` of its jobs are in flight however slow the store is.
    */
   private used(): number {
     let calls = 0;
-    for (const def of this.o.registry.all()) if (def.batch) calls += this.o.runner.batchCalls.calls(def.name);
+    for (const def of this.o.registry.all()) {
+      if (!def.batch) continue;
+      const runs = this.runningByName.get(def.name) ?? 0;
+      calls += Math.max(this.o.runner.batchCalls.calls(def.name), Math.ceil(runs / def.batch.size));
+    }
     return this.slots.size - this.batchedRuns + calls;
   }
 
