@@ -10,6 +10,7 @@ import { flowId, type FlowPermits, type Grant, type PermitRules } from '../flow/
 import { FLOW_KEY_INDEX } from '../schema/indexes.js';
 import type { StoreLogger } from '../options.js';
 import { toJobRecord } from '../schema/records.js';
+import { groupBy } from '../group-by.js';
 
 /** A safety bound only, as in `claims.ts`. */
 const MAX_ROUNDS = 100;
@@ -26,18 +27,6 @@ function nameRules(limits: FlowLimits): PermitRules {
 
 /** Whether a name's document counts anything (else it only carries holds, and a read decides). */
 const counts = (rules: PermitRules): boolean => rules.concurrency !== undefined || rules.rate !== undefined;
-
-/** `items` in lists by `keyOf`, the lists in order of their first item, each in the items' order. */
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
-}
 
 /** Whether jobs of this name are served by key (grouped, or rate-limited per key). */
 const isKeyed = (limits: FlowLimits): boolean => limits.group !== undefined || limits.rateLimit?.keyed === true;

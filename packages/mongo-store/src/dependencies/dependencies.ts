@@ -18,6 +18,7 @@ import { deadLetterDocument } from '../schema/updates.js';
 import { DEAD_DEPENDENTS_OPEN_INDEX, DEPENDENTS_OPEN_INDEX } from '../schema/indexes.js';
 import { StoreArgumentError } from '../store-errors.js';
 import { releaseStatements } from '../writes/retention-holds.js';
+import { groupBy } from '../group-by.js';
 import type { Route } from '../partitions/partitions.js';
 
 /**
@@ -332,18 +333,11 @@ async function closeIn<T extends { _id: ObjectId }>(
  * (before, two round trips per edge, one after the other).
  */
 async function meetAll(collections: StoreCollections, completed: Finished[], now: Date): Promise<void> {
-  const met = new Map<string, string[]>();
-  for (const dep of completed) {
-    const depId = dep.id.toHexString();
-    for (const dependentId of dep.dependents) {
-      const ids = met.get(dependentId);
-      if (ids) ids.push(depId);
-      else met.set(dependentId, [depId]);
-    }
-  }
+  const edges = completed.flatMap((dep) => dep.dependents.map((dependent) => ({ dependent, depId: dep.id.toHexString() })));
   const statements: AnyBulkWriteOperation<JobDocument>[] = [];
-  for (const [dependentId, depIds] of met) {
+  for (const [dependentId, met] of groupBy(edges, (edge) => edge.dependent)) {
     const _id = parseJobId(dependentId);
+    const depIds = met.map((edge) => edge.depId);
     if (_id) statements.push(...meetStatements(_id, depIds, now));
   }
   if (statements.length > 0) await collections.jobs.bulkWrite(statements, { ordered: true });

@@ -7,6 +7,7 @@ import { fencedFilter, fencedManyFilter } from '../schema/filters.js';
 import { bulkWriteFenced, leaseIdsOf } from './lease-batches.js';
 import { completionStatements, factsOf, FACTS_PROJECTION, type CompletionFacts } from './completions.js';
 import { stripeOf, type MongoBatches } from '../batches/batches.js';
+import { groupBy } from '../group-by.js';
 import { isTransientMongoError } from '../connection/transient-errors.js';
 import { completeUpdate } from '../schema/updates.js';
 import { StoreArgumentError, StoreOperationError } from '../store-errors.js';
@@ -147,24 +148,24 @@ class NotAllMembersMatched extends Error {}
  * each one's outcome. Returns the items left for it.
  */
 async function completeMembersTogether(call: Call, slow: Slow[]): Promise<Slow[]> {
-  const byBatch = new Map<string, number[]>();
-  const alone: Slow[] = [];
-  for (const item of slow) {
-    const batchId = item.known?.parent === false ? item.known.batchId : undefined;
-    if (batchId === undefined) alone.push(item);
-    else byBatch.set(batchId, [...(byBatch.get(batchId) ?? []), item.i]);
-  }
+  // A member without children to release: its batch.
+  const batchOf = (item: Slow): string | undefined => (item.known?.parent === false ? item.known.batchId : undefined);
+  const alone = slow.filter((item) => batchOf(item) === undefined);
+  const byBatch = groupBy(
+    slow.filter((item) => batchOf(item) !== undefined),
+    (item) => batchOf(item)!,
+  );
   // Different batches' transactions write different documents: side by side.
   await Promise.all(
-    [...byBatch].map(async ([batchId, members]) => {
-      const known: CompletionFacts = { batchId, parent: false };
+    [...byBatch].map(async ([batchId, group]) => {
+      const members = group.map((item) => item.i);
       if (members.length > 1 && (await completedTogether(call, batchId, members))) {
         for (const i of members) call.outcomes[i] = 'completed';
         await call.deps.settleSlots(
           members.map((i) => call.items[i]!),
           [],
         );
-      } else alone.push(...members.map((i) => ({ i, known })));
+      } else alone.push(...group);
     }),
   );
   return alone;
@@ -225,14 +226,10 @@ interface Slow {
  * alone; now those that could not complete together). Any other item has a turn of its own.
  */
 function inTurns(slow: Slow[], ids: (ObjectId | undefined)[]): Slow[][] {
-  const turns = new Map<string | number, Slow[]>();
-  for (const item of slow) {
+  const turns = groupBy(slow, (item): string | number => {
     const batchId = item.known?.batchId;
-    const key = batchId === undefined ? item.i : `${batchId}/${stripeOf(ids[item.i]!.toHexString())}`;
-    const turn = turns.get(key);
-    if (turn) turn.push(item);
-    else turns.set(key, [item]);
-  }
+    return batchId === undefined ? item.i : `${batchId}/${stripeOf(ids[item.i]!.toHexString())}`;
+  });
   return [...turns.values()];
 }
 
