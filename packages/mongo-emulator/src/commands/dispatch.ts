@@ -17,6 +17,21 @@ import { isPlainObject, type Doc } from '../values.js';
 import { interruptedByStepDown, refusalOnSecondary, type ReplState } from '../repl-state.js';
 import type { CommandContext, CommandSpec, CommandTable } from './context.js';
 
+/**
+ * `failCommand`'s `blockConnection`: hold the reply for `ms`. An embedded emulator shares its
+ * event loop with the client: when the process stalls across the block's end (a GC pause, a
+ * descheduled test worker), the client's socket timeout that fell due first and this block's end
+ * fire in the same turn, and the reply, written at once, overtakes the driver's timeout (it
+ * defers its cleanup by a timer turn, reading what arrives meanwhile). mongod, a process of its
+ * own, is not stalled by its client. After a late wake the reply waits a few milliseconds more,
+ * so that timers due before the block's end go first, as they would have.
+ */
+async function blockConnection(ms: number): Promise<void> {
+  const start = performance.now();
+  await sleep(ms);
+  if (performance.now() - start > ms + 1) await sleep(5);
+}
+
 const GENERIC_FIELDS = new Set([
   '$db',
   'lsid',
@@ -72,7 +87,7 @@ export class Dispatcher {
       );
       if (failure) {
         if (Array.isArray(failure.errorLabels)) labelOverride = failure.errorLabels.map(String);
-        if (failure.blockConnection === true) await sleep(Number(failure.blockTimeMS ?? 0));
+        if (failure.blockConnection === true) await blockConnection(Number(failure.blockTimeMS ?? 0));
         if (failure.closeConnection === true) throw new CloseConnection();
         if (failure.errorCode !== undefined) throw new CommandError(Number(failure.errorCode), "Failing command via 'failCommand' failpoint");
       }
