@@ -43,6 +43,24 @@ describe('MongoStore indexes', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
+  it('starts on a database Loom has run on with one listing per collection, writing nothing', async () => {
+    const database = fixture.mongo.newDatabaseName('ix');
+    const first = fixture.newStore({ database });
+    await first.init();
+    const restart = fixture.newStore({ database, url: fixture.mongo.uri, client: undefined, clientOptions: { monitorCommands: true } });
+    const sent: { name: string; target: unknown }[] = [];
+    restart.client.on('commandStarted', (e) => sent.push({ name: e.commandName, target: e.command[e.commandName] }));
+    try {
+      await restart.init();
+      const listed = sent.filter((c) => c.name === 'listIndexes').map((c) => c.target);
+      expect(listed).toEqual(expect.arrayContaining(['loom_jobs', 'loom_dead_letters']));
+      expect(new Set(listed).size).toBe(listed.length); // each collection's listing is its verification
+      expect(sent.filter((c) => ['createIndexes', 'dropIndexes', 'collMod', 'create'].includes(c.name))).toEqual([]);
+    } finally {
+      await Promise.all([first.close(), restart.close()]);
+    }
+  });
+
   it('lets several processes initialise one fresh database at once', async () => {
     const database = fixture.mongo.newDatabaseName('ix');
     const stores = [0, 1, 2].map(() => fixture.newStore({ database, url: fixture.mongo.uri, client: undefined }));

@@ -270,6 +270,8 @@ async function dropIfPresent<T extends Document>(collection: Collection<T>, name
  * index that has Loom's name but other options, or Loom's keys under another name, is a startup
  * error naming it, never a silent skip: a unique index that is not there means duplicate jobs.
  * Only retention changes are applied in place (`collMod` for a new TTL, drop when turned off).
+ * When the first listing already shows every index as specified, nothing is written and that
+ * listing is the verification (one command per collection on a database Loom has run on).
  */
 export async function ensureIndexes<T extends Document>(
   collection: Collection<T>,
@@ -279,6 +281,7 @@ export async function ensureIndexes<T extends Document>(
 ): Promise<void> {
   const existing = await listIndexes(collection);
   const missing: IndexSpec[] = [];
+  let changed = false;
   for (const spec of specs) {
     const sameName = existing.find((ix) => ix.name === spec.name);
     if (sameName && isFormerVersion(sameName, spec)) {
@@ -296,6 +299,7 @@ export async function ensureIndexes<T extends Document>(
       const onlyTtl = spec.name === retentionIndex && diffs.every((d) => d.startsWith('expireAfterSeconds'));
       if (onlyTtl && sameName.expireAfterSeconds !== undefined) {
         await collection.db.command({ collMod: collection.collectionName, index: { name: spec.name, expireAfterSeconds: spec.expireAfterSeconds } });
+        changed = true;
         continue;
       }
       throw indexConflict(collection.collectionName, spec.name, `exists with ${diffs.join(', ')}`);
@@ -309,9 +313,10 @@ export async function ensureIndexes<T extends Document>(
   if (!specs.some((s) => s.name === retentionIndex) && existing.some((ix) => ix.name === retentionIndex)) {
     // Retention was turned off: keep finished work forever, as configured.
     await collection.dropIndex(retentionIndex);
+    changed = true;
   }
   if (missing.length > 0) await collection.createIndexes(missing.map(toDescription));
-  await verifyIndexes(collection, specs);
+  if (changed || missing.length > 0) await verifyIndexes(collection, specs);
 }
 
 /** Throws naming the first index of `specs` that is absent or differs. */
