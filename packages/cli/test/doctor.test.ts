@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoStore } from '@loom/mongo-store';
 import { startTestMongo, type TestMongo } from '@loom/testing/mongo';
+import type { Db } from 'mongodb';
 import { runLoom } from '../src/index.js';
+import { checkRoundTrip, DISTANT_SERVER_MS } from '../src/doctor/checks.js';
 
 // `loom doctor` in-process (runLoom, the code the binary runs) against the emulator as a replica
 // set and as a standalone. The checks use real timers (a change event's arrival, the clock's round
@@ -17,7 +19,7 @@ afterAll(async () => {
   await standalone?.stop();
 });
 
-const CHECKS = ['topology', 'server version', 'transactions', 'change streams', "w: 'majority'", 'indexes', 'clock', 'sharding'];
+const CHECKS = ['topology', 'server version', 'transactions', 'change streams', "w: 'majority'", 'indexes', 'clock', 'round trip', 'sharding'];
 
 interface Check {
   name: string;
@@ -68,7 +70,7 @@ describe('loom doctor', () => {
     const lines = text.stdout.trim().split('\n');
     expect(lines[0]).toBe(`loom doctor: ${replicaSet.uri}, database '${database}'`);
     expect(lines.slice(1, -1).map((l) => l.slice(0, 4))).toEqual(CHECKS.map(() => 'PASS'));
-    expect(lines.at(-1)).toBe('8 passed, 0 warned, 0 failed');
+    expect(lines.at(-1)).toBe('9 passed, 0 warned, 0 failed');
   }, 60_000);
 
   it('warns on a standalone (no transactions, no change streams) and still exits 0', async () => {
@@ -132,5 +134,35 @@ describe('loom doctor', () => {
       const code = await runLoom(args, { env: {}, stdout: () => {}, stderr: (t) => (stderr += t) });
       expect({ args, code, stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
     }
+  });
+});
+
+describe("loom doctor's round trip", () => {
+  /** A database whose every `ping` takes the next of `delays` (ms) on the check's own clock. */
+  function pinging(delays: number[]): { db: Db; now: () => number } {
+    let clock = 0;
+    const answers = [...delays];
+    const ping = () => {
+      clock += answers.shift() ?? 0;
+      return Promise.resolve({ ok: 1 });
+    };
+    const db = { admin: () => ({ command: ping }) };
+    return { db: db as unknown as Db, now: () => clock };
+  }
+
+  it('passes with the median of five pings after a warm-up, and says what it bounds', async () => {
+    // The first ping warms the connection and is not counted; one slow ping does not move the median.
+    const { db, now } = pinging([500, 1.2, 0.9, 250, 1.1, 1.3]);
+    const result = await checkRoundTrip(db, now);
+    expect(result).toMatchObject({ name: 'round trip', status: 'pass', detail: { medianMs: 1.2, maxMs: 250, warnAboveMs: DISTANT_SERVER_MS } });
+    expect(result.message).toBe('a command takes 1.2 ms there and back (median of 5 pings); a job starts about 3 of them after its enqueue');
+  });
+
+  it('warns when the server is far from this host, saying where to run engines', async () => {
+    const { db, now } = pinging([80, 74, 71, 90, 73, 75]);
+    const result = await checkRoundTrip(db, now);
+    expect(result).toMatchObject({ status: 'warn', detail: { medianMs: 74 } });
+    expect(result.message).toContain('a command takes 74 ms there and back');
+    expect(result.message).toContain('run engines near the primary');
   });
 });

@@ -265,6 +265,38 @@ export async function checkClock(db: Db, leaseMs = DEFAULT_LEASE_MS): Promise<Ch
   return pass(name, said, detail);
 }
 
+/** A median round trip above this is a server far from this host (another region): the check warns. */
+export const DISTANT_SERVER_MS = 20;
+
+/** How many `ping`s the round-trip check times (after one that warms the connection). */
+const ROUND_TRIP_PINGS = 5;
+
+/**
+ * The round trip of one command to the server (`ping`, the median of five on a warm connection).
+ * Every claim and completion waits at least one, and a job starts about three after its enqueue
+ * (the insert, the change stream's event, the claim), so this is the floor of enqueue → start on
+ * this host. `now` is a clock in milliseconds (tests pass their own).
+ */
+export async function checkRoundTrip(db: Db, now: () => number = () => performance.now()): Promise<CheckResult> {
+  const name = 'round trip';
+  const admin = db.admin();
+  await admin.command({ ping: 1 });
+  const times: number[] = [];
+  for (let i = 0; i < ROUND_TRIP_PINGS; i++) {
+    const started = now();
+    await admin.command({ ping: 1 });
+    times.push(now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const median = times[ROUND_TRIP_PINGS >> 1]!;
+  const shown = median < 10 ? median.toFixed(1) : String(Math.round(median));
+  const detail = { medianMs: Math.round(median * 10) / 10, maxMs: Math.round(times.at(-1)! * 10) / 10, warnAboveMs: DISTANT_SERVER_MS };
+  const said = `a command takes ${shown} ms there and back (median of ${ROUND_TRIP_PINGS} pings); a job starts about 3 of them after its enqueue`;
+  if (median > DISTANT_SERVER_MS)
+    return warn(name, `${said}: this host is far from the server; run engines near the primary (its region) so jobs start and finish sooner`, detail);
+  return pass(name, said, detail);
+}
+
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

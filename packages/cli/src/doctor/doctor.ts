@@ -8,6 +8,7 @@ import {
   checkClock,
   checkIndexes,
   checkMajorityWrites,
+  checkRoundTrip,
   checkServerVersion,
   checkSharding,
   checkTopology,
@@ -56,8 +57,8 @@ async function probeChecks(client: MongoClient, db: Db, topology: ReturnType<typ
 
 /**
  * Checks a deployment for Loom: topology, server version, transactions, change streams,
- * `w: 'majority'`, Loom's indexes in `database`, this host's clock and the sharding of Loom's
- * collections. Resolves with every check; an unreachable server is one failed `connection` check.
+ * `w: 'majority'`, Loom's indexes in `database`, this host's clock, the round trip to the server
+ * and the sharding of Loom's collections. Resolves with every check; an unreachable server is one failed `connection` check.
  */
 export async function runDoctor(target: { uri: string; database?: string }, prefix: string): Promise<DoctorReport> {
   let client: MongoClient;
@@ -81,6 +82,7 @@ export async function runDoctor(target: { uri: string; database?: string }, pref
     const noDatabase = (name: string) => warn(name, `no database named: pass --database (or set LOOM_DATABASE) to check the ${name} of your Loom store`);
     checks.push(target.database === undefined ? noDatabase('indexes') : await guarded('indexes', () => checkIndexes(db, prefix)));
     checks.push(await guarded('clock', () => checkClock(db)));
+    checks.push(await guarded('round trip', () => checkRoundTrip(db)));
     checks.push(
       target.database === undefined ? noDatabase('sharding') : await guarded('sharding', () => checkSharding(client, target.database!, prefix, topology)),
     );
