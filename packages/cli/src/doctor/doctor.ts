@@ -58,7 +58,8 @@ async function probeChecks(client: MongoClient, db: Db, topology: ReturnType<typ
 /**
  * Checks a deployment for Loom: topology, server version, transactions, change streams,
  * `w: 'majority'`, Loom's indexes in `database`, this host's clock, the round trip to the server
- * and the sharding of Loom's collections. Resolves with every check; an unreachable server is one failed `connection` check.
+ * and the sharding of Loom's collections. Resolves with every check; an unreachable server is one
+ * failed `connection` check.
  */
 export async function runDoctor(target: { uri: string; database?: string }, prefix: string): Promise<DoctorReport> {
   let client: MongoClient;
