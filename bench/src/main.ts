@@ -42,7 +42,10 @@ async function measureAll(c: BenchConfig, target: MongoTarget | undefined, colle
     log(`${label} ${r === undefined ? `(${c.runs} rounds)` : `run ${r + 1}/${c.runs}`}: ${shown} maxRSS=${report.maxRssMb.toFixed(0)}MB`);
     if (report.commands) breakdown[label] = report.commands;
     // Each run gives its notes again; a note the same in every run is kept once.
-    for (const note of report.notes ?? []) if (!collector.notes.includes(`${label}: ${note}`)) collector.notes.push(`${label}: ${note}`);
+    for (const note of report.notes ?? []) {
+      const line = `${label}: ${note}`;
+      if (!collector.notes.includes(line)) collector.notes.push(line);
+    }
     return report;
   };
   const timeoutMs = c.timeoutMs;

@@ -21,11 +21,14 @@ function stall(ms: number): void {
 }
 
 describe('failCommand blockConnection (the emulator itself, in every environment)', () => {
+  // [what, when the stall starts (ms after the send), how long it lasts (ms)]
   it.each([
-    ['no stall', undefined],
-    ['a stall across the timeout and the block', 60],
-    ['a stall that ends between them', 90],
-  ])("a client's socket timeout shorter than the block wins: %s", async (_what, stallAt) => {
+    ['no stall', undefined, 0],
+    // covers the timeout (100) and the block's end (150)
+    ['a stall across the timeout and the block', 60, 200],
+    // ends after the timeout, before the block's end
+    ['a stall that ends between them', 90, 40],
+  ])("a client's socket timeout shorter than the block wins: %s", async (_what, stallAt, stallMs) => {
     const client = new MongoClient(t.uri, { socketTimeoutMS: 100, retryReads: false });
     await client.connect();
     try {
@@ -36,9 +39,7 @@ describe('failCommand blockConnection (the emulator itself, in every environment
         mode: { times: 1 },
         data: { failCommands: ['find'], blockConnection: true, blockTimeMS: 150 },
       });
-      // 60 ms after the send: a 200 ms stall covers the timeout (100) and the block's end (150);
-      // 90 ms after: a 40 ms stall ends after the timeout, before the block's end.
-      if (stallAt !== undefined) setTimeout(() => stall(stallAt === 60 ? 200 : 40), stallAt);
+      if (stallAt !== undefined) setTimeout(() => stall(stallMs), stallAt);
       const outcome = await coll.findOne({}).then(
         () => 'answered',
         (e: unknown) => e,
