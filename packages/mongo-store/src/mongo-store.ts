@@ -219,17 +219,17 @@ export class MongoStore implements JobStore {
 
   private async initialize(): Promise<void> {
     const { client } = this.collections;
-    await withinReach(
+    const deployment = await withinReach(
       client,
       this.options.connectTimeoutMs,
       async () => {
         if (this.ownsClient) await client.connect();
-        await this.getDeployment();
+        return this.getDeployment();
       },
       // Our own client stops trying (a later init() connects again); yours is yours to close.
       () => void (this.ownsClient ? client.close().catch(() => {}) : undefined),
     );
-    this.sharding = await verifyShardKeys(client, this.options);
+    this.sharding = await verifyShardKeys(client, this.options, deployment);
     if (this.sharding.mongos && !this.routing) {
       // On a sharded cluster writes by id name their job's shard key, whatever the partitions.
       this.routing = true;

@@ -1,4 +1,5 @@
 import type { Document, MongoClient } from 'mongodb';
+import type { Deployment } from '../connection/deployment.js';
 import type { ResolvedOptions } from '../options.js';
 import { ShardKeyError } from '../store-errors.js';
 import { JOBS_SHARD_KEY, shardedUniqueIndexes } from '../schema/indexes.js';
@@ -84,11 +85,15 @@ export interface ShardingState {
  * Checks the shard keys of Loom's collections on a sharded cluster: the jobs collection may be
  * unsharded or sharded on {@link JOBS_SHARD_KEY}, the others unsharded or sharded on `_id`. A
  * collection sharded otherwise is refused (`SHARD_KEY_MISMATCH`): Loom's commands could not be
- * targeted (before MongoDB 7.1 its claims would be refused outright).
+ * targeted (before MongoDB 7.1 its claims would be refused outright). Off mongos (`deployment`, from
+ * the `hello` `init()` already sent) nothing is read.
  */
-export async function verifyShardKeys(client: MongoClient, options: Pick<ResolvedOptions, 'database' | 'collections'>): Promise<ShardingState> {
-  const hello = await client.db('admin').command({ hello: 1 });
-  if (hello.msg !== 'isdbgrid') return { mongos: false, jobsSharded: false };
+export async function verifyShardKeys(
+  client: MongoClient,
+  options: Pick<ResolvedOptions, 'database' | 'collections'>,
+  deployment: Deployment,
+): Promise<ShardingState> {
+  if (!deployment.mongos) return { mongos: false, jobsSharded: false };
   const { database, collections } = options;
   const names = Object.values(collections).map((name) => `${database}.${name}`);
   const found = await client
