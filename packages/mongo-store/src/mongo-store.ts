@@ -264,6 +264,7 @@ export class MongoStore implements JobStore {
 
   async close(): Promise<void> {
     this.subscriptions.close();
+    this.collections.transactions.close();
     await this.completedCounts
       .close()
       .catch((err: unknown) => this.options.logger.warn({ err }, 'writing completed-job counts failed at close; they are lost'));

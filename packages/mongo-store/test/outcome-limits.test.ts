@@ -63,5 +63,10 @@ describe('MongoStore.isTransientError', () => {
     expect(store.isTransientError(server(17419))).toBe(false); // document would grow past 16 MiB
     expect(store.isTransientError(server(10334))).toBe(false); // BSONObjectTooLarge
     expect(store.isTransientError(new TypeError('bug'))).toBe(false);
+    // A socket's own error the driver let through unwrapped (a connection dropped while a command
+    // waited for the socket to drain): the network, so the write is tried again.
+    const socketError = Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET', syscall: 'write' });
+    expect(store.isTransientError(socketError)).toBe(true);
+    expect(store.isTransientError(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toBe(false);
   });
 });

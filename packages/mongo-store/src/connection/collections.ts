@@ -15,6 +15,7 @@ import type {
   ValueFileDocument,
 } from '../schema/documents.js';
 import type { ResolvedOptions } from '../options.js';
+import { AbandonedTransactions } from './abandoned-transactions.js';
 
 /**
  * The store's collections. Every handle pins what the store's correctness rests on instead of
@@ -40,6 +41,8 @@ export interface StoreCollections {
   jobInserts: Collection<JobDocument>;
   /** Options of every transaction the store runs: primary, snapshot reads, the store's write concern. */
   transactionOptions: TransactionOptions;
+  /** Runs the store's transactions, and ends on the server those a lost connection left open there. */
+  transactions: AbandonedTransactions;
   queues: Collection<QueueDocument>;
   /** Flow-control state: concurrency slots, rate-limit starts and holds, one document per name or key. */
   flow: Collection<FlowDocument>;
@@ -71,6 +74,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
     keys: db.collection<KeyTombstoneDocument>(names.keys),
     jobInserts: client.db(database, { readPreference: ReadPreference.primary, readConcern: new ReadConcern('majority') }).collection<JobDocument>(names.jobs),
     transactionOptions: { readPreference: ReadPreference.primary, readConcern: new ReadConcern('snapshot'), writeConcern },
+    transactions: new AbandonedTransactions(client, options.logger),
     queues: db.collection<QueueDocument>(names.queues),
     flow: db.collection<FlowDocument>(names.flow),
     counts: db.collection<CompletedCountDocument>(names.counts),
@@ -85,7 +89,7 @@ export function openCollections(client: MongoClient, options: ResolvedOptions): 
 
 /** Runs `fn` in a transaction with the store's {@link StoreCollections.transactionOptions}. */
 export function inTransaction<T>(collections: StoreCollections, fn: (session: ClientSession) => Promise<T>): Promise<T> {
-  return collections.client.withSession((session) => session.withTransaction(() => fn(session), collections.transactionOptions));
+  return collections.transactions.run(collections.transactionOptions, fn);
 }
 
 /** Session options for a driver call: `{ session }` when there is one, else nothing. */

@@ -1,0 +1,103 @@
+import { MongoError, MongoServerError, type ClientSession, type MongoClient, type TransactionOptions } from 'mongodb';
+import type { StoreLogger } from '../options.js';
+import { isSocketError, isTransientMongoError } from './transient-errors.js';
+
+/**
+ * How long a server keeps a transaction nobody ends: mongod's `transactionLifetimeLimitSeconds`
+ * (60 s by default, the emulator's too). Past it there is nothing left to end.
+ */
+const SERVER_KEEPS_IT_MS = 60_000;
+/** Between two attempts to end a transaction, on top of the driver's own server selection wait. */
+const RETRY_MS = 500;
+/** Attempts enough to outlast the server's limit: each waits at least RETRY_MS, most a server selection too. */
+const ATTEMPTS = SERVER_KEEPS_IT_MS / RETRY_MS;
+
+/**
+ * Ends on the server the transactions whose end this process could not deliver.
+ *
+ * When the connection drops inside a transaction (the network, not the server, failed), the
+ * driver's abort fails too and the driver moves on. The server still holds the transaction, and
+ * with it every document it wrote, until `transactionLifetimeLimitSeconds` (a minute): a job whose
+ * fenced completion was in it cannot be taken over by anyone for that minute (claims set it aside,
+ * see held-jobs.ts), and an application's own writes to the documents the handler touched wait for
+ * it. Measured through a 4 s outage (reliability-outage.test.ts): the run took 60 s instead of 10.
+ *
+ * So a transaction that failed in a way that may have left it open on the server is ended here:
+ * `killSessions` with its session id (a user may kill sessions of its own; it aborts the session's
+ * open transaction, and does nothing when the transaction had ended after all), sent as soon as a
+ * server is selectable and retried until the server would have aborted it anyway. A transaction
+ * whose commit was in doubt (`UnknownTransactionCommitResult`) is either committed, which the kill
+ * leaves alone, or aborted by it: its caller was told it failed, and the job runs again.
+ */
+export class AbandonedTransactions {
+  private closed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly client: MongoClient,
+    private readonly logger: StoreLogger,
+  ) {}
+
+  /** Runs `fn` in a transaction on a session of its own; ends the transaction on the server if it may be left open there. */
+  run<T>(options: TransactionOptions, fn: (session: ClientSession) => Promise<T>): Promise<T> {
+    return this.client.withSession(async (session) => {
+      try {
+        return await session.withTransaction(() => fn(session), options);
+      } catch (err) {
+        if (mayBeLeftOpen(err) && session.id) this.end(session.id, err);
+        throw err;
+      }
+    });
+  }
+
+  /** Stops ending transactions (the store closes; its client may be closing too). */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private end(lsid: NonNullable<ClientSession['id']>, cause: unknown): void {
+    const session = Buffer.from(lsid.id.buffer).toString('hex');
+    let attempts = 0;
+    const attempt = async (): Promise<void> => {
+      if (this.closed) return;
+      try {
+        await this.client.db('admin').command({ killSessions: [lsid] });
+        this.logger.warn(
+          { session, err: cause },
+          'a lost connection left a transaction open on the server: ended it (killSessions), so it no longer holds the documents it wrote',
+        );
+      } catch (err) {
+        if (this.closed) return;
+        if (!isTransientMongoError(err) || ++attempts >= ATTEMPTS) {
+          this.logger.warn({ session, err }, 'could not end a transaction whose end had not reached the server; the server aborts it within a minute');
+          return;
+        }
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          void attempt();
+        }, RETRY_MS);
+        timer.unref();
+        this.timers.add(timer);
+      }
+    };
+    void attempt();
+  }
+}
+
+/**
+ * Whether a failed transaction's end may not have reached the server: the failure, or one it
+ * wraps, is the client's (a network or server-selection error, a timeout, a socket's own error)
+ * rather than an answer of the server's, or the commit's outcome is unknown.
+ */
+function mayBeLeftOpen(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof MongoServerError) {
+      if (e.hasErrorLabel('UnknownTransactionCommitResult')) return true;
+    } else if (e instanceof MongoError || isSocketError(e)) {
+      return true;
+    }
+  }
+  return false;
+}
