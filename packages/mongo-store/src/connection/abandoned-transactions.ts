@@ -26,8 +26,8 @@ const ATTEMPTS = SERVER_KEEPS_IT_MS / RETRY_MS;
  * `killSessions` with its session id (a user may kill sessions of its own; it aborts the session's
  * open transaction, and does nothing when the transaction had ended after all), sent as soon as a
  * server is selectable and retried until the server would have aborted it anyway. A transaction
- * whose commit was in doubt (`UnknownTransactionCommitResult`) is either committed, which the kill
- * leaves alone, or aborted by it: its caller was told it failed, and the job runs again.
+ * whose commit failed is in doubt: either committed, which the kill leaves alone, or aborted by
+ * it; its caller was told it failed, and the job runs again.
  */
 export class AbandonedTransactions {
   private closed = false;
@@ -41,10 +41,20 @@ export class AbandonedTransactions {
   /** Runs `fn` in a transaction on a session of its own; ends the transaction on the server if it may be left open there. */
   run<T>(options: TransactionOptions, fn: (session: ClientSession) => Promise<T>): Promise<T> {
     return this.client.withSession(async (session) => {
+      // Whether the driver's last attempt got as far as its commit: a failed commit leaves the
+      // outcome in doubt whatever the error says (a socket error the driver does not wrap even
+      // surfaces as its own TypeError, `hasErrorLabel is not a function`).
+      let committing = false;
+      const attempt = async (): Promise<T> => {
+        committing = false;
+        const result = await fn(session);
+        committing = true;
+        return result;
+      };
       try {
-        return await session.withTransaction(() => fn(session), options);
+        return await session.withTransaction(attempt, options);
       } catch (err) {
-        if (mayBeLeftOpen(err) && session.id) this.end(session.id, err);
+        if ((committing || mayBeLeftOpen(err)) && session.id) this.end(session.id, err);
         throw err;
       }
     });
@@ -66,7 +76,7 @@ export class AbandonedTransactions {
         await this.client.db('admin').command({ killSessions: [lsid] });
         this.logger.warn(
           { session, err: cause },
-          'a lost connection left a transaction open on the server: ended it (killSessions), so it no longer holds the documents it wrote',
+          'a lost connection may have left a transaction open on the server: ended it (killSessions), so it holds none of the documents it wrote',
         );
       } catch (err) {
         if (this.closed) return;
