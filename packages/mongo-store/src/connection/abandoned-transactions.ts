@@ -1,4 +1,4 @@
-import { MongoError, MongoServerError, type ClientSession, type MongoClient, type TransactionOptions } from 'mongodb';
+import { MongoError, MongoServerError, ReadPreference, type ClientSession, type MongoClient, type TransactionOptions } from 'mongodb';
 import type { StoreLogger } from '../options.js';
 import { isSocketError, isTransientMongoError } from './transient-errors.js';
 
@@ -73,7 +73,8 @@ export class AbandonedTransactions {
     const attempt = async (): Promise<void> => {
       if (this.closed) return;
       try {
-        await this.client.db('admin').command({ killSessions: [lsid] });
+        // The transaction lives on the primary, whatever the client's read preference.
+        await this.client.db('admin').command({ killSessions: [lsid] }, { readPreference: ReadPreference.primary });
         this.logger.warn(
           { session, err: cause },
           'a lost connection may have left a transaction open on the server: ended it (killSessions), so it holds none of the documents it wrote',
