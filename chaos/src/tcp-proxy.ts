@@ -47,10 +47,15 @@ export class TcpProxy {
     client.pipe(upstream);
     upstream.pipe(client);
   }
-  /** A MongoDB URI through the proxy, taken from the server's URI. */
+  /**
+   * A MongoDB URI through the proxy, taken from the server's URI: a direct connection, its other
+   * options dropped (a replica set's member addresses, which the driver would discover and use,
+   * bypass the proxy).
+   */
   uriFor(serverUri: string): string {
     const url = new URL(serverUri);
     url.host = `127.0.0.1:${this.port}`;
+    url.search = '?directConnection=true';
     return url.toString();
   }
 

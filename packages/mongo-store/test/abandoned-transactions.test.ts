@@ -19,8 +19,7 @@ async function storeBehindProxy(database: string): Promise<{ store: MongoStore; 
   const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
   const warnings: string[] = [];
   const store = new MongoStore({
-    // A direct connection: the replica set's own member addresses would bypass the proxy.
-    url: `${proxy.uriFor(fixture.mongo.uri).split('?')[0]}?directConnection=true`,
+    url: proxy.uriFor(fixture.mongo.uri),
     database,
     clientOptions: { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, monitorCommands: true },
     logger: { debug: () => {}, warn: (_fields: unknown, message: string) => void warnings.push(message), error: () => {} },

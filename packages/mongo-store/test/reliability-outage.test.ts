@@ -24,9 +24,6 @@ async function proxy(): Promise<TcpProxy> {
   return p;
 }
 
-/** The URI through the proxy, as a direct connection (the proxy's address is not a replica-set member's). */
-const throughProxy = (p: TcpProxy) => `${p.uriFor(mongo.uri).split('?')[0]}?directConnection=true`;
-
 describe('the database unreachable', () => {
   it(
     `for ${OUTAGE_MS} ms: no worker crashes or wedges; every job completes and each pool runs at full concurrency again`,
@@ -36,7 +33,7 @@ describe('the database unreachable', () => {
       const p = await proxy();
       const CONCURRENCY = 4;
       const env = { CONCURRENCY: String(CONCURRENCY), MAX_DELAY_MS: '300', SERVER_SELECTION_MS: '500' };
-      const workers: ChaosWorker[] = ['a', 'b'].map((owner) => mongo.track(startChaosWorker(throughProxy(p), database, owner, env)));
+      const workers: ChaosWorker[] = ['a', 'b'].map((owner) => mongo.track(startChaosWorker(p.uriFor(mongo.uri), database, owner, env)));
       await Promise.all(workers.map((w) => w.waitForLine(/^READY /, STARTUP_MS)));
 
       const enqueuer = await chaosEnqueuer(mongo.client, database);
@@ -105,7 +102,7 @@ describe('the connection lost between the handler and its ack', () => {
       const storeOf = (url: string) => new MongoStore({ url, database, logger, clientOptions: { serverSelectionTimeoutMS: 2000, connectTimeoutMS: 2000 } });
       const loomOf = (store: MongoStore, owner: string) =>
         Loom.create({ container: new Container(), store, jobs: [AckLoss], lease: '1500ms', pollInterval: '100ms', owner, logger, keepAlive: false });
-      const stores = [storeOf(throughProxy(p)), storeOf(mongo.uri)];
+      const stores = [storeOf(p.uriFor(mongo.uri)), storeOf(mongo.uri)];
       const cutOff = await loomOf(stores[0], 'cut-off');
       const { id } = await cutOff.enqueue(AckLoss, { key: 'k1' });
       await cutOff.start();
