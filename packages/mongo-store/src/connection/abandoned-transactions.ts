@@ -68,7 +68,7 @@ export class AbandonedTransactions {
   }
 
   private end(lsid: NonNullable<ClientSession['id']>, cause: unknown): void {
-    const session = Buffer.from(lsid.id.buffer).toString('hex');
+    const session = lsid.id.toString('hex');
     let attempts = 0;
     const attempt = async (): Promise<void> => {
       if (this.closed) return;
