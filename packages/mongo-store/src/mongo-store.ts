@@ -195,10 +195,10 @@ export class MongoStore implements JobStore {
 
   /** The parts holding the jobs collection itself (rebuilt when init() finds a sharded cluster and routes its commands). */
   private onJobs(): [FencedWrites, JobsHeldByTransactions, MongoFlowClaims] {
-    const { jobs, client } = this.collections;
+    const { jobs, transactions } = this.collections;
     return [
       new FencedWrites(jobs),
-      new JobsHeldByTransactions(client, jobs, this.options.logger),
+      new JobsHeldByTransactions(transactions, jobs, this.options.logger),
       new MongoFlowClaims(jobs, this.permits, this.options.logger, this.options.claimTimeoutMs),
     ];
   }

@@ -1,4 +1,5 @@
-import { MongoServerError, type Collection, type MongoClient, type ObjectId } from 'mongodb';
+import { MongoServerError, type Collection, type ObjectId } from 'mongodb';
+import type { AbandonedTransactions } from '../connection/abandoned-transactions.js';
 import { readCandidates, type ClaimGroup } from './claims.js';
 import type { JobDocument } from '../schema/documents.js';
 import type { StoreLogger } from '../options.js';
@@ -26,7 +27,7 @@ export class JobsHeldByTransactions {
   readonly #held = new Map<string, ObjectId>();
 
   constructor(
-    private readonly client: MongoClient,
+    private readonly transactions: AbandonedTransactions,
     private readonly jobs: Collection<JobDocument>,
     private readonly logger: StoreLogger,
   ) {}
@@ -65,21 +66,16 @@ export class JobsHeldByTransactions {
 
   /** Whether an open transaction holds job `id`'s document. */
   async #probe(id: ObjectId): Promise<boolean> {
-    const session = this.client.startSession();
-    try {
-      session.startTransaction();
-      // Any real change takes the document's write lock; the transaction is aborted below, so it never lands.
-      await this.jobs.updateOne({ _id: id }, { $set: { lockProbe: true } } as never, { session });
-      return false;
-    } catch (err) {
-      if (err instanceof MongoServerError && err.code === WRITE_CONFLICT) return true;
-      throw err;
-    } finally {
-      // An unaborted probe that wrote would hold the job itself until the server's transaction limit.
-      await session
-        .abortTransaction()
-        .catch((err: unknown) => this.logger.warn({ err, jobId: id.toHexString() }, 'aborting a lock probe failed; ending its session aborts it'));
-      await session.endSession();
-    }
+    // Any real change takes the document's write lock; the transaction is always aborted, so it
+    // never lands (and is ended on the server if a lost connection kept the abort from it).
+    return this.transactions.aborted(async (session) => {
+      try {
+        await this.jobs.updateOne({ _id: id }, { $set: { lockProbe: true } } as never, { session });
+        return false;
+      } catch (err) {
+        if (err instanceof MongoServerError && err.code === WRITE_CONFLICT) return true;
+        throw err;
+      }
+    });
   }
 }

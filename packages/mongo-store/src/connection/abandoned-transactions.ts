@@ -1,4 +1,12 @@
-import { MongoError, MongoServerError, ReadPreference, type ClientSession, type MongoClient, type TransactionOptions } from 'mongodb';
+import {
+  MongoError,
+  MongoServerError,
+  ReadPreference,
+  type ClientSession,
+  type ConnectionClosedEvent,
+  type MongoClient,
+  type TransactionOptions,
+} from 'mongodb';
 import type { StoreLogger } from '../options.js';
 import { isSocketError, isTransientMongoError } from './transient-errors.js';
 
@@ -32,11 +40,18 @@ const ATTEMPTS = SERVER_KEEPS_IT_MS / RETRY_MS;
 export class AbandonedTransactions {
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Connections of this client that failed (closed on an error) so far: see {@link run}. */
+  private connectionFailures = 0;
+  private readonly onConnectionClosed = (event: ConnectionClosedEvent): void => {
+    if (event.reason === 'error') this.connectionFailures++;
+  };
 
   constructor(
     private readonly client: MongoClient,
     private readonly logger: StoreLogger,
-  ) {}
+  ) {
+    client.on('connectionClosed', this.onConnectionClosed);
+  }
 
   /** Runs `fn` in a transaction on a session of its own; ends the transaction on the server if it may be left open there. */
   run<T>(options: TransactionOptions, fn: (session: ClientSession) => Promise<T>): Promise<T> {
@@ -51,11 +66,41 @@ export class AbandonedTransactions {
         committing = true;
         return result;
       };
+      // A callback failing with an error of its own (a handler's, often because the network it
+      // needs is gone) makes the driver abort and ignore the abort's failure, as the transactions
+      // spec says: nothing in the error tells. A connection of this client failing meanwhile
+      // does, so the transaction is ended then too (at worst one killSessions too many when
+      // another operation's connection failed at the same moment).
+      const failuresBefore = this.connectionFailures;
       try {
         return await session.withTransaction(attempt, options);
       } catch (err) {
-        if ((committing || mayBeLeftOpen(err)) && session.id) this.end(session.id, err);
+        if (committing || mayBeLeftOpen(err) || this.connectionFailures !== failuresBefore) this.abandon(session, err);
         throw err;
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` in a transaction that is aborted whatever it does: a probe that must change nothing
+   * (held-jobs.ts). If the abort may not have reached the server, the transaction is ended there
+   * as {@link run} does: a probe that wrote would otherwise hold the document it probed.
+   */
+  aborted<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
+    return this.client.withSession(async (session) => {
+      const failuresBefore = this.connectionFailures;
+      let failure: unknown;
+      session.startTransaction();
+      try {
+        return await fn(session);
+      } catch (err) {
+        failure = err;
+        throw err;
+      } finally {
+        // The driver ignores an abort that failed on the way (see run()); one that throws is ended too.
+        let abortFailure: unknown;
+        await session.abortTransaction().catch((err: unknown) => void (abortFailure = err));
+        if (abortFailure !== undefined || mayBeLeftOpen(failure) || this.connectionFailures !== failuresBefore) this.abandon(session, abortFailure ?? failure);
       }
     });
   }
@@ -63,8 +108,18 @@ export class AbandonedTransactions {
   /** Stops ending transactions (the store closes; its client may be closing too). */
   close(): void {
     this.closed = true;
+    this.client.off('connectionClosed', this.onConnectionClosed);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  /** Ends `session`'s transaction on the server, and keeps the driver from handing the session to another operation. */
+  private abandon(session: ClientSession, cause: unknown): void {
+    if (!session.id) return;
+    // The driver would reuse the session (it discards only those a MongoNetworkError touched),
+    // and the kill below would then end the next operation's work instead.
+    session.serverSession.isDirty = true;
+    this.end(session.id, cause);
   }
 
   private end(lsid: NonNullable<ClientSession['id']>, cause: unknown): void {
