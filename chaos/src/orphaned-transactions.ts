@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { Binary, MongoServerError, type MongoClient } from 'mongodb';
+import { Binary, type MongoClient } from 'mongodb';
 
 /**
  * A worker SIGKILLed inside a `ctx.transaction` leaves its transaction open on the server, holding
@@ -24,16 +24,16 @@ export function noteTransactionSessions(client: MongoClient, file: string): void
   client.on('commandStarted', (event) => {
     const command = event.command as { startTransaction?: boolean; lsid?: { id?: Binary } };
     if (command.startTransaction === true && command.lsid?.id instanceof Binary) {
-      appendFileSync(file, `${Buffer.from(command.lsid.id.buffer).toString('hex')}\n`);
+      appendFileSync(file, `${command.lsid.id.toString('hex')}\n`);
     }
   });
 }
 
 /**
- * Ends every session noted in `file` (a killed worker's): `killSessions` on mongod, `endSessions`
- * where that command does not exist (the emulator), both of which abort an open transaction.
- * Sessions that committed long ago are ended too, harmlessly: their process is gone. Returns how
- * many sessions were ended.
+ * Ends every session noted in `file` (a killed worker's) with `killSessions`, which aborts an open
+ * transaction (mongod and the emulator alike; a user may kill sessions of its own). Sessions that
+ * committed long ago are ended too, harmlessly: their process is gone. Returns how many sessions
+ * were ended.
  */
 export async function endSessionsOf(client: MongoClient, file: string): Promise<number> {
   if (!existsSync(file)) return 0;
@@ -47,11 +47,6 @@ export async function endSessionsOf(client: MongoClient, file: string): Promise<
   if (ids.length === 0) return 0;
   const lsids = ids.map((hex) => ({ id: new Binary(Buffer.from(hex, 'hex'), Binary.SUBTYPE_UUID) }));
   const admin = client.db('admin');
-  try {
-    await admin.command({ killSessions: lsids });
-  } catch (err) {
-    if (!(err instanceof MongoServerError && err.code === 59)) throw err; // 59: CommandNotFound
-    await admin.command({ endSessions: lsids });
-  }
+  await admin.command({ killSessions: lsids });
   return ids.length;
 }
