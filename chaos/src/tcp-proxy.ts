@@ -9,6 +9,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private down = false;
+  private silent = false;
   private server!: Server;
   /** The port clients connect to instead of the server's. */
   port = 0;
@@ -44,8 +45,11 @@ export class TcpProxy {
         upstream.destroy();
       });
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // Forwarded by hand rather than piped, so that silence() can drop bytes on open connections.
+    client.on('data', (chunk: Buffer) => void (this.silent || upstream.write(chunk)));
+    upstream.on('data', (chunk: Buffer) => void (this.silent || client.write(chunk)));
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
   }
   /**
    * A MongoDB URI through the proxy, taken from the server's URI: a direct connection, its other
@@ -71,9 +75,19 @@ export class TcpProxy {
     this.sockets.clear();
   }
 
+  /**
+   * Keeps every connection open and accepts new ones, but passes no byte either way until
+   * `restore()`: a partition that drops packets without a reset, which the driver notices only
+   * when its timeouts (the monitor's heartbeat, `connectTimeoutMS`) run out.
+   */
+  silence(): void {
+    this.silent = true;
+  }
+
   /** Lets connections through again. */
   restore(): void {
     this.down = false;
+    this.silent = false;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { once } from 'node:events';
 import type { ClientSession, Collection } from 'mongodb';
 import { TcpProxy } from '../../../chaos/src/tcp-proxy.js';
 import { AbandonedTransactions } from '../src/connection/abandoned-transactions.js';
@@ -24,7 +25,8 @@ async function storeBehindProxy(database: string): Promise<{ store: MongoStore; 
   const store = new MongoStore({
     url: proxy.uriFor(fixture.mongo.uri),
     database,
-    clientOptions: { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, monitorCommands: true },
+    // A short heartbeat: the driver's monitor notices the cut within moments.
+    clientOptions: { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500, heartbeatFrequencyMS: 500, monitorCommands: true },
     logger,
   });
   cleanups.push(
@@ -58,6 +60,9 @@ describe('a transaction whose connection was lost', () => {
     // own: the driver aborts, cannot reach the server, and says nothing (the transactions spec
     // has it ignore a failed abort).
     ["before the handler's own error", 'own error'],
+    // The same when the network drops packets without a reset: no connection fails, the driver's
+    // monitor times out and marks the server unknown, and the abort finds no server to send to.
+    ["silently before the handler's own error", 'silently'],
   ] as const)('lost %s: is ended on the server once it answers again, so the documents it wrote are free at once', async (_when, where) => {
     const database = fixture.mongo.newDatabaseName('abandoned');
     const { store, proxy, warnings } = await storeBehindProxy(database);
@@ -71,11 +76,17 @@ describe('a transaction whose connection was lost', () => {
       await mine.updateOne({ _id: 'a' }, { $inc: { balance: 1 } }, { session: session as never });
       // The write reached the server and holds the document; then the network goes, so neither
       // the callback's next command nor the commit, nor the driver's abort, reaches the server.
-      proxy.cut();
+      if (where === 'silently') {
+        const poolCleared = once(store.client, 'connectionPoolCleared');
+        proxy.silence();
+        await poolCleared;
+      } else {
+        proxy.cut();
+      }
       if (where === 'callback') await mine.findOne({ _id: 'a' });
-      if (where === 'own error') throw new Error('the payment service is unreachable');
+      if (where === 'own error' || where === 'silently') throw new Error('the payment service is unreachable');
     });
-    await expect(failed).rejects.toThrow(where === 'own error' ? 'the payment service is unreachable' : /./);
+    await expect(failed).rejects.toThrow(where === 'callback' || where === 'commit' ? /./ : 'the payment service is unreachable');
     proxy.restore();
 
     await expectFreedAtOnce(accounts, warnings);

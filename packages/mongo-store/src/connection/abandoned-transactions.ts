@@ -40,10 +40,17 @@ const ATTEMPTS = SERVER_KEEPS_IT_MS / RETRY_MS;
 export class AbandonedTransactions {
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** Connections of this client that failed (closed on an error) so far: see {@link run}. */
+  /**
+   * Signs so far that this client lost the server: a connection closed on an error (a command's
+   * socket failed), or a pool cleared (the driver marked a server unknown, after a failed
+   * heartbeat too: an abort then finds no server and fails without a connection). See {@link run}.
+   */
   private connectionFailures = 0;
   private readonly onConnectionClosed = (event: ConnectionClosedEvent): void => {
     if (event.reason === 'error') this.connectionFailures++;
+  };
+  private readonly onPoolCleared = (): void => {
+    this.connectionFailures++;
   };
 
   constructor(
@@ -51,6 +58,7 @@ export class AbandonedTransactions {
     private readonly logger: StoreLogger,
   ) {
     client.on('connectionClosed', this.onConnectionClosed);
+    client.on('connectionPoolCleared', this.onPoolCleared);
   }
 
   /** Runs `fn` in a transaction on a session of its own; ends the transaction on the server if it may be left open there. */
@@ -68,9 +76,9 @@ export class AbandonedTransactions {
       };
       // A callback failing with an error of its own (a handler's, often because the network it
       // needs is gone) makes the driver abort and ignore the abort's failure, as the transactions
-      // spec says: nothing in the error tells. A connection of this client failing meanwhile
-      // does, so the transaction is ended then too (at worst one killSessions too many when
-      // another operation's connection failed at the same moment).
+      // spec says: nothing in the error tells. This client losing the server meanwhile does, so
+      // the transaction is ended then too (at worst one killSessions too many when another
+      // operation's connection failed at the same moment).
       const failuresBefore = this.connectionFailures;
       try {
         return await session.withTransaction(attempt, options);
@@ -109,6 +117,7 @@ export class AbandonedTransactions {
   close(): void {
     this.closed = true;
     this.client.off('connectionClosed', this.onConnectionClosed);
+    this.client.off('connectionPoolCleared', this.onPoolCleared);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
