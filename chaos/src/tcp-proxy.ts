@@ -8,6 +8,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  /** Each connection's two sockets, client side first. */
+  private readonly pairs = new Set<[Socket, Socket]>();
   private down = false;
   private silent = false;
   private server!: Server;
@@ -36,20 +38,21 @@ export class TcpProxy {
       return;
     }
     const upstream = createConnection(this.target);
-    for (const s of [client, upstream]) {
+    const pair: [Socket, Socket] = [client, upstream];
+    this.pairs.add(pair);
+    for (const s of pair) {
       this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
+      s.on('close', () => {
+        this.sockets.delete(s);
+        this.pairs.delete(pair);
+      });
       // A reset on one side ends both: the driver sees a dropped connection, nothing else.
       s.on('error', () => {
         client.destroy();
         upstream.destroy();
       });
     }
-    // Forwarded by hand rather than piped, so that silence() can drop bytes on open connections.
-    client.on('data', (chunk: Buffer) => void (this.silent || upstream.write(chunk)));
-    upstream.on('data', (chunk: Buffer) => void (this.silent || client.write(chunk)));
-    client.on('end', () => upstream.end());
-    upstream.on('end', () => client.end());
+    if (!this.silent) forward(pair);
   }
   /**
    * A MongoDB URI through the proxy, taken from the server's URI: a direct connection, its other
@@ -76,17 +79,27 @@ export class TcpProxy {
   }
 
   /**
-   * Keeps every connection open and accepts new ones, but passes no byte either way until
-   * `restore()`: a partition that drops packets without a reset, which the driver notices only
-   * when its timeouts (the monitor's heartbeat, `connectTimeoutMS`) run out.
+   * Keeps every connection open and accepts new ones, but delivers no byte either way until
+   * `restore()`, which delivers them all: a partition that drops packets without a reset (TCP
+   * resends them once it heals), which the driver notices only when its own timeouts (the
+   * monitor's heartbeat, `connectTimeoutMS`) run out.
    */
   silence(): void {
+    if (this.silent) return;
     this.silent = true;
+    for (const [client, upstream] of this.pairs) {
+      // What the sockets receive meanwhile waits in their buffers.
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
   }
 
   /** Lets connections through again. */
   restore(): void {
     this.down = false;
+    if (this.silent) for (const pair of this.pairs) forward(pair);
     this.silent = false;
   }
 
@@ -94,4 +107,10 @@ export class TcpProxy {
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** Passes each side's bytes to the other (piping resumes a paused socket). */
+function forward([client, upstream]: [Socket, Socket]): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
 }
