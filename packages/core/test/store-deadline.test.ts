@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Job, LoomError, MemoryStore, type ClaimRequest, type JobRecord } from '@loom/core';
+import { Job, LoomError, MemoryStore } from '@loom/core';
 import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock } from '@loom/testing';
 import { withDeadline } from '../src/engine/store-deadline.js';
@@ -12,6 +12,22 @@ class Counted {
   async run(): Promise<void> {
     runs++;
   }
+}
+
+/** A MemoryStore whose method `method` never answers on its `nth` call (the others go through); `calls` counts them. */
+function hangingOnCall(method: keyof MemoryStore, nth = 1): { store: MemoryStore; calls: () => number } {
+  const store = new MemoryStore();
+  let calls = 0;
+  const hanging = new Proxy(store, {
+    get: (target, prop) => {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (prop !== method) return bound;
+      return (...args: unknown[]) => (++calls === nth ? new Promise(() => {}) : bound(...args));
+    },
+  });
+  return { store: hanging, calls: () => calls };
 }
 
 describe('store calls that hang', () => {
@@ -30,17 +46,7 @@ describe('store calls that hang', () => {
 
   it('a claim that never answers does not wedge the worker loop', async () => {
     runs = 0;
-    const store = new MemoryStore();
-    let claims = 0;
-    const hangsOnce = new Proxy(store, {
-      get: (target, prop) => {
-        const value = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'claim') {
-          return (req: ClaimRequest): Promise<JobRecord[]> => (++claims === 1 ? new Promise(() => {}) : target.claim(req));
-        }
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const { store: hangsOnce } = hangingOnCall('claim');
     const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1s', start: false, hungStoreCall: '200ms' });
     const errors: string[] = [];
     t.loom.on('worker:error', (e) => errors.push(e.error.message));
@@ -55,20 +61,58 @@ describe('store calls that hang', () => {
   });
 });
 
+describe('the read of paused queues never answers', () => {
+  it('does not wedge the worker loop: claims go on with the last known paused queues', async () => {
+    runs = 0;
+    // The first read (at start) answers; the next one, made before a claim a poll interval later, never does.
+    const { store: hangsOnce } = hangingOnCall('pausedQueues', 2);
+    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1s', hungStoreCall: '200ms' });
+    const errors: string[] = [];
+    t.loom.on('worker:error', (e) => errors.push(e.error.message));
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    t.clock.advance('1s');
+    await t.loom.enqueue(Counted); // the claim it starts reads the paused queues first, a poll interval on
+    t.clock.advance('30s');
+    await t.advance('2s');
+    expect(errors).toEqual(['store.pausedQueues did not answer within 30000 ms; the engine stopped waiting for it']);
+    expect(runs).toBe(1);
+    await t.enqueue(Counted);
+    await t.settle();
+    expect(runs).toBe(2);
+    await t.stop();
+  });
+});
+
+describe('settling dependents never answers', () => {
+  it('does not wedge the settling: the next dependency to finish still starts its dependent', async () => {
+    runs = 0;
+    const { store: hangsOnce, calls: settles } = hangingOnCall('settleDependents');
+    const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', pollInterval: '1m', hungStoreCall: '200ms' });
+    const first = await t.enqueue(Counted, undefined, { delay: '1s' });
+    const firstDependent = await t.enqueue(Counted, undefined, { dependsOn: [first.id] });
+    // The first settle (when `first` completes) never answers.
+    await t.advance('1s');
+    expect(settles()).toBe(1);
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    t.clock.advance('30s');
+    const second = await t.enqueue(Counted);
+    const secondDependent = await t.enqueue(Counted, undefined, { dependsOn: [second.id] });
+    await t.settle();
+    expect(await t.getJob(secondDependent.id)).toMatchObject({ status: 'completed' });
+    expect(t.logs.map((e) => e.msg)).toContainEqual(expect.stringContaining('store.settleDependents did not answer within 30000 ms'));
+    expect(t.logs.map((e) => e.msg)).toContain(`Could not settle the dependents of jobs ${first.id}; this engine tries again within its poll interval`);
+    // As after a failed call, the periodic settle (five minutes apart at first) takes what the abandoned one was for.
+    await t.advance('5m');
+    expect(await t.getJob(firstDependent.id)).toMatchObject({ status: 'completed' });
+    expect(runs).toBe(4);
+    await t.stop();
+  });
+});
+
 describe('an outcome write that never answers', () => {
   it('gives up after the write deadline and frees the worker slot; the job runs again after its lease', async () => {
     runs = 0;
-    const store = new MemoryStore();
-    let completes = 0;
-    const hangsOnce = new Proxy(store, {
-      get: (target, prop) => {
-        const value = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'completeMany') {
-          return (...args: Parameters<MemoryStore['completeMany']>) => (++completes === 1 ? new Promise(() => {}) : target.completeMany(...args));
-        }
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const { store: hangsOnce } = hangingOnCall('completeMany');
     const t = await createTestLoom({ jobs: [Counted], store: hangsOnce, lease: '30s', concurrency: 1, hungStoreCall: '200ms' });
     const errors: string[] = [];
     t.loom.on('worker:error', (e) => errors.push(e.error.message));

@@ -4,6 +4,7 @@ import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 import type { EventBus, JobEventInfo } from './events.js';
 import type { StoreOutage } from './store-outage.js';
+import { withDeadline } from './store-deadline.js';
 
 /**
  * Wakes (or ends) the jobs that depend on jobs this engine finished: after every completion,
@@ -37,7 +38,16 @@ export class DependencySettler {
   readonly #sweep: RepeatingTask;
 
   constructor(
-    private readonly deps: { store: JobStore; clock: Clock; logger: Logger; events: EventBus; pollMs: number; onQueued: () => void; outage: StoreOutage },
+    private readonly deps: {
+      store: JobStore;
+      clock: Clock;
+      logger: Logger;
+      events: EventBus;
+      pollMs: number;
+      leaseMs: number;
+      onQueued: () => void;
+      outage: StoreOutage;
+    },
   ) {
     this.#sweep = new RepeatingTask(
       deps.clock,
@@ -96,7 +106,9 @@ export class DependencySettler {
   async #run(jobIds: string[] | undefined): Promise<void> {
     const { store, clock, logger } = this.deps;
     try {
-      const settled = await store.settleDependents(jobIds === undefined ? { now: clock.now() } : { now: clock.now(), jobIds });
+      // Bounded as a claim is: a call that never answers would hold every later settle behind it.
+      const call = store.settleDependents(jobIds === undefined ? { now: clock.now() } : { now: clock.now(), jobIds });
+      const settled = await withDeadline(clock, 'settleDependents', this.deps.leaseMs, call);
       this.deps.outage.succeeded('settleDependents');
       if (settled > 0) this.deps.onQueued();
     } catch (err) {

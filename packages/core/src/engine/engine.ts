@@ -81,7 +81,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   let pool: WorkerPool | undefined;
   const wake = (): void => pool?.wake();
   const outage = new StoreOutage({ store, clock, logger });
-  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, onQueued: wake, outage });
+  const dependencies = new DependencySettler({ store, clock, logger, events, pollMs: options.pollMs, leaseMs: options.leaseMs, onQueued: wake, outage });
   const enqueuer = new Enqueuer({
     store,
     registry,

@@ -15,6 +15,7 @@ import type { FlowHold } from '../store/flow.js';
 import type { FlowControl } from './flow-control.js';
 import { toError } from '../support/to-error.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
+import { withDeadline } from './store-deadline.js';
 
 /** A run this pool has in flight. */
 export interface InFlightRun {
@@ -282,7 +283,9 @@ export class WorkerPool {
   private async readPaused(): Promise<void> {
     this.pausedReadAt = this.o.clock.now().getTime();
     try {
-      this.paused = new Set(await this.o.store.pausedQueues());
+      // Bounded as a claim is: a read that never answers (a connection a load balancer dropped
+      // without a reset) would otherwise hold every later claim of this pool behind it.
+      this.paused = new Set(await withDeadline(this.o.clock, 'pausedQueues', this.o.leaseMs, this.o.store.pausedQueues()));
       this.o.outage?.succeeded('pausedQueues');
     } catch (err) {
       const error = toError(err);
