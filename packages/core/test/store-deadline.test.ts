@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Job, LoomError, MemoryStore } from '@loom/core';
 import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock } from '@loom/testing';
-import { withDeadline } from '../src/engine/store-deadline.js';
+import { withDeadline } from '../src/support/store-deadline.js';
 import { deferred } from './deferred.js';
 
 let runs = 0;
@@ -105,6 +105,34 @@ describe('settling dependents never answers', () => {
     await t.advance('5m');
     expect(await t.getJob(firstDependent.id)).toMatchObject({ status: 'completed' });
     expect(runs).toBe(4);
+    await t.stop();
+  });
+});
+
+let minutes = 0;
+@Job({ name: 'every-minute', schedule: '* * * * *' })
+class EveryMinute {
+  async run(): Promise<void> {
+    minutes++;
+  }
+}
+
+describe("a cron tick's store call never answers", () => {
+  it('later slots still fire, and stop() returns', async () => {
+    minutes = 0;
+    // The first tick (at start) reads its schedule; the next one's read never answers.
+    const { store: hangsOnce, calls } = hangingOnCall('ensureSchedule', 2);
+    const t = await createTestLoom({ jobs: [EveryMinute], store: hangsOnce, lease: '30s', hungStoreCall: '200ms' });
+    await t.advance('1m'); // the tick of 00:01 hangs (the harness writes the call off after hungStoreCall)
+    expect(calls()).toBe(2);
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    t.clock.advance('30s');
+    await t.advance('2m');
+    expect(t.logs.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual([
+      'schedule every-minute (class EveryMinute): tick failed; retrying on the next tick',
+    ]);
+    // The next tick (a minute after the failed one) fires 00:02 (00:01 is skipped: catch-up 'latest'), then 00:03.
+    expect(minutes).toBe(2);
     await t.stop();
   });
 });

@@ -5,6 +5,7 @@ import type { JobStore } from '../store/store.js';
 import type { ScheduleEventMap, ScheduleEventName } from './schedule-events.js';
 import type { CompiledSchedule } from './schedule-options.js';
 import { oldestOnly, selectSlots, type SlotSelection } from './slot-selection.js';
+import { withDeadline } from '../support/store-deadline.js';
 
 /** A job class with a schedule, as the engine registered it. */
 export interface ScheduledJob {
@@ -37,6 +38,12 @@ export interface SchedulerOptions {
    * even when the next fire time is far away. Default 60 000.
    */
   maxTickInterval?: number;
+  /**
+   * How long a tick waits for one store call (ms) before it gives the schedule up until the next
+   * tick: a call that never answers would otherwise stop every later tick, and `stop()` with them.
+   * The engine passes its lease, as for a claim. Default 60 000.
+   */
+  storeDeadlineMs?: number;
 }
 
 /** The idempotency key of a schedule's slot: one job per schedule and fire time (UTC). */
@@ -71,6 +78,7 @@ const NOTHING_TO_REPORT: SlotSelection = { fire: [], advanceTo: null, missed: nu
 export class Scheduler {
   readonly #options: SchedulerOptions;
   readonly #maxTickInterval: number;
+  readonly #storeDeadlineMs: number;
   #cancelTimer: (() => void) | null = null;
   #running = false;
   /** Ticks run one after another, never interleaved. */
@@ -79,6 +87,12 @@ export class Scheduler {
   constructor(options: SchedulerOptions) {
     this.#options = options;
     this.#maxTickInterval = options.maxTickInterval ?? 60_000;
+    this.#storeDeadlineMs = options.storeDeadlineMs ?? 60_000;
+  }
+
+  /** `call` (the store's `operation`, or an enqueue through it), waited for at most the store deadline. */
+  #within<T>(operation: string, call: Promise<T>): Promise<T> {
+    return withDeadline(this.#options.clock, operation, this.#storeDeadlineMs, call);
   }
 
   /** Registers the schedules in the store (their `firstSeenAt`), ticks once and keeps ticking. */
@@ -145,7 +159,7 @@ export class Scheduler {
   async #tickSchedule({ jobName, schedule }: ScheduledJob): Promise<Date | null> {
     const { store, clock } = this.#options;
     const now = clock.now();
-    const state = await store.ensureSchedule(jobName, now);
+    const state = await this.#within('ensureSchedule', store.ensureSchedule(jobName, now));
     // Slots an earlier advance chose and did not see enqueued: decided before any pause, so they run.
     if (state.firing.length > 0) {
       const recoverAt = new Date(state.updatedAt.getTime() + FIRING_RECOVERY_DELAY_MS);
@@ -172,7 +186,7 @@ export class Scheduler {
     const advanced =
       state.lastFireAt !== null && selection.advanceTo <= state.lastFireAt
         ? false
-        : await store.advanceSchedule(jobName, state.lastFireAt, selection.advanceTo, now, fire);
+        : await this.#within('advanceSchedule', store.advanceSchedule(jobName, state.lastFireAt, selection.advanceTo, now, fire));
     const fired = advanced ? await this.#fire(jobName, selection.advanceTo, fire, schedule.payload) : [];
     this.#report(jobName, state, selection, fired, blocker, advanced);
     return next;
@@ -182,8 +196,8 @@ export class Scheduler {
   async #fire(jobName: string, firedUpTo: Date, slots: Date[], payload: unknown): Promise<Array<{ fireAt: Date; result: EnqueueResult }>> {
     const fired: Array<{ fireAt: Date; result: EnqueueResult }> = [];
     if (slots.length === 0) return fired;
-    for (const fireAt of slots) fired.push({ fireAt, result: await this.#options.enqueueFire(jobName, fireAt, payload) });
-    await this.#options.store.markScheduleFired(jobName, firedUpTo, this.#options.clock.now());
+    for (const fireAt of slots) fired.push({ fireAt, result: await this.#within('enqueue', this.#options.enqueueFire(jobName, fireAt, payload)) });
+    await this.#within('markScheduleFired', this.#options.store.markScheduleFired(jobName, firedUpTo, this.#options.clock.now()));
     return fired;
   }
 
@@ -193,7 +207,7 @@ export class Scheduler {
    * at most one job is read, however many runs of this name are queued.
    */
   async #unfinishedRun(jobName: string, slot: Date): Promise<JobRecord | null> {
-    const [run] = await this.#options.store.listJobs({ name: jobName, status: UNFINISHED, scheduledBefore: slot, limit: 1 });
+    const [run] = await this.#within('listJobs', this.#options.store.listJobs({ name: jobName, status: UNFINISHED, scheduledBefore: slot, limit: 1 }));
     return run ?? null;
   }
 

@@ -2,7 +2,7 @@ import { nowMs, type Clock } from '../support/clock.js';
 import { CancelledError, LeaseLostError, StoreTimeoutError } from '../support/errors.js';
 import type { LeaseRef } from '../store/job-record.js';
 import type { CompletionItem, CompletionOutcome, JobStore } from '../store/store.js';
-import { withDeadline } from './store-deadline.js';
+import { withDeadline } from '../support/store-deadline.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
 import { plainConstructor } from '../support/plain-constructor.js';
 import { mapPacked } from '../support/packed-map.js';

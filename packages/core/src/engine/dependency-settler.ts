@@ -4,7 +4,7 @@ import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 import type { EventBus, JobEventInfo } from './events.js';
 import type { StoreOutage } from './store-outage.js';
-import { withDeadline } from './store-deadline.js';
+import { withDeadline } from '../support/store-deadline.js';
 
 /**
  * Wakes (or ends) the jobs that depend on jobs this engine finished: after every completion,

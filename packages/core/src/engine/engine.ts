@@ -90,7 +90,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
     onEnqueued: (jobs) => pool?.noteEnqueued(jobs),
     onDependsOn: (ids) => dependencies.watch(ids),
   });
-  const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer });
+  const scheduling = createScheduling({ store, clock, logger, registry, events, enqueuer, leaseMs: options.leaseMs });
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });

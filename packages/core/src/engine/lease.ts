@@ -8,7 +8,7 @@ import { plainConstructor } from '../support/plain-constructor.js';
 import type { JobRecord, LeaseRef } from '../store/job-record.js';
 import type { ClaimRequest, CompletionItem, JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
-import { withDeadline } from './store-deadline.js';
+import { withDeadline } from '../support/store-deadline.js';
 import type { CompletionBatch } from './completion-batch.js';
 import type { HeartbeatBatch } from './heartbeat-batch.js';
 

@@ -6,7 +6,7 @@ import { LOOM_VERSION } from '../support/version.js';
 import { MAX_PRESENCE_JOB_IDS, type WorkerPresence } from '../store/presence.js';
 import type { JobStore } from '../store/store.js';
 import type { StoreOutage } from './store-outage.js';
-import { withDeadline } from './store-deadline.js';
+import { withDeadline } from '../support/store-deadline.js';
 
 /**
  * An engine that misses this many beats in a row counts as gone: its row's `expiresAt` is its last

@@ -31,6 +31,8 @@ export function createScheduling(deps: {
   registry: JobRegistry;
   events: EventBus;
   enqueuer: Enqueuer;
+  /** How long a tick waits for one store call: the lease, as for a claim. */
+  leaseMs: number;
 }): Scheduling {
   const schedules: ScheduledJob[] = deps.registry
     .all()
@@ -54,6 +56,7 @@ export function createScheduling(deps: {
     emit: (event, payload) => events.emit(event, payload as LoomEventMap[typeof event]),
     schedules,
     enqueueFire: (jobName, fireAt, payload) => enqueuer.enqueueFire(jobName, fireAt, payload),
+    storeDeadlineMs: deps.leaseMs,
   });
   // A finished cron run may unblock the next slot (overlap 'skip'): look at once rather than at the
   // next regular wake-up. Runs finished by other instances are seen at that wake-up.

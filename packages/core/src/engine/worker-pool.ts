@@ -15,7 +15,7 @@ import type { FlowHold } from '../store/flow.js';
 import type { FlowControl } from './flow-control.js';
 import { toError } from '../support/to-error.js';
 import { onceAfterThisTurn } from '../support/after-this-turn.js';
-import { withDeadline } from './store-deadline.js';
+import { withDeadline } from '../support/store-deadline.js';
 
 /** A run this pool has in flight. */
 export interface InFlightRun {

@@ -1,5 +1,5 @@
-import type { Clock } from '../support/clock.js';
-import { StoreTimeoutError } from '../support/errors.js';
+import type { Clock } from './clock.js';
+import { StoreTimeoutError } from './errors.js';
 
 /**
  * Waits for a store call for at most `ms` of the clock's time, so a store that hangs (rather than
