@@ -15,12 +15,13 @@ class SkewJob {
   }
 }
 
-/** A MemoryStore with a database clock `offset.ms` ahead of the engine's. */
-function storeWithServerClock(clock: FakeClock, offset: { ms: number }): JobStore {
+/** A MemoryStore with a database clock `offset.ms` ahead of the engine's; its `hangingCall`-th read of it never answers. */
+function storeWithServerClock(clock: FakeClock, offset: { ms: number }, hangingCall?: number): JobStore {
   const store = new MemoryStore();
+  let reads = 0;
   return new Proxy(store, {
     get(target, prop) {
-      if (prop === 'serverTime') return async () => new Date(clock.now().getTime() + offset.ms);
+      if (prop === 'serverTime') return () => (++reads === hangingCall ? new Promise(() => {}) : Promise.resolve(new Date(clock.now().getTime() + offset.ms)));
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
@@ -46,6 +47,33 @@ describe('clock skew against the database', () => {
     await t.advance('10s');
     expect(runs).toBe(1);
     expect(t.logs.some((e) => e.level === 'info' && String(e.msg).includes('claiming resumes'))).toBe(true);
+    await t.stop();
+  });
+
+  it('goes on measuring after a read of the database clock that never answered', async () => {
+    runs = 0;
+    const clock = new FakeClock();
+    const offset = { ms: 200 };
+    const t = await createTestLoom({
+      jobs: [SkewJob],
+      store: storeWithServerClock(clock, offset, 2),
+      clock,
+      lease: '30s',
+      maxClockSkew: '3s',
+      hungStoreCall: '200ms',
+    });
+    await t.advance('10s'); // the second measurement never answers
+    offset.ms = 60_000; // meanwhile the engine's clock falls a minute behind
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    t.clock.advance('30s');
+    await t.advance('10s');
+    expect(t.logs.map((e) => e.msg)).toContain(
+      "Could not read the database's clock to measure this engine's skew (store.serverTime did not answer within 30000 ms; the engine stopped waiting for it); will try again",
+    );
+    expect(t.logs.filter((e) => e.level === 'error' && String(e.msg).includes("clock is 60000 ms behind the database's"))).toHaveLength(1);
+    await t.enqueue(SkewJob, undefined);
+    await t.advance('5s');
+    expect(runs).toBe(0);
     await t.stop();
   });
 

@@ -11,13 +11,14 @@ class Noop {
   async run(): Promise<void> {}
 }
 
-/** A MemoryStore with a `maintain` that records its calls, and fails the first time when told to. */
-function maintainedStore(calls: Date[], failFirst = false): JobStore {
+/** A MemoryStore with a `maintain` that records its calls, and fails (or never answers) the first time when told to. */
+function maintainedStore(calls: Date[], first: 'answers' | 'fails' | 'hangs' = 'answers'): JobStore {
   const store = new MemoryStore();
   return Object.assign(store, {
-    maintain: async (now: Date): Promise<void> => {
+    maintain: (now: Date): Promise<void> => {
       calls.push(now);
-      if (failFirst && calls.length === 1) throw new Error('database away');
+      if (calls.length > 1 || first === 'answers') return Promise.resolve();
+      return first === 'fails' ? Promise.reject(new Error('database away')) : new Promise(() => {});
     },
   });
 }
@@ -40,10 +41,22 @@ describe('store maintenance', () => {
 
   it('logs a failed round and runs again at the next', async () => {
     const calls: Date[] = [];
-    const t = await createTestLoom({ jobs: [Noop], store: maintainedStore(calls, true) });
+    const t = await createTestLoom({ jobs: [Noop], store: maintainedStore(calls, 'fails') });
     await t.advance('1h');
     expect(t.logs.some((l) => l.level === 'warn' && /Store maintenance failed/.test(l.msg))).toBe(true);
     await t.advance('1h');
+    expect(calls).toHaveLength(2);
+    await t.stop();
+  });
+
+  it('gives up a round that never answers when the next is due, and runs the next', async () => {
+    const calls: Date[] = [];
+    const t = await createTestLoom({ jobs: [Noop], store: maintainedStore(calls, 'hangs'), hungStoreCall: '200ms' });
+    await t.advance('1h');
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    t.clock.advance('1h');
+    await t.advance('1h');
+    expect(t.logs.some((l) => l.level === 'warn' && /Store maintenance failed/.test(l.msg))).toBe(true);
     expect(calls).toHaveLength(2);
     await t.stop();
   });

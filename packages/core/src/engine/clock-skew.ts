@@ -1,5 +1,6 @@
 import type { Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
+import { withDeadline } from '../support/store-deadline.js';
 import { toError } from '../support/to-error.js';
 import type { JobStore } from '../store/store.js';
 import type { EventBus } from './events.js';
@@ -30,6 +31,8 @@ export class ClockSkewGuard {
       events: EventBus;
       maxSkewMs: number;
       everyMs: number;
+      /** How long one measurement may take before it counts as failed: the lease, as for a claim. */
+      deadlineMs: number;
       /** Called when claiming is allowed again after a block. */
       onUnblocked: () => void;
     },
@@ -61,7 +64,9 @@ export class ClockSkewGuard {
     const { store, clock, logger, maxSkewMs } = this.deps;
     try {
       const before = clock.now().getTime();
-      const server = await store.serverTime!();
+      // Bounded: a read that never answers would stop every later measurement (and, the first
+      // one, the engine's start).
+      const server = await withDeadline(clock, 'serverTime', this.deps.deadlineMs, store.serverTime!());
       const after = clock.now().getTime();
       const skew = server.getTime() - (before + after) / 2;
       this.lastSkewMs = skew;

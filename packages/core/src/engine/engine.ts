@@ -120,6 +120,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
           events,
           maxSkewMs: options.maxClockSkewMs,
           everyMs: Math.max(1_000, heartbeatInterval(options.leaseMs)),
+          deadlineMs: options.leaseMs,
           onUnblocked: wake,
         })
       : undefined;
