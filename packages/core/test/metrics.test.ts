@@ -23,13 +23,18 @@ class Nap {
   }
 }
 
-/** A MemoryStore that counts `stats()` calls, or fails them. */
+/** A MemoryStore that counts `stats()` calls, or fails them, or never answers the next one. */
 class StatsStore extends MemoryStore {
   calls = 0;
   failing = false;
-  override async stats(): Promise<StoreStats> {
+  hangOnce = false;
+  override stats(): Promise<StoreStats> {
     this.calls++;
-    if (this.failing) throw new Error('connection reset');
+    if (this.hangOnce) {
+      this.hangOnce = false;
+      return new Promise(() => {});
+    }
+    if (this.failing) return Promise.reject(new Error('connection reset'));
     return super.stats();
   }
 }
@@ -172,6 +177,25 @@ describe('metrics (OpenTelemetry SDK registered)', () => {
     expect(t.logs.find((e) => e.level === 'warn' && e.msg.includes('loom.queue.depth'))?.fields).toMatchObject({
       err: expect.objectContaining({ message: 'connection reset' }),
     });
+    await t.stop();
+  });
+
+  it('a store.stats() that never answers is given up after 30 s, and the next collection reads again', async () => {
+    const store = new StatsStore();
+    const t = await createTestLoom({ jobs: [Resize], clock, store, hungStoreCall: '200ms' });
+    await t.enqueue(Resize, { ms: 1 });
+    await t.runUntilIdle();
+    store.calls = 0;
+    store.hangOnce = true;
+    const first = sdk.points('loom.queue.depth');
+    while (store.calls === 0) await Promise.resolve(); // the collection has asked the store
+    clock.advance(30_000);
+    expect(await first).toEqual([]);
+    expect(t.logs.find((e) => e.level === 'warn' && e.msg.includes('loom.queue.depth'))?.fields).toMatchObject({
+      err: expect.objectContaining({ message: 'store.stats did not answer within 30000 ms; the engine stopped waiting for it' }),
+    });
+    expect(byAttributes(await sdk.points('loom.queue.depth'))).toContainEqual([{ 'messaging.destination.name': 'images', 'loom.job.status': 'completed' }, 1]);
+    expect(store.calls).toBe(2);
     await t.stop();
   });
 });

@@ -110,7 +110,7 @@ export class OtelTelemetry implements Telemetry {
     const meter = this.api.metrics.getMeter(SCOPE);
     if (meter === this.api.createNoopMeter()) return; // no meter provider registered
     this.metrics = new JobMetrics(meter);
-    this.depth = new QueueDepthGauge(meter, this.deps.store, this.deps.logger);
+    this.depth = new QueueDepthGauge(meter, this.deps.store, this.deps.logger, this.deps.clock);
   }
 
   stop(): void {

@@ -1,8 +1,16 @@
 import type { Meter, ObservableCallback, ObservableGauge } from '@opentelemetry/api';
 import type { StoreStats } from '../store/job-record.js';
 import type { JobStore } from '../store/store.js';
+import type { Clock } from '../support/clock.js';
 import type { Logger } from '../support/logger.js';
+import { withDeadline } from '../support/store-deadline.js';
 import { ATTR, METRIC } from './attributes.js';
+
+/**
+ * How long a collection waits for `store.stats()`: the OpenTelemetry SDK's default export timeout
+ * (a periodic reader gives the whole collection no longer).
+ */
+const STATS_DEADLINE_MS = 30_000;
 
 /**
  * The `loom.queue.depth` observable gauge: jobs per queue and status, read with one `store.stats()`
@@ -22,7 +30,10 @@ export class QueueDepthGauge {
         result.observe(stats.deadLetters, { [ATTR.status]: 'dead' });
       },
       (err: unknown) =>
-        this.logger.warn({ err }, `Could not read queue depths for the ${METRIC.depth} metric (store.stats failed); this collection reports none`),
+        this.logger.warn(
+          { err },
+          `Could not read queue depths for the ${METRIC.depth} metric (store.stats failed or did not answer); this collection reports none`,
+        ),
     );
   private reading: Promise<StoreStats> | undefined;
 
@@ -30,6 +41,7 @@ export class QueueDepthGauge {
     meter: Meter,
     private readonly store: JobStore,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {
     this.gauge = meter.createObservableGauge(METRIC.depth, { description: 'Jobs per queue and status', unit: '{job}' });
     this.gauge.addCallback(this.callback);
@@ -41,6 +53,8 @@ export class QueueDepthGauge {
   }
 
   private read(): Promise<StoreStats> {
-    return (this.reading ??= this.store.stats().finally(() => (this.reading = undefined)));
+    // Bounded: a read that never answered was shared with every later collection, and the gauge
+    // reported nothing again.
+    return (this.reading ??= withDeadline(this.clock, 'stats', STATS_DEADLINE_MS, this.store.stats()).finally(() => (this.reading = undefined)));
   }
 }
