@@ -219,6 +219,35 @@ describe('flow control through the engine', () => {
     await b.stop();
   });
 
+  it('a read of the holds that never answered does not keep an engine from learning a later hold', async () => {
+    clock = new FakeClock();
+    const store = new MemoryStore();
+    let reads = 0;
+    // Engine b's first read of the holds never answers.
+    const hanging = new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'flowHolds') return (now: Date) => (++reads === 1 ? new Promise(() => {}) : target.flowHolds(now));
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const a = await createTestLoom({ jobs: [CallsApi], store, clock, owner: 'engine-a', pollInterval: '1s' });
+    const b = await createTestLoom({ jobs: [CallsApi], store: hanging, clock, owner: 'engine-b', pollInterval: '1s', lease: '5s', hungStoreCall: '200ms' });
+    expect(reads).toBe(1);
+    // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
+    clock.advance('5s');
+    limitedCalls = 0;
+    await a.loom.enqueue(CallsApi, { limited: true }); // holds the name for 30 s in every engine
+    await a.runUntilIdle();
+    await b.advance('1s'); // b reads the holds again
+    const second = await b.loom.enqueue(CallsApi, {});
+    await b.advance('20s');
+    expect(limitedCalls).toBe(1);
+    expect((await b.getJob(second.id))?.status).toBe('queued');
+    await a.stop();
+    await b.stop();
+  });
+
   it('group: a tenant with one job is served within the next runs after one with a long backlog', async () => {
     clock = new FakeClock();
     served.length = 0;

@@ -94,7 +94,7 @@ export async function buildEngine(loomOptions: LoomOptions): Promise<Engine> {
   await store.init();
   const workflow = { enqueuer, registry, wakeWorkers: wake, ...(options.waitTokens ? { waitTokenLinks: options.waitTokens } : {}) };
   wakeParentsOnFinish({ events, store, clock, logger, onWoken: wake });
-  const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, wake, outage });
+  const flow = new FlowControl({ store, clock, logger, events, registry, pollMs: options.pollMs, leaseMs: options.leaseMs, wake, outage });
   const runner = new JobRunner({
     store,
     clock,

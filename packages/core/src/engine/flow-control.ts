@@ -8,6 +8,7 @@ import type { JobRegistry } from '../jobs/job-registry.js';
 import type { Logger } from '../support/logger.js';
 import type { JobStore } from '../store/store.js';
 import { toError } from '../support/to-error.js';
+import { withDeadline } from '../support/store-deadline.js';
 
 export interface FlowControlDeps {
   store: JobStore;
@@ -16,6 +17,8 @@ export interface FlowControlDeps {
   events: EventBus;
   registry: JobRegistry;
   pollMs: number;
+  /** How long a read of the holds may take before it counts as failed: the lease, as for a claim. */
+  leaseMs: number;
   /** Asks the worker pool to claim (a window opened). */
   wake: () => void;
   /** The engine's one view of a store outage (see store-outage.ts). */
@@ -138,7 +141,8 @@ export class FlowControl {
   async #read(now: Date): Promise<void> {
     const { store } = this.deps;
     try {
-      const holds = await store.flowHolds(now);
+      // Bounded: a read that never answered kept every later one from starting (refreshIfDue).
+      const holds = await withDeadline(this.deps.clock, 'flowHolds', this.deps.leaseMs, store.flowHolds(now));
       const byName = new Map<string, number>();
       for (const hold of holds) {
         if (hold.key !== undefined || !this.deps.registry.byName(hold.name)) continue;
