@@ -135,3 +135,17 @@ describe('a transaction whose connection was lost', () => {
     expect(sent).not.toContain('killSessions');
   });
 });
+
+describe("the client's signs of a lost server", () => {
+  it('every store on one client shares one pair of listeners, removed with the last store', async () => {
+    const { client } = fixture.mongo;
+    const before = [client.listenerCount('connectionClosed'), client.listenerCount('connectionPoolCleared')];
+    // Eleven: Node warns of a leak past ten listeners of one event (a listener per store did).
+    const stores = Array.from({ length: 11 }, () => new MongoStore({ client, database: fixture.mongo.newDatabaseName('abandoned') }));
+    expect([client.listenerCount('connectionClosed'), client.listenerCount('connectionPoolCleared')]).toEqual(before.map((n) => n + 1));
+    await Promise.all(stores.slice(1).map((store) => store.close()));
+    expect(client.listenerCount('connectionClosed')).toBe(before[0]! + 1);
+    await stores[0]!.close();
+    expect([client.listenerCount('connectionClosed'), client.listenerCount('connectionPoolCleared')]).toEqual(before);
+  });
+});

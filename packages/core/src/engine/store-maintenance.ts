@@ -7,8 +7,8 @@ import { STORE_MAINTENANCE_MS, type JobStore } from '../store/store.js';
 /**
  * Calls the store's {@link JobStore.maintain} every {@link STORE_MAINTENANCE_MS} while the engine
  * is started (MongoStore deletes offloaded payloads and results whose jobs retention removed). One
- * call at a time, waited for at most a round; a failure is logged and the next round tries again. Does nothing for a store
- * without `maintain`.
+ * call at a time, waited for at most a round; a failure is logged and the next round tries again.
+ * Does nothing for a store without `maintain`.
  */
 export class StoreMaintenance {
   readonly #task: RepeatingTask;

@@ -40,25 +40,13 @@ const ATTEMPTS = SERVER_KEEPS_IT_MS / RETRY_MS;
 export class AbandonedTransactions {
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
-  /**
-   * Signs so far that this client lost the server: a connection closed on an error (a command's
-   * socket failed), or a pool cleared (the driver marked a server unknown, after a failed
-   * heartbeat too: an abort then finds no server and fails without a connection). See {@link run}.
-   */
-  private connectionFailures = 0;
-  private readonly onConnectionClosed = (event: ConnectionClosedEvent): void => {
-    if (event.reason === 'error') this.connectionFailures++;
-  };
-  private readonly onPoolCleared = (): void => {
-    this.connectionFailures++;
-  };
+  private readonly lostServer: LostServerSigns;
 
   constructor(
     private readonly client: MongoClient,
     private readonly logger: StoreLogger,
   ) {
-    client.on('connectionClosed', this.onConnectionClosed);
-    client.on('connectionPoolCleared', this.onPoolCleared);
+    this.lostServer = LostServerSigns.of(client);
   }
 
   /** Runs `fn` in a transaction on a session of its own; ends the transaction on the server if it may be left open there. */
@@ -79,11 +67,11 @@ export class AbandonedTransactions {
       // spec says: nothing in the error tells. This client losing the server meanwhile does, so
       // the transaction is ended then too (at worst one killSessions too many when another
       // operation's connection failed at the same moment).
-      const failuresBefore = this.connectionFailures;
+      const failuresBefore = this.lostServer.count;
       try {
         return await session.withTransaction(attempt, options);
       } catch (err) {
-        if (committing || mayBeLeftOpen(err) || this.connectionFailures !== failuresBefore) this.abandon(session, err);
+        if (committing || mayBeLeftOpen(err) || this.lostServer.count !== failuresBefore) this.abandon(session, err);
         throw err;
       }
     });
@@ -96,7 +84,7 @@ export class AbandonedTransactions {
    */
   aborted<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
     return this.client.withSession(async (session) => {
-      const failuresBefore = this.connectionFailures;
+      const failuresBefore = this.lostServer.count;
       let failure: unknown;
       session.startTransaction();
       try {
@@ -108,16 +96,15 @@ export class AbandonedTransactions {
         // The driver ignores an abort that failed on the way (see run()); one that throws is ended too.
         let abortFailure: unknown;
         await session.abortTransaction().catch((err: unknown) => void (abortFailure = err));
-        if (abortFailure !== undefined || mayBeLeftOpen(failure) || this.connectionFailures !== failuresBefore) this.abandon(session, abortFailure ?? failure);
+        if (abortFailure !== undefined || mayBeLeftOpen(failure) || this.lostServer.count !== failuresBefore) this.abandon(session, abortFailure ?? failure);
       }
     });
   }
 
   /** Stops ending transactions (the store closes; its client may be closing too). */
   close(): void {
+    if (!this.closed) this.lostServer.release();
     this.closed = true;
-    this.client.off('connectionClosed', this.onConnectionClosed);
-    this.client.off('connectionPoolCleared', this.onPoolCleared);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
@@ -175,4 +162,44 @@ function mayBeLeftOpen(err: unknown): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The signs so far that a client lost the server: a connection closed on an error (a command's
+ * socket failed), or a pool cleared (the driver marked a server unknown, after a failed heartbeat
+ * too: an abort then finds no server and fails without a connection). One pair of listeners per
+ * client, shared by every store on it (a listener per store warned past ten stores on one client).
+ */
+class LostServerSigns {
+  private static readonly byClient = new WeakMap<MongoClient, LostServerSigns>();
+  /** How many signs so far: a transaction compares it before and after. */
+  count = 0;
+  private users = 0;
+  private readonly onConnectionClosed = (event: ConnectionClosedEvent): void => {
+    if (event.reason === 'error') this.count++;
+  };
+  private readonly onPoolCleared = (): void => {
+    this.count++;
+  };
+
+  private constructor(private readonly client: MongoClient) {
+    client.on('connectionClosed', this.onConnectionClosed);
+    client.on('connectionPoolCleared', this.onPoolCleared);
+  }
+
+  /** The signs of `client`, counted for one more user until its {@link release}. */
+  static of(client: MongoClient): LostServerSigns {
+    let signs = LostServerSigns.byClient.get(client);
+    if (!signs) LostServerSigns.byClient.set(client, (signs = new LostServerSigns(client)));
+    signs.users++;
+    return signs;
+  }
+
+  /** One user less; the last one removes the listeners. */
+  release(): void {
+    if (--this.users > 0) return;
+    this.client.off('connectionClosed', this.onConnectionClosed);
+    this.client.off('connectionPoolCleared', this.onPoolCleared);
+    LostServerSigns.byClient.delete(this.client);
+  }
 }
