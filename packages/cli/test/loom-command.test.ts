@@ -358,7 +358,7 @@ describe('loom: dead letters, queues, schedules, stats', () => {
       expect(await store.pausedQueues()).toEqual(['emails']);
       const listed = await loom(['queues', 'ls'], env);
       expect(listed.stdout).toMatch(/^QUEUE\s+STATE\s+QUEUED\s+RUNNING\s+WAITING\s+COMPLETED\s+DEAD\s+CANCELLED\s+OLDEST QUEUED\n/);
-      expect(listed.stdout).toMatch(/emails\s+paused\s+1\s+0\s+0\s+0\s+0\s+0\s+(just now|\ds ago)/);
+      expect(listed.stdout).toMatch(/emails\s+paused\s+1\s+0\s+0\s+0\s+0\s+0\s+(just now|\d+s ago)/);
       expect(await loom(['queues', 'resume', 'emails'], env)).toMatchObject({ code: 0 });
       expect(await store.pausedQueues()).toEqual([]);
       const stats = JSON.parse((await loomBinary(['stats', '--json'], env)).stdout) as { totals: Record<string, number> };

@@ -52,7 +52,7 @@ describe('loom workers ls', () => {
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID\s+HOST\s+PID\s+VERSION\s+QUEUES\s+CONCURRENCY\s+RUNNING\s+LAST SEEN$/);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatch(new RegExp(`^engine-1\\s+${hostname()}\\s+${process.pid}\\s+${LOOM_VERSION}\\s+emails\\s+7\\s+0\\s+(just now|\\ds ago)$`));
+    expect(rows[0]).toMatch(new RegExp(`^engine-1\\s+${hostname()}\\s+${process.pid}\\s+${LOOM_VERSION}\\s+emails\\s+7\\s+0\\s+(just now|\\d+s ago)$`));
 
     const json = JSON.parse((await loom(['workers', 'ls', '--json'], env)).stdout) as Record<string, unknown>[];
     expect(json).toEqual([
