@@ -7,8 +7,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  * driver, without stopping the server itself.
  */
 export class TcpProxy {
-  private readonly sockets = new Set<Socket>();
-  /** Each connection's two sockets, client side first. */
+  /** Each open connection's two sockets, client side first. */
   private readonly pairs = new Set<[Socket, Socket]>();
   private down = false;
   private silent = false;
@@ -41,10 +40,8 @@ export class TcpProxy {
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
     for (const s of pair) {
-      this.sockets.add(s);
       s.on('close', () => {
-        this.sockets.delete(s);
-        this.pairs.delete(pair);
+        if (client.destroyed && upstream.destroyed) this.pairs.delete(pair);
       });
       // A reset on one side ends both: the driver sees a dropped connection, nothing else.
       s.on('error', () => {
@@ -68,14 +65,14 @@ export class TcpProxy {
 
   /** Connections open through the proxy right now. */
   get openConnections(): number {
-    return this.sockets.size;
+    return this.pairs.size;
   }
 
   /** Drops every connection and refuses new ones until `restore()`. */
   cut(): void {
     this.down = true;
-    for (const s of this.sockets) s.resetAndDestroy();
-    this.sockets.clear();
+    for (const pair of this.pairs) for (const s of pair) if (!s.destroyed) s.resetAndDestroy();
+    this.pairs.clear();
   }
 
   /**
