@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Job, Loom, LoomError, MemoryStore, RateLimitedError, type ClaimRequest, type JobClass, type JobContext, type JobStore } from '@loom/core';
 import { createTestLoom, FakeClock, type TestLoom } from '@loom/testing';
 import { deferred, type Deferred } from './deferred.js';
+import { hangingOnCall } from './hanging-store.js';
 
 // Flow control through the engine: limits from @Job options reach the store's claims, held names
 // cost no claims until their window opens, and RateLimitedError holds a name in every engine.
@@ -222,18 +223,11 @@ describe('flow control through the engine', () => {
   it('a read of the holds that never answered does not keep an engine from learning a later hold', async () => {
     clock = new FakeClock();
     const store = new MemoryStore();
-    let reads = 0;
     // Engine b's first read of the holds never answers.
-    const hanging = new Proxy(store, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'flowHolds') return (now: Date) => (++reads === 1 ? new Promise(() => {}) : target.flowHolds(now));
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const { store: hanging, calls: reads } = hangingOnCall('flowHolds', 1, store);
     const a = await createTestLoom({ jobs: [CallsApi], store, clock, owner: 'engine-a', pollInterval: '1s' });
     const b = await createTestLoom({ jobs: [CallsApi], store: hanging, clock, owner: 'engine-b', pollInterval: '1s', lease: '5s', hungStoreCall: '200ms' });
-    expect(reads).toBe(1);
+    expect(reads()).toBe(1);
     // Moving the clock directly: the harness would (rightly) wait for the hanging call first.
     clock.advance('5s');
     limitedCalls = 0;

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Job, LoomError, MemoryStore } from '@loom/core';
+import { Job, LoomError } from '@loom/core';
 import { testHooks } from '@loom/core/internal';
 import { createTestLoom, FakeClock } from '@loom/testing';
 import { withDeadline } from '../src/support/store-deadline.js';
 import { deferred } from './deferred.js';
+import { hangingOnCall } from './hanging-store.js';
 
 let runs = 0;
 @Job({ name: 'counted' })
@@ -12,22 +13,6 @@ class Counted {
   async run(): Promise<void> {
     runs++;
   }
-}
-
-/** A MemoryStore whose method `method` never answers on its `nth` call (the others go through); `calls` counts them. */
-function hangingOnCall(method: keyof MemoryStore, nth = 1): { store: MemoryStore; calls: () => number } {
-  const store = new MemoryStore();
-  let calls = 0;
-  const hanging = new Proxy(store, {
-    get: (target, prop) => {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (prop !== method) return bound;
-      return (...args: unknown[]) => (++calls === nth ? new Promise(() => {}) : bound(...args));
-    },
-  });
-  return { store: hanging, calls: () => calls };
 }
 
 describe('store calls that hang', () => {
